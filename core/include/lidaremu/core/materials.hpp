@@ -1,0 +1,38 @@
+#pragma once
+// The material table of seed 000 (section 1.3.4), as data read from config/materials.toml.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lidaremu::core {
+
+struct Material {
+  std::uint16_t id = 0;
+  std::string name;
+  double diffuse = 0;           // alpha
+  double specular = 0;          // beta
+  double retroreflective = 0;   // gamma
+  double lobe_width_deg = 1;    // sigma
+};
+
+class MaterialTable {
+ public:
+  static constexpr std::uint16_t kMaxId = 4095;
+
+  // Throws std::runtime_error naming the file, the key and the fix on any problem.
+  static MaterialTable load(const std::filesystem::path& file);
+  static MaterialTable from_toml_text(std::string_view text, const std::string& source_name);
+
+  [[nodiscard]] const Material* find(std::uint16_t id) const {
+    return id < by_id_.size() && by_id_[id] ? &materials_[*by_id_[id]] : nullptr;
+  }
+  [[nodiscard]] const std::vector<Material>& all() const { return materials_; }
+
+ private:
+  std::vector<Material> materials_;
+  std::vector<std::optional<std::size_t>> by_id_;
+};
+
+}  // namespace lidaremu::core

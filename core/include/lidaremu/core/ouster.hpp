@@ -1,0 +1,106 @@
+#pragma once
+// Ouster LEGACY lidar packets, IMU packets and the sensor metadata JSON (FORMATS.md), plus a
+// spec decoder for LEGACY packets and a metadata reader for real sensors' JSON files.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+
+namespace lidaremu::core::ouster {
+
+inline constexpr std::size_t kLegacyColumnHeader = 16;
+inline constexpr std::size_t kLegacyPixel = 12;
+inline constexpr std::size_t kLegacyColumnFooter = 4;
+inline constexpr std::size_t kImuPacketSize = 48;
+inline constexpr std::uint32_t kEncoderTicksPerTurn = 90112;
+inline constexpr std::uint32_t kColumnValid = 0xFFFFFFFFu;
+inline constexpr double kImuRateHz = 100.0;
+
+constexpr std::size_t legacy_packet_size(int channels, int columns_per_packet = 16) {
+  return columns_per_packet *
+         (kLegacyColumnHeader + static_cast<std::size_t>(channels) * kLegacyPixel + kLegacyColumnFooter);
+}
+static_assert(legacy_packet_size(64) == 12608, "FORMATS.md: LEGACY OS-x-64 packet is 12608 bytes");
+
+std::array<std::uint8_t, kImuPacketSize> imu_packet(std::uint64_t time_ns,
+                                                    const std::array<float, 3>& accel_g,
+                                                    const std::array<float, 3>& gyro_deg_s);
+
+class LegacyEncoder final : public Encoder {
+ public:
+  LegacyEncoder(const ScanPattern& pattern, const SensorIdentity& identity);
+  void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
+  [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
+  [[nodiscard]] double data_packet_period_s() const override;
+
+ private:
+  ScanPattern pattern_;
+  std::vector<std::uint8_t> packet_;
+  std::uint16_t frame_id_ = 0;
+};
+
+// The JSON a real sensor serves at /api/v1/sensor/metadata (nested format, firmware 2.4+).
+struct MetadataSettings {
+  std::string udp_dest = "127.0.0.1";
+  int udp_port_lidar = 7502;
+  int udp_port_imu = 7503;
+};
+std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& identity,
+                          const MetadataSettings& settings);
+
+// ---- decoding ----
+
+// What a decoder needs from metadata; read from real sensors' JSON (flat or nested).
+struct Metadata {
+  std::string prod_line;
+  std::string udp_profile_lidar = "LEGACY";
+  int columns_per_frame = 0;
+  int frames_per_second = 0;
+  int columns_per_packet = 16;
+  std::vector<double> beam_altitude_deg;
+  std::vector<double> beam_azimuth_deg;
+  std::vector<int> pixel_shift_by_row;
+  double lidar_origin_to_beam_origin_mm = 0;
+  std::array<double, 16> lidar_to_sensor{-1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1, 36.18, 0, 0, 0, 1};
+  std::uint32_t initialization_id = 0;
+  std::string prod_sn;
+  [[nodiscard]] int channels() const { return static_cast<int>(beam_altitude_deg.size()); }
+};
+// Throws std::runtime_error listing every problem with its JSON path.
+Metadata parse_metadata(const std::string& json_text);
+
+struct Pixel {
+  std::uint32_t range_mm = 0;
+  std::uint16_t reflectivity = 0;
+  std::uint16_t signal = 0;
+  std::uint16_t near_ir = 0;
+};
+
+struct Column {
+  std::uint64_t timestamp_ns = 0;
+  std::uint16_t measurement_id = 0;
+  std::uint16_t frame_id = 0;
+  std::uint32_t encoder_count = 0;
+  std::uint32_t status = 0;
+  std::vector<Pixel> pixels;
+};
+
+enum class DecodeError : std::uint8_t { kNone, kWrongSize, kBadMeasurementId, kBadStatus };
+const char* to_string(DecodeError e);
+
+class LegacyDecoder {
+ public:
+  explicit LegacyDecoder(const Metadata& metadata);
+  [[nodiscard]] std::size_t packet_size() const;
+  DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Column>& columns) const;
+  // FORMATS.md "how a driver turns range into xyz": metres, sensor frame.
+  [[nodiscard]] std::array<double, 3> to_xyz(const Column& column, int row) const;
+
+ private:
+  Metadata metadata_;
+};
+
+}  // namespace lidaremu::core::ouster

@@ -1,0 +1,121 @@
+#pragma once
+// Sensor models are data: one SensorModel row per model in the registry (sensor_registry.cpp),
+// read by generic geometry, timing and encoder code. Adding a model never adds a code path.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace lidaremu::core {
+
+enum class SensorFamily : std::uint8_t { kVelodyne, kOuster };
+
+struct VelodyneTraits {
+  std::uint8_t product_id = 0;          // byte 1205
+  double sequence_period_us = 0;        // one firing sequence of every laser
+  double laser_spacing_us = 0;          // delay between consecutive lasers of a sequence
+  int sequences_per_block = 0;          // VLP-16: two sequences of 16 lasers share a block
+  int blocks_per_packet = 12;
+  int default_rpm = 600;
+  int min_rpm = 300;
+  int max_rpm = 1200;
+};
+
+struct OusterTraits {
+  std::string_view prod_line;           // "OS-1-64"
+  std::string_view prod_pn;
+  double lidar_origin_to_beam_origin_mm = 0;
+  std::array<double, 16> lidar_to_sensor{};  // row-major 4x4, translation in mm
+  std::array<double, 16> imu_to_sensor{};
+  int columns_per_packet = 16;
+  int default_columns = 1024;
+  int default_fps = 10;
+};
+
+struct SensorModel {
+  std::string_view name;  // the --model spelling
+  SensorFamily family = SensorFamily::kVelodyne;
+  int channels = 0;
+  // Per channel, in the order the format stores them (Velodyne laser id, Ouster row).
+  std::vector<double> elevation_deg;
+  // Velodyne: rot_correction (degrees, subtracted from the block azimuth by decoders).
+  // Ouster: beam_azimuth_angles (degrees).
+  std::vector<double> azimuth_offset_deg;
+  double range_unit_m = 0.001;  // quantum of the format's range field
+  double max_range_m = 0;       // the largest range the format can carry
+  double min_range_m = 0;       // below this the sensor reports nothing
+  VelodyneTraits velodyne;
+  OusterTraits ouster;
+};
+
+// A model with the settings that fix its scan grid: rotation rate or lidar mode.
+struct ScanPattern {
+  const SensorModel* model = nullptr;
+  int columns_per_frame = 0;
+  double column_period_s = 0;   // time between consecutive columns
+  double frame_period_s = 0;    // columns_per_frame * column_period_s
+  double rpm = 0;               // rotation rate the azimuths are generated for
+  int frames_per_second = 0;    // Ouster only
+};
+
+// Errors are values here: the caller turns them into a start-up message.
+struct ScanPatternResult {
+  std::optional<ScanPattern> pattern;
+  std::string error;
+};
+ScanPatternResult make_velodyne_scan(const SensorModel& model, int rpm);
+ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fps);
+
+const SensorModel* find_sensor_model(std::string_view name);
+std::span<const SensorModel* const> all_sensor_models();
+
+// Where (column, channel) of a scan sits in the sensor frame its driver reports in.
+struct BeamRay {
+  Eigen::Vector3d origin;     // metres, sensor frame
+  Eigen::Vector3d direction;  // unit, sensor frame
+};
+
+struct BeamIndex {
+  std::uint32_t column = 0;
+  std::uint16_t channel = 0;
+};
+
+// Precomputed geometry for one scan pattern: directions for engines, and the inverse
+// (which beam a hit belongs to, and the range a driver must read to put the point back
+// exactly where the hit was).
+class BeamGeometry {
+ public:
+  explicit BeamGeometry(const ScanPattern& pattern);
+
+  [[nodiscard]] BeamRay ray(std::uint32_t column, std::uint16_t channel) const;
+  [[nodiscard]] BeamIndex locate(const Eigen::Vector3d& point_in_sensor) const;
+  // Range the format must carry so that the spec decoder reproduces `point_in_sensor`
+  // for this beam (metres; the Ouster convention includes the beam-origin offset).
+  [[nodiscard]] double reported_range(const Eigen::Vector3d& point_in_sensor,
+                                      std::uint32_t column) const;
+  // Azimuth of a column in degrees, clockwise from +x (the Velodyne convention), [0, 360).
+  [[nodiscard]] double velodyne_column_azimuth_deg(std::uint32_t column) const;
+  // Time of a column's first firing relative to the frame start, seconds.
+  [[nodiscard]] double column_time_s(std::uint32_t column) const;
+  [[nodiscard]] const ScanPattern& pattern() const { return pattern_; }
+
+ private:
+  [[nodiscard]] double velodyne_laser_azimuth_deg(std::uint32_t column,
+                                                  std::uint16_t channel) const;
+  [[nodiscard]] Eigen::Vector3d ouster_beam_origin_lidar_mm(std::uint32_t column) const;
+  [[nodiscard]] Eigen::Vector3d ouster_direction_lidar(std::uint32_t column,
+                                                       std::uint16_t channel) const;
+
+  ScanPattern pattern_;
+  const SensorModel& model_;
+  Eigen::Matrix3d lidar_to_sensor_rotation_ = Eigen::Matrix3d::Identity();
+  Eigen::Vector3d lidar_to_sensor_translation_mm_ = Eigen::Vector3d::Zero();
+  std::vector<std::uint16_t> channels_by_elevation_;  // ascending elevation
+};
+
+}  // namespace lidaremu::core

@@ -1,0 +1,82 @@
+#pragma once
+// Velodyne data and position packets (FORMATS.md), strongest return, and a decoder written from
+// the public specification, used by tests and tools to check what the encoder emits.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+
+namespace lidaremu::core::velodyne {
+
+inline constexpr std::size_t kDataPacketSize = 1206;
+inline constexpr std::size_t kPositionPacketSize = 512;
+inline constexpr std::size_t kBlockSize = 100;
+inline constexpr std::size_t kTimestampOffset = 1200;
+inline constexpr std::size_t kReturnModeOffset = 1204;
+inline constexpr std::size_t kProductIdOffset = 1205;
+inline constexpr std::uint8_t kStrongest = 0x37;
+inline constexpr std::uint8_t kLast = 0x38;
+inline constexpr std::uint8_t kDual = 0x39;
+inline constexpr int kPositionEveryDataPackets = 14;
+
+std::uint32_t micros_past_hour(double time_s);
+// "$GPRMC,...*hh\r\n" for a UNIX time and position.
+std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longitude_deg);
+std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s,
+                                                              const SensorIdentity& identity);
+
+class VelodyneEncoder final : public Encoder {
+ public:
+  VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity);
+  void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
+  [[nodiscard]] std::size_t data_packet_size() const override { return kDataPacketSize; }
+  [[nodiscard]] double data_packet_period_s() const override;
+
+ private:
+  void append_column(const FrameReturns& returns, std::uint32_t column, double time_s,
+                     PacketSink& sink);
+  BeamGeometry geometry_;
+  SensorIdentity identity_;
+  std::array<std::uint8_t, kDataPacketSize> packet_{};
+  int sequences_in_packet_ = 0;
+  double packet_time_s_ = 0;
+  int packets_since_position_ = 0;
+};
+
+// ---- decoding (spec decoder) ----
+
+enum class DecodeError : std::uint8_t { kNone, kWrongSize, kBadBlockFlag, kBadAzimuth, kWrongProduct };
+const char* to_string(DecodeError e);
+
+struct Point {
+  float x = 0, y = 0, z = 0;
+  float distance_m = 0;
+  float azimuth_deg = 0;
+  std::uint8_t reflectivity = 0;
+  std::uint16_t laser = 0;
+  std::uint8_t return_kind = 0;  // 0 strongest/single, 1 last, 2 second strongest (dual)
+  double time_s = 0;             // packet time (µs past hour) + firing offset
+};
+
+struct PacketInfo {
+  std::uint16_t first_azimuth = 0;
+  std::uint32_t timestamp_us = 0;
+  std::uint8_t return_mode = 0;
+  std::uint8_t product_id = 0;
+};
+
+class SpecDecoder {
+ public:
+  explicit SpecDecoder(const SensorModel& model);
+  // Appends the returns of one data packet (distance 0 skipped).
+  DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
+                     PacketInfo* info = nullptr) const;
+
+ private:
+  const SensorModel& model_;
+};
+
+}  // namespace lidaremu::core::velodyne

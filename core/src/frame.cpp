@@ -1,0 +1,36 @@
+#include "lidaremu/core/frame.hpp"
+
+#include <algorithm>
+
+namespace lidaremu::core {
+
+void FrameHits::reshape(FrameShape s) {
+  shape = s;
+  const std::size_t n = s.beams();
+  for (auto* v : {&x, &y, &z, &nx, &ny, &nz}) v->assign(n, 0.0f);
+  material.assign(n, 0);
+  object_id.assign(n, 0);
+  column_received.assign(s.columns, 0);
+  columns_received = 0;
+}
+
+void FrameHits::clear(std::uint32_t new_frame_number) {
+  frame_number = new_frame_number;
+  std::fill(material.begin(), material.end(), std::uint16_t{0});
+  std::fill(object_id.begin(), object_id.end(), 0u);
+  std::fill(column_received.begin(), column_received.end(), std::uint8_t{0});
+  columns_received = 0;
+  has_sim_time = false;
+  sim_time_ns = 0;
+}
+
+void FrameReturns::reshape(FrameShape s) {
+  shape = s;
+  const std::size_t n = s.beams();
+  range_m.assign(n, 0.0f);
+  power_w.assign(n, 0.0f);
+  reflectivity.assign(n, 0);
+  signal_photons.assign(n, 0);
+}
+
+}  // namespace lidaremu::core

@@ -1,0 +1,170 @@
+#include "lidaremu/core/sensor_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+
+namespace lidaremu::core {
+namespace {
+constexpr double kDeg = std::numbers::pi / 180.0;
+
+double wrap_degrees(double deg) {
+  deg = std::fmod(deg, 360.0);
+  return deg < 0 ? deg + 360.0 : deg;
+}
+}  // namespace
+
+ScanPatternResult make_velodyne_scan(const SensorModel& model, int rpm) {
+  const auto& v = model.velodyne;
+  if (model.family != SensorFamily::kVelodyne) return {std::nullopt, "not a Velodyne model"};
+  if (rpm < v.min_rpm || rpm > v.max_rpm) {
+    return {std::nullopt, "rpm " + std::to_string(rpm) + " is outside " +
+                              std::to_string(v.min_rpm) + ".." + std::to_string(v.max_rpm) +
+                              " for " + std::string(model.name)};
+  }
+  ScanPattern p;
+  p.model = &model;
+  p.column_period_s = v.sequence_period_us * 1e-6;
+  // The firing clock is fixed; the column count per revolution follows from the rotation rate.
+  p.columns_per_frame = static_cast<int>(std::lround(60.0 / rpm / p.column_period_s));
+  p.frame_period_s = p.columns_per_frame * p.column_period_s;
+  p.rpm = 60.0 / p.frame_period_s;
+  return {p, {}};
+}
+
+ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fps) {
+  if (model.family != SensorFamily::kOuster) return {std::nullopt, "not an Ouster model"};
+  const bool columns_ok = columns == 512 || columns == 1024 || columns == 2048;
+  const bool fps_ok = fps == 10 || fps == 20;
+  if (!columns_ok || !fps_ok || (columns == 2048 && fps == 20)) {
+    return {std::nullopt, "lidar mode " + std::to_string(columns) + "x" + std::to_string(fps) +
+                              " is not one of 512x10, 1024x10, 2048x10, 512x20, 1024x20"};
+  }
+  ScanPattern p;
+  p.model = &model;
+  p.columns_per_frame = columns;
+  p.frames_per_second = fps;
+  p.frame_period_s = 1.0 / fps;
+  p.column_period_s = p.frame_period_s / columns;
+  p.rpm = 60.0 * fps;
+  return {p, {}};
+}
+
+BeamGeometry::BeamGeometry(const ScanPattern& pattern) : pattern_(pattern), model_(*pattern.model) {
+  if (model_.family == SensorFamily::kOuster) {
+    const auto& m = model_.ouster.lidar_to_sensor;
+    lidar_to_sensor_rotation_ << m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10];
+    lidar_to_sensor_translation_mm_ << m[3], m[7], m[11];
+  }
+  channels_by_elevation_.resize(model_.channels);
+  std::iota(channels_by_elevation_.begin(), channels_by_elevation_.end(), std::uint16_t{0});
+  std::sort(channels_by_elevation_.begin(), channels_by_elevation_.end(),
+            [&](std::uint16_t a, std::uint16_t b) {
+              return model_.elevation_deg[a] < model_.elevation_deg[b];
+            });
+}
+
+double BeamGeometry::column_time_s(std::uint32_t column) const {
+  return column * pattern_.column_period_s;
+}
+
+double BeamGeometry::velodyne_column_azimuth_deg(std::uint32_t column) const {
+  return wrap_degrees(360.0 * column / pattern_.columns_per_frame);
+}
+
+double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column,
+                                                std::uint16_t channel) const {
+  // Lasers of a sequence fire one after another while the head keeps turning.
+  const auto& v = model_.velodyne;
+  const int lasers_per_sequence = model_.channels;
+  const double fire_offset_us = v.laser_spacing_us * (channel % lasers_per_sequence);
+  const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
+  return velodyne_column_azimuth_deg(column) + deg_per_us * fire_offset_us -
+         model_.azimuth_offset_deg[channel];
+}
+
+Eigen::Vector3d BeamGeometry::ouster_beam_origin_lidar_mm(std::uint32_t column) const {
+  const double encoder = 2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
+  const double n = model_.ouster.lidar_origin_to_beam_origin_mm;
+  return {n * std::cos(encoder), n * std::sin(encoder), 0.0};
+}
+
+Eigen::Vector3d BeamGeometry::ouster_direction_lidar(std::uint32_t column,
+                                                     std::uint16_t channel) const {
+  const double encoder = 2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
+  const double azimuth = encoder - model_.azimuth_offset_deg[channel] * kDeg;
+  const double altitude = model_.elevation_deg[channel] * kDeg;
+  return {std::cos(azimuth) * std::cos(altitude), std::sin(azimuth) * std::cos(altitude),
+          std::sin(altitude)};
+}
+
+BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
+  if (model_.family == SensorFamily::kVelodyne) {
+    const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+    const double e = model_.elevation_deg[channel] * kDeg;
+    return {Eigen::Vector3d::Zero(),
+            {std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a), std::sin(e)}};
+  }
+  // Ouster: the beam leaves its own origin; the SDK reports range from the lidar origin
+  // minus the offset n, so a point at range r lies at o + (r - n) dir (FORMATS.md).
+  const Eigen::Vector3d origin_mm =
+      lidar_to_sensor_rotation_ * ouster_beam_origin_lidar_mm(column) +
+      lidar_to_sensor_translation_mm_;
+  return {origin_mm * 1e-3, lidar_to_sensor_rotation_ * ouster_direction_lidar(column, channel)};
+}
+
+BeamIndex BeamGeometry::locate(const Eigen::Vector3d& point_in_sensor) const {
+  const int columns = pattern_.columns_per_frame;
+  auto nearest_channel = [&](double elevation_deg) {
+    const auto it = std::lower_bound(channels_by_elevation_.begin(), channels_by_elevation_.end(),
+                                     elevation_deg, [&](std::uint16_t ch, double e) {
+                                       return model_.elevation_deg[ch] < e;
+                                     });
+    if (it == channels_by_elevation_.begin()) return *it;
+    if (it == channels_by_elevation_.end()) return channels_by_elevation_.back();
+    const auto below = *(it - 1);
+    return (elevation_deg - model_.elevation_deg[below] < model_.elevation_deg[*it] - elevation_deg)
+               ? below
+               : *it;
+  };
+  auto column_of = [&](double column_float) {
+    const long c = std::lround(column_float);
+    return static_cast<std::uint32_t>(((c % columns) + columns) % columns);
+  };
+
+  if (model_.family == SensorFamily::kVelodyne) {
+    const Eigen::Vector3d& p = point_in_sensor;
+    const double elevation = std::atan2(p.z(), std::hypot(p.x(), p.y())) / kDeg;
+    const std::uint16_t channel = nearest_channel(elevation);
+    const double azimuth = wrap_degrees(std::atan2(-p.y(), p.x()) / kDeg);
+    const double column_azimuth =
+        azimuth - (velodyne_laser_azimuth_deg(0, channel) - velodyne_column_azimuth_deg(0));
+    return {column_of(column_azimuth / 360.0 * columns), channel};
+  }
+  const Eigen::Vector3d q = lidar_to_sensor_rotation_.transpose() *
+                            (point_in_sensor * 1e3 - lidar_to_sensor_translation_mm_);
+  BeamIndex index{0, 0};
+  Eigen::Vector3d from_origin = q;
+  // Two refinements: the beam origin moves with the column, the column follows the direction.
+  for (int iteration = 0; iteration < 2; ++iteration) {
+    const double elevation = std::atan2(from_origin.z(), from_origin.head<2>().norm()) / kDeg;
+    index.channel = nearest_channel(elevation);
+    const double azimuth = std::atan2(from_origin.y(), from_origin.x());
+    const double encoder = azimuth + model_.azimuth_offset_deg[index.channel] * kDeg;
+    index.column = column_of(columns * (1.0 - encoder / (2.0 * std::numbers::pi)));
+    from_origin = q - ouster_beam_origin_lidar_mm(index.column);
+  }
+  return index;
+}
+
+double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor,
+                                    std::uint32_t column) const {
+  if (model_.family == SensorFamily::kVelodyne) return point_in_sensor.norm();
+  const Eigen::Vector3d q = lidar_to_sensor_rotation_.transpose() *
+                            (point_in_sensor * 1e3 - lidar_to_sensor_translation_mm_);
+  const double along_beam_mm = (q - ouster_beam_origin_lidar_mm(column)).norm();
+  return (along_beam_mm + model_.ouster.lidar_origin_to_beam_origin_mm) * 1e-3;
+}
+
+}  // namespace lidaremu::core

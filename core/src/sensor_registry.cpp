@@ -1,0 +1,84 @@
+// The registry: every sensor model, once. Angle tables are measured values from real units
+// (see each row's source note), never invented.
+#include <array>
+
+#include "lidaremu/core/sensor_model.hpp"
+
+namespace lidaremu::core {
+namespace {
+
+// VLP-16: elevation by laser id from the VLP-16 manual and ros-drivers/velodyne VLP16db.yaml
+// (copied in tests/data/velodyne/VLP16db.yaml, which a test compares with this row).
+SensorModel make_vlp16() {
+  SensorModel m;
+  m.name = "vlp16";
+  m.family = SensorFamily::kVelodyne;
+  m.channels = 16;
+  m.elevation_deg = {-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15};
+  m.azimuth_offset_deg.assign(16, 0.0);
+  m.range_unit_m = 0.002;
+  m.max_range_m = 65535 * 0.002;
+  m.min_range_m = 0.002;
+  m.velodyne = VelodyneTraits{.product_id = 0x22,
+                              .sequence_period_us = 55.296,
+                              .laser_spacing_us = 2.304,
+                              .sequences_per_block = 2,
+                              .blocks_per_packet = 12,
+                              .default_rpm = 600,
+                              .min_rpm = 300,
+                              .max_rpm = 1200};
+  return m;
+}
+
+// OS1-64: beam tables of a real OS-1-64 (ouster-sdk test data OS-1-64_sensor_config_reduced.json,
+// in tests/data/ouster/); beam origin, lidar-to-sensor and IMU transforms as every OS-1 metadata
+// file in that data set states them (15.806 mm, z 36.18 mm).
+SensorModel make_os1_64() {
+  SensorModel m;
+  m.name = "os1-64";
+  m.family = SensorFamily::kOuster;
+  m.channels = 64;
+  m.elevation_deg = {16.46,  15.88,  15.32,  14.8,   14.29,  13.71,  13.17,  12.63,  12.15,  11.58,
+                     11.05,  10.52,  10.05,  9.49,   8.95,   8.43,   7.95,   7.41,   6.88,   6.34,
+                     5.87,   5.33,   4.8,    4.27,   3.79,   3.26,   2.72,   2.19,   1.71,   1.18,
+                     0.65,   0.12,   -0.36,  -0.9,   -1.43,  -1.96,  -2.44,  -2.97,  -3.51,  -4.04,
+                     -4.52,  -5.05,  -5.58,  -6.12,  -6.61,  -7.13,  -7.67,  -8.22,  -8.7,   -9.22,
+                     -9.76,  -10.3,  -10.8,  -11.33, -11.86, -12.43, -12.91, -13.45, -14,    -14.57,
+                     -15.07, -15.6,  -16.17, -16.75};
+  m.azimuth_offset_deg = {3.12,  0.97, -1.18, -3.3,  3.09,  0.97, -1.15, -3.25, 3.09,  0.98, -1.12,
+                          -3.21, 3.08, 0.99,  -1.09, -3.17, 3.08, 1,     -1.06, -3.15, 3.08, 1.02,
+                          -1.05, -3.12, 3.1,  1.03,  -1.04, -3.1, 3.11,  1.04,  -1.03, -3.09, 3.12,
+                          1.04,  -1.01, -3.09, 3.14, 1.07,  -1,   -3.08, 3.15,  1.07,  -1,    -3.08,
+                          3.17,  1.08, -0.99, -3.1,  3.19,  1.1,  -0.98, -3.09, 3.23,  1.12,  -0.99,
+                          -3.11, 3.24, 1.12,  -1,    -3.13, 3.29, 1.14,  -1.01, -3.17};
+  m.range_unit_m = 0.001;
+  m.max_range_m = ((1u << 20) - 1) * 0.001;
+  m.min_range_m = 0.001;
+  m.ouster = OusterTraits{.prod_line = "OS-1-64",
+                          .prod_pn = "840-102144-D",
+                          .lidar_origin_to_beam_origin_mm = 15.806,
+                          .lidar_to_sensor = {-1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1, 36.18, 0, 0, 0, 1},
+                          .imu_to_sensor = {1, 0, 0, 6.253, 0, 1, 0, -11.775, 0, 0, 1, 7.645, 0, 0,
+                                            0, 1},
+                          .columns_per_packet = 16,
+                          .default_columns = 1024,
+                          .default_fps = 10};
+  return m;
+}
+
+const SensorModel kVlp16 = make_vlp16();
+const SensorModel kOs1_64 = make_os1_64();
+const std::array<const SensorModel*, 2> kModels{&kVlp16, &kOs1_64};
+
+}  // namespace
+
+const SensorModel* find_sensor_model(std::string_view name) {
+  for (const SensorModel* m : kModels) {
+    if (m->name == name) return m;
+  }
+  return nullptr;
+}
+
+std::span<const SensorModel* const> all_sensor_models() { return kModels; }
+
+}  // namespace lidaremu::core

@@ -1,0 +1,186 @@
+#include "lidaremu/core/velodyne.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <numbers>
+
+#include "lidaremu/core/byte_io.hpp"
+
+namespace lidaremu::core::velodyne {
+namespace {
+constexpr std::uint16_t kUpperBlockFlag = 0xEEFF;  // bytes FF EE on the wire
+constexpr std::size_t kPositionTimestampOffset = 0xC6;
+constexpr std::size_t kPpsStatusOffset = 0xCA;
+constexpr std::size_t kNmeaOffset = 0xCE;
+constexpr std::uint8_t kPpsLocked = 2;
+constexpr double kDeg = std::numbers::pi / 180.0;
+
+std::string nmea_angle(double deg, int degree_digits, char positive, char negative) {
+  const char hemisphere = deg >= 0 ? positive : negative;
+  deg = std::fabs(deg);
+  const int whole = static_cast<int>(deg);
+  const double minutes = (deg - whole) * 60.0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%0*d%07.4f,%c", degree_digits, whole, minutes, hemisphere);
+  return buf;
+}
+}  // namespace
+
+std::uint32_t micros_past_hour(double time_s) {
+  const double past_hour = std::fmod(time_s, 3600.0);
+  return static_cast<std::uint32_t>(std::floor((past_hour < 0 ? past_hour + 3600.0 : past_hour) * 1e6)) %
+         3'600'000'000u;
+}
+
+std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longitude_deg) {
+  const auto seconds = static_cast<std::time_t>(std::floor(unix_time_s));
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char body[128];
+  std::snprintf(body, sizeof body, "GPRMC,%02d%02d%02d,A,%s,%s,000.0,000.0,%02d%02d%02d,000.0,E,A",
+                utc.tm_hour, utc.tm_min, utc.tm_sec,
+                nmea_angle(latitude_deg, 2, 'N', 'S').c_str(),
+                nmea_angle(longitude_deg, 3, 'E', 'W').c_str(), utc.tm_mday, utc.tm_mon + 1,
+                utc.tm_year % 100);
+  std::uint8_t checksum = 0;
+  for (const char* c = body; *c; ++c) checksum ^= static_cast<std::uint8_t>(*c);
+  char sentence[160];
+  std::snprintf(sentence, sizeof sentence, "$%s*%02X\r\n", body, checksum);
+  return sentence;
+}
+
+std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s,
+                                                              const SensorIdentity& identity) {
+  std::array<std::uint8_t, kPositionPacketSize> p{};
+  store_le<std::uint32_t>(p, kPositionTimestampOffset, micros_past_hour(unix_time_s));
+  p[kPpsStatusOffset] = kPpsLocked;
+  const std::string nmea = gprmc_sentence(unix_time_s, identity.latitude_deg, identity.longitude_deg);
+  for (std::size_t i = 0; i < nmea.size() && kNmeaOffset + i < p.size(); ++i) {
+    p[kNmeaOffset + i] = static_cast<std::uint8_t>(nmea[i]);
+  }
+  return p;
+}
+
+VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity)
+    : geometry_(pattern), identity_(identity) {}
+
+double VelodyneEncoder::data_packet_period_s() const {
+  const auto& v = geometry_.pattern().model->velodyne;
+  return v.blocks_per_packet * v.sequences_per_block * geometry_.pattern().column_period_s;
+}
+
+void VelodyneEncoder::encode_frame(const FrameReturns& returns, double frame_start_s,
+                                   PacketSink& sink) {
+  const double period = geometry_.pattern().column_period_s;
+  for (std::uint32_t c = 0; c < returns.shape.columns; ++c) {
+    append_column(returns, c, frame_start_s + c * period, sink);
+  }
+}
+
+void VelodyneEncoder::append_column(const FrameReturns& returns, std::uint32_t column,
+                                    double time_s, PacketSink& sink) {
+  const SensorModel& model = *geometry_.pattern().model;
+  const auto& v = model.velodyne;
+  if (sequences_in_packet_ == 0) {
+    packet_.fill(0);
+    packet_time_s_ = time_s;
+  }
+  const int block = sequences_in_packet_ / v.sequences_per_block;
+  const int sequence = sequences_in_packet_ % v.sequences_per_block;
+  const std::size_t block_at = block * kBlockSize;
+  if (sequence == 0) {
+    const auto azimuth = static_cast<std::uint16_t>(
+        std::lround(geometry_.velodyne_column_azimuth_deg(column) * 100.0) % 36000);
+    store_le<std::uint16_t>(packet_, block_at, kUpperBlockFlag);
+    store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
+  }
+  for (int laser = 0; laser < model.channels; ++laser) {
+    const std::size_t beam = returns.shape.beam(column, static_cast<std::uint16_t>(laser));
+    const std::size_t at = block_at + 4 + 3 * (sequence * model.channels + laser);
+    const auto units = static_cast<std::uint16_t>(std::lround(returns.range_m[beam] / model.range_unit_m));
+    store_le<std::uint16_t>(packet_, at, units);
+    packet_[at + 2] = units ? returns.reflectivity[beam] : 0;
+  }
+  if (++sequences_in_packet_ < v.blocks_per_packet * v.sequences_per_block) return;
+
+  store_le<std::uint32_t>(packet_, kTimestampOffset, micros_past_hour(packet_time_s_));
+  packet_[kReturnModeOffset] = kStrongest;
+  packet_[kProductIdOffset] = v.product_id;
+  sink.on_packet(PacketChannel::kData, packet_, packet_time_s_);
+  sequences_in_packet_ = 0;
+  if (++packets_since_position_ == kPositionEveryDataPackets) {
+    packets_since_position_ = 0;
+    const auto position = position_packet(packet_time_s_, identity_);
+    sink.on_packet(PacketChannel::kTelemetry, position, packet_time_s_);
+  }
+}
+
+const char* to_string(DecodeError e) {
+  switch (e) {
+    case DecodeError::kNone: return "ok";
+    case DecodeError::kWrongSize: return "wrong packet size";
+    case DecodeError::kBadBlockFlag: return "bad block flag";
+    case DecodeError::kBadAzimuth: return "azimuth out of range";
+    case DecodeError::kWrongProduct: return "product id does not match the model";
+  }
+  return "?";
+}
+
+SpecDecoder::SpecDecoder(const SensorModel& model) : model_(model) {}
+
+DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
+                                PacketInfo* info) const {
+  if (packet.size() != kDataPacketSize) return DecodeError::kWrongSize;
+  const auto& v = model_.velodyne;
+  if (packet[kProductIdOffset] != v.product_id) return DecodeError::kWrongProduct;
+  const std::uint8_t mode = packet[kReturnModeOffset];
+  const bool dual = mode == kDual;
+  const int blocks = v.blocks_per_packet;
+  std::array<int, 12> azimuth{};
+  for (int b = 0; b < blocks; ++b) {
+    if (load_le<std::uint16_t>(packet, b * kBlockSize) != kUpperBlockFlag) return DecodeError::kBadBlockFlag;
+    azimuth[b] = load_le<std::uint16_t>(packet, b * kBlockSize + 2);
+    if (azimuth[b] >= 36000) return DecodeError::kBadAzimuth;
+  }
+  const std::uint32_t timestamp = load_le<std::uint32_t>(packet, kTimestampOffset);
+  if (info) *info = {static_cast<std::uint16_t>(azimuth[0]), timestamp, mode, packet[kProductIdOffset]};
+
+  const int stride = dual ? 2 : 1;  // dual: blocks in pairs with the same azimuth
+  const double block_span_us = v.sequences_per_block * v.sequence_period_us;
+  for (int b = 0; b < blocks; ++b) {
+    const int group = b / stride;
+    // The rotation during a block is read from the next block's azimuth (the last block
+    // reuses the step before it), as the public drivers do.
+    int diff = b + stride < blocks ? azimuth[b + stride] - azimuth[b]
+                                   : azimuth[b] - azimuth[b - stride];
+    if (diff < 0) diff += 36000;
+    const std::uint8_t kind = dual ? (b % 2 == 0 ? 1 : 2) : 0;
+    for (int slot = 0; slot < v.sequences_per_block * model_.channels; ++slot) {
+      const std::size_t at = b * kBlockSize + 4 + 3 * slot;
+      const std::uint16_t units = load_le<std::uint16_t>(packet, at);
+      if (units == 0) continue;
+      const int sequence = slot / model_.channels;
+      const int laser = slot % model_.channels;
+      const double offset_us = v.sequence_period_us * sequence + v.laser_spacing_us * laser;
+      const double azimuth_centideg = azimuth[b] + diff * offset_us / block_span_us;
+      const double a = (azimuth_centideg / 100.0 - model_.azimuth_offset_deg[laser]) * kDeg;
+      const double e = model_.elevation_deg[laser] * kDeg;
+      const double r = units * model_.range_unit_m;
+      Point p;
+      p.x = static_cast<float>(r * std::cos(e) * std::cos(a));
+      p.y = static_cast<float>(-r * std::cos(e) * std::sin(a));
+      p.z = static_cast<float>(r * std::sin(e));
+      p.distance_m = static_cast<float>(r);
+      p.azimuth_deg = static_cast<float>(std::fmod(azimuth_centideg / 100.0, 360.0));
+      p.reflectivity = packet[at + 2];
+      p.laser = static_cast<std::uint16_t>(laser);
+      p.return_kind = kind;
+      p.time_s = (timestamp + v.sequence_period_us * v.sequences_per_block * group + offset_us) * 1e-6;
+      out.push_back(p);
+    }
+  }
+  return DecodeError::kNone;
+}
+
+}  // namespace lidaremu::core::velodyne

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package lidaremu needs to build, test and run its demo.
+# Idempotent and non-interactive: safe to run on every CI run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost-dev libboost-program-options-dev
+  flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
+  libeigen3-dev libtbb-dev catch2
+  libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
+  python3 nlohmann-json3-dev libpcap-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all ${#packages[@]} packages present"
