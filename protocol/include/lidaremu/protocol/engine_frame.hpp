@@ -1,0 +1,33 @@
+#pragma once
+// Engine conventions are configuration, not code: units and axes are converted once, at ingest,
+// into the sensor frame the real driver reports in (x forward, y left, z up, metres).
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <Eigen/Geometry>
+
+namespace lidaremu::protocol {
+
+struct EngineConventions {
+  std::string name = "ros";
+  double metres_per_unit = 1.0;
+  // Maps an engine vector to the right-handed x-forward z-up frame (may flip handedness).
+  Eigen::Matrix3d axes = Eigen::Matrix3d::Identity();
+
+  [[nodiscard]] Eigen::Vector3d point(const Eigen::Vector3d& engine) const {
+    return axes * engine * metres_per_unit;
+  }
+  [[nodiscard]] Eigen::Vector3d direction(const Eigen::Vector3d& engine) const {
+    return axes * engine;
+  }
+  // An engine pose (position, unit quaternion) as a rigid transform in the ROS convention.
+  [[nodiscard]] Eigen::Isometry3d pose(const Eigen::Vector3d& position,
+                                       const Eigen::Quaterniond& orientation) const;
+};
+
+// "ros" (identity), "unreal" (centimetres, left-handed, z up), "unity" (metres, left-handed,
+// y up, z forward). Nothing for an unknown name.
+std::optional<EngineConventions> engine_conventions(std::string_view name);
+
+}  // namespace lidaremu::protocol

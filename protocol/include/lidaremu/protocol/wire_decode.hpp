@@ -1,0 +1,95 @@
+#pragma once
+// The only code that reads bytes from engines. Every datagram is verified before any field is
+// read; every problem is a value (an error enum the daemon counts), never an exception.
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <Eigen/Geometry>
+
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/materials.hpp"
+#include "lidaremu/protocol/engine_frame.hpp"
+
+namespace lidaremu::protocol {
+
+inline constexpr std::size_t kMaxDatagram = 65507;
+inline constexpr char kHitBatchIdentifier[] = "LHB1";
+inline constexpr char kControlIdentifier[] = "LCT1";
+
+// Why a whole datagram was refused. Stable names: they are metric labels.
+enum class BatchError : std::uint8_t {
+  kNone,
+  kTooShort,            // fewer bytes than a FlatBuffer header
+  kUnknownIdentifier,   // neither LHB1 nor LCT1
+  kVerifyFailed,        // FlatBuffers verifier refused it
+  kUnknownSensor,       // no sensor with that id on this port
+  kBadLayout,           // rays, segments or layout out of range
+  kRowCountMismatch,    // row floats disagree with the header
+  kColumnsOutOfRange,   // first_column + column_count beyond the frame
+  kObjectIdsMismatch,   // object_ids neither empty nor one per row
+  kRawSizeNotRows,      // raw datagram not a whole number of rows
+  kCount
+};
+std::string_view to_string(BatchError e);
+
+enum class MessageKind : std::uint8_t { kHitBatch, kControl, kUnknown };
+MessageKind identify(std::span<const std::uint8_t> datagram);
+
+// A verified HitBatch, fields read; rows point into the datagram (no copy).
+struct BatchView {
+  std::uint16_t sensor_id = 0;
+  std::uint32_t frame = 0;
+  std::uint32_t first_column = 0;
+  std::uint32_t column_count = 0;
+  std::uint8_t rays_per_beam = 1;
+  std::uint8_t segments_per_path = 1;
+  std::uint8_t floats_per_row = 7;
+  std::uint64_t sim_time_ns = 0;
+  bool world_frame = false;
+  Eigen::Vector3d pose_position = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond pose_orientation = Eigen::Quaterniond::Identity();
+  std::span<const float> rows;
+  std::span<const std::uint32_t> object_ids;
+};
+
+BatchError decode_hit_batch(std::span<const std::uint8_t> datagram, BatchView& out);
+// The header must describe whole columns of this sensor's frame.
+BatchError check_batch_shape(const BatchView& batch, std::uint32_t columns_per_frame,
+                             std::uint16_t channels);
+
+struct ControlView {
+  std::uint16_t sensor_id = 0;
+  float rain_mm_per_h = -1;
+  float fog_visibility_m = -1;
+  float sun_irradiance_w_per_m2 = -1;
+  bool pause = false;
+  bool resume = false;
+};
+BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& out);
+
+// What happened to individual rows; rejected rows never disturb the others.
+struct RowCounts {
+  std::uint64_t stored = 0;
+  std::uint64_t no_hit = 0;            // material 0: skipped by contract
+  std::uint64_t non_finite = 0;        // NaN or infinity anywhere in the row
+  std::uint64_t unknown_material = 0;  // id not in the material table
+  std::uint64_t out_of_range = 0;      // |p| beyond any sensor's reach, or a zero normal
+};
+
+// One row, checked and converted; false when rejected (and counted).
+struct RowInput {
+  const float* values = nullptr;
+  std::uint32_t object_id = 0;
+};
+bool convert_row(const RowInput& row, const EngineConventions& engine,
+                 const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
+                 RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
+                 std::uint16_t& material);
+
+// Copies the centre ray of every beam of a verified batch into the frame (first segment of a
+// path for 8-float rows; multi-ray and multi-bounce physics come with their stages).
+RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
+                      const core::MaterialTable& materials, core::FrameHits& frame);
+
+}  // namespace lidaremu::protocol

@@ -1,0 +1,200 @@
+#include "lidaremu/protocol/wire_decode.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "lidaremu/protocol/control_generated.h"
+#include "lidaremu/protocol/hit_batch_generated.h"
+
+namespace lidaremu::protocol {
+namespace {
+// Beyond this no lidar reports anything; larger values are an engine bug, not a far hit.
+constexpr double kMaxPlausibleRangeM = 1e5;
+constexpr std::uint8_t kMaxRaysPerBeam = 64;
+constexpr std::uint8_t kMaxSegmentsPerPath = 16;
+}  // namespace
+
+std::string_view to_string(BatchError e) {
+  switch (e) {
+    case BatchError::kNone: return "none";
+    case BatchError::kTooShort: return "too_short";
+    case BatchError::kUnknownIdentifier: return "unknown_identifier";
+    case BatchError::kVerifyFailed: return "verify_failed";
+    case BatchError::kUnknownSensor: return "unknown_sensor";
+    case BatchError::kBadLayout: return "bad_layout";
+    case BatchError::kRowCountMismatch: return "row_count_mismatch";
+    case BatchError::kColumnsOutOfRange: return "columns_out_of_range";
+    case BatchError::kObjectIdsMismatch: return "object_ids_mismatch";
+    case BatchError::kRawSizeNotRows: return "raw_size_not_rows";
+    case BatchError::kCount: break;
+  }
+  return "unknown";
+}
+
+MessageKind identify(std::span<const std::uint8_t> datagram) {
+  if (datagram.size() < 8) return MessageKind::kUnknown;
+  if (flatbuffers::BufferHasIdentifier(datagram.data(), kHitBatchIdentifier)) return MessageKind::kHitBatch;
+  if (flatbuffers::BufferHasIdentifier(datagram.data(), kControlIdentifier)) return MessageKind::kControl;
+  return MessageKind::kUnknown;
+}
+
+BatchError decode_hit_batch(std::span<const std::uint8_t> datagram, BatchView& out) {
+  if (datagram.size() < 8) return BatchError::kTooShort;
+  if (identify(datagram) != MessageKind::kHitBatch) return BatchError::kUnknownIdentifier;
+  flatbuffers::Verifier verifier(datagram.data(), datagram.size());
+  if (!wire::VerifyHitBatchBuffer(verifier)) return BatchError::kVerifyFailed;
+  const wire::HitBatch* b = wire::GetHitBatch(datagram.data());
+  out = BatchView{};
+  out.sensor_id = b->sensor_id();
+  out.frame = b->frame();
+  out.first_column = b->first_column();
+  out.column_count = b->column_count();
+  out.rays_per_beam = b->rays_per_beam();
+  out.segments_per_path = b->segments_per_path();
+  out.sim_time_ns = b->sim_time_ns();
+  out.world_frame = b->world_frame();
+  if (b->layout() != wire::RowLayout::Hit7 && b->layout() != wire::RowLayout::Path8) {
+    return BatchError::kBadLayout;
+  }
+  out.floats_per_row = b->layout() == wire::RowLayout::Hit7 ? 7 : 8;
+  if (out.rays_per_beam == 0 || out.rays_per_beam > kMaxRaysPerBeam || out.segments_per_path == 0 ||
+      out.segments_per_path > kMaxSegmentsPerPath ||
+      (out.segments_per_path > 1 && out.floats_per_row != 8)) {
+    return BatchError::kBadLayout;
+  }
+  if (const wire::Pose* pose = b->sensor_pose()) {
+    out.pose_position = {pose->position().x(), pose->position().y(), pose->position().z()};
+    const auto& q = pose->orientation();
+    out.pose_orientation = Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
+    if (!out.pose_position.allFinite() || !out.pose_orientation.coeffs().allFinite() ||
+        out.pose_orientation.norm() < 1e-6) {
+      return BatchError::kBadLayout;
+    }
+  } else if (out.world_frame) {
+    return BatchError::kBadLayout;  // world rows without a pose cannot be placed
+  }
+  if (const auto* rows = b->rows()) out.rows = {rows->data(), rows->size()};
+  if (const auto* ids = b->object_ids()) out.object_ids = {ids->data(), ids->size()};
+  return BatchError::kNone;
+}
+
+BatchError check_batch_shape(const BatchView& batch, std::uint32_t columns_per_frame,
+                             std::uint16_t channels) {
+  if (batch.column_count == 0 || batch.first_column >= columns_per_frame ||
+      batch.column_count > columns_per_frame - batch.first_column) {
+    return BatchError::kColumnsOutOfRange;
+  }
+  const std::uint64_t rows = std::uint64_t{batch.column_count} * channels * batch.rays_per_beam *
+                             batch.segments_per_path;
+  if (rows * batch.floats_per_row != batch.rows.size()) return BatchError::kRowCountMismatch;
+  if (!batch.object_ids.empty() && batch.object_ids.size() != rows) {
+    return BatchError::kObjectIdsMismatch;
+  }
+  return BatchError::kNone;
+}
+
+BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& out) {
+  if (datagram.size() < 8) return BatchError::kTooShort;
+  if (identify(datagram) != MessageKind::kControl) return BatchError::kUnknownIdentifier;
+  flatbuffers::Verifier verifier(datagram.data(), datagram.size());
+  if (!wire::VerifyControlBuffer(verifier)) return BatchError::kVerifyFailed;
+  const wire::Control* c = wire::GetControl(datagram.data());
+  out = ControlView{};
+  out.sensor_id = c->sensor_id();
+  if (const wire::Weather* w = c->weather()) {
+    out.rain_mm_per_h = w->rain_mm_per_h();
+    out.fog_visibility_m = w->fog_visibility_m();
+    out.sun_irradiance_w_per_m2 = w->sun_irradiance_w_per_m2();
+    if (!std::isfinite(out.rain_mm_per_h) || !std::isfinite(out.fog_visibility_m) ||
+        !std::isfinite(out.sun_irradiance_w_per_m2)) {
+      return BatchError::kBadLayout;
+    }
+  }
+  out.pause = c->run_state() == wire::RunState::Pause;
+  out.resume = c->run_state() == wire::RunState::Resume;
+  return BatchError::kNone;
+}
+
+bool convert_row(const RowInput& row, const EngineConventions& engine,
+                 const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
+                 RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
+                 std::uint16_t& material) {
+  const float* v = row.values;
+  for (int k = 0; k < 7; ++k) {
+    if (!std::isfinite(v[k])) {
+      ++counts.non_finite;
+      return false;
+    }
+  }
+  const float material_value = v[6];
+  if (material_value == 0.0f) {
+    ++counts.no_hit;
+    return false;
+  }
+  if (material_value < 0 || material_value > core::MaterialTable::kMaxId ||
+      material_value != std::floor(material_value) ||
+      !materials.find(static_cast<std::uint16_t>(material_value))) {
+    ++counts.unknown_material;
+    return false;
+  }
+  point = engine.point({v[0], v[1], v[2]});
+  normal = engine.direction({v[3], v[4], v[5]});
+  if (world_to_sensor) {
+    point = *world_to_sensor * point;
+    normal = world_to_sensor->linear() * normal;
+  }
+  const double normal_length = normal.norm();
+  if (!(point.norm() < kMaxPlausibleRangeM) || !(normal_length > 1e-6)) {
+    ++counts.out_of_range;
+    return false;
+  }
+  normal /= normal_length;
+  material = static_cast<std::uint16_t>(material_value);
+  return true;
+}
+
+RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
+                      const core::MaterialTable& materials, core::FrameHits& frame) {
+  RowCounts counts;
+  Eigen::Isometry3d world_to_sensor;
+  if (batch.world_frame) {
+    world_to_sensor = engine.pose(batch.pose_position, batch.pose_orientation).inverse();
+  }
+  const std::uint16_t channels = frame.shape.channels;
+  const std::size_t row_stride = std::size_t{batch.floats_per_row} * batch.segments_per_path;
+  const std::size_t beam_stride = row_stride * batch.rays_per_beam;
+  const std::size_t rows_per_beam = std::size_t{batch.rays_per_beam} * batch.segments_per_path;
+  for (std::uint32_t c = 0; c < batch.column_count; ++c) {
+    const std::uint32_t column = batch.first_column + c;
+    for (std::uint16_t ch = 0; ch < channels; ++ch) {
+      const std::size_t beam_in_batch = std::size_t{c} * channels + ch;
+      const std::size_t beam = frame.shape.beam(column, ch);
+      frame.material[beam] = 0;
+      const RowInput row{batch.rows.data() + beam_in_batch * beam_stride,
+                         batch.object_ids.empty() ? 0u
+                                                  : batch.object_ids[beam_in_batch * rows_per_beam]};
+      Eigen::Vector3d p, n;
+      std::uint16_t material = 0;
+      if (!convert_row(row, engine, batch.world_frame ? &world_to_sensor : nullptr, materials,
+                       counts, p, n, material)) {
+        continue;
+      }
+      frame.x[beam] = static_cast<float>(p.x());
+      frame.y[beam] = static_cast<float>(p.y());
+      frame.z[beam] = static_cast<float>(p.z());
+      frame.nx[beam] = static_cast<float>(n.x());
+      frame.ny[beam] = static_cast<float>(n.y());
+      frame.nz[beam] = static_cast<float>(n.z());
+      frame.material[beam] = material;
+      frame.object_id[beam] = row.object_id;
+      ++counts.stored;
+    }
+    if (!frame.column_received[column]) {
+      frame.column_received[column] = 1;
+      ++frame.columns_received;
+    }
+  }
+  return counts;
+}
+
+}  // namespace lidaremu::protocol
