@@ -85,6 +85,8 @@ class Pipeline {
   void process(const FrameHits& hits, FrameReturns& out);
   [[nodiscard]] std::vector<std::string_view> stage_names() const;
   [[nodiscard]] const BeamGeometry& geometry() const { return geometry_; }
+  // Weather and other parameters may change between frames (Control messages).
+  void set_params(const PhysicsParams& params) { settings_.params = params; }
 
  private:
   BeamGeometry geometry_;

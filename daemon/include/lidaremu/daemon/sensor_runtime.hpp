@@ -1,0 +1,104 @@
+#pragma once
+// One emulated sensor: its input socket (on the shared io_context), a processing thread that
+// runs the physics under TBB and encodes, and an emit thread that paces packets like the real
+// unit. Bounded queues join them; when input outruns processing the oldest whole frame is
+// dropped and counted.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <array>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <tbb/concurrent_queue.h>
+#include <thread>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/daemon/counters.hpp"
+#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/protocol/raw_rows.hpp"
+
+namespace lidaremu::daemon {
+
+class SensorRuntime {
+ public:
+  SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
+                boost::asio::io_context& io);
+  ~SensorRuntime();
+  SensorRuntime(const SensorRuntime&) = delete;
+  SensorRuntime& operator=(const SensorRuntime&) = delete;
+
+  // Binds the sockets (throws with an actionable message) and starts the threads.
+  void start();
+  // Stops input, processes what was accepted, sends it, and joins the threads.
+  void drain_and_stop();
+
+  [[nodiscard]] Endpoint bound_hits() const;
+  [[nodiscard]] const SensorCounters& counters() const { return counters_; }
+  [[nodiscard]] const SensorSettings& settings() const { return settings_; }
+
+ private:
+  struct PacketSlot {
+    std::vector<std::uint8_t> bytes;
+    std::size_t size = 0;
+    double sensor_time_s = 0;
+    core::PacketChannel channel = core::PacketChannel::kData;
+  };
+  class QueueSink;
+
+  // ingest (io_context thread)
+  void receive_next();
+  void on_datagram(std::size_t size);
+  void on_framed(std::span<const std::uint8_t> datagram);
+  void on_raw(std::span<const std::uint8_t> datagram);
+  void on_control(std::span<const std::uint8_t> datagram);
+  void arm_idle_timer();
+  core::FrameHits* acquire_frame(std::uint32_t frame_number);
+  void submit_current();
+  void log_rejection(protocol::BatchError e);
+
+  // processing and emission (own threads)
+  void process_loop();
+  void emit_loop();
+  double frame_start_time(const core::FrameHits& frame);
+
+  SensorSettings settings_;
+  const core::MaterialTable& materials_;
+  boost::asio::io_context& io_;
+  boost::asio::ip::udp::socket hits_socket_;
+  boost::asio::steady_timer idle_timer_;
+  boost::asio::ip::udp::endpoint sender_;
+  std::array<std::uint8_t, protocol::kMaxDatagram + 1> receive_buffer_{};
+
+  core::Pipeline pipeline_;
+  std::unique_ptr<core::Encoder> encoder_;
+  std::optional<protocol::RawRowAssembler> raw_;
+
+  std::vector<std::unique_ptr<core::FrameHits>> frame_pool_;
+  tbb::concurrent_bounded_queue<core::FrameHits*> free_frames_;
+  tbb::concurrent_bounded_queue<core::FrameHits*> ready_frames_;
+  core::FrameHits* current_ = nullptr;
+  std::optional<std::uint32_t> last_submitted_frame_;
+  std::uint32_t raw_frame_counter_ = 0;
+  bool paused_ = false;
+  std::atomic<double> visibility_m_;
+
+  std::vector<std::unique_ptr<PacketSlot>> slot_pool_;
+  tbb::concurrent_bounded_queue<PacketSlot*> free_slots_;
+  tbb::concurrent_bounded_queue<PacketSlot*> ready_slots_;
+
+  // processing-thread state
+  core::FrameReturns returns_;
+  std::optional<double> last_frame_start_;
+  double wall_epoch_at_start_ = 0;
+
+  SensorCounters counters_;
+  std::thread processor_;
+  std::thread emitter_;
+  bool started_ = false;
+};
+
+}  // namespace lidaremu::daemon

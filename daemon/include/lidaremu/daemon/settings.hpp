@@ -1,0 +1,88 @@
+#pragma once
+// Everything the daemon is told, from flags or a TOML file, validated before anything starts.
+// Loading collects every problem with its key path and refuses unknown keys.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/protocol/engine_frame.hpp"
+
+namespace lidaremu::daemon {
+
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  [[nodiscard]] std::string to_string() const { return "udp://" + host + ":" + std::to_string(port); }
+};
+// "udp://HOST:PORT"; nothing on error (the caller names the key).
+std::optional<Endpoint> parse_endpoint(const std::string& text);
+
+enum class HitsFormat : std::uint8_t { kFramed, kRaw7, kRaw8 };
+enum class Pace : std::uint8_t { kRealtime, kAfap };
+enum class ClockSource : std::uint8_t { kWall, kSim };
+
+struct SensorSettings {
+  std::string name;
+  const core::SensorModel* model = nullptr;
+  core::ScanPattern pattern;
+  std::uint16_t sensor_id = 0;
+  Endpoint hits{"127.0.0.1", 9870};
+  HitsFormat hits_format = HitsFormat::kFramed;
+  Endpoint out;
+  Endpoint telemetry;
+  Pace pace = Pace::kRealtime;
+  ClockSource clock = ClockSource::kWall;
+  core::PipelineSettings pipeline;
+  protocol::EngineConventions engine;
+  std::filesystem::path metadata_out;
+  core::SensorIdentity identity;
+  double idle_timeout_s = 0.2;
+  int frame_buffers = 4;
+};
+
+struct DaemonSettings {
+  std::vector<SensorSettings> sensors;
+  std::filesystem::path materials;
+  int threads = 0;  // TBB worker limit; 0 = all cores
+  std::string log_level = "info";
+  double duration_s = 0;        // stop by itself after this long (0 = run until signalled)
+  double stats_interval_s = 0;  // log counters this often (0 = only at exit)
+};
+
+// Raised with every problem found, one per line, each naming where and what would be accepted.
+class SettingsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Flag values for a single sensor, as typed by the user (empty = default).
+struct SensorFlags {
+  std::string model = "vlp16";
+  std::string hits = "udp://127.0.0.1:9870";
+  std::string hits_format = "framed";
+  std::string out;
+  std::string telemetry;
+  std::string pace = "realtime";
+  std::uint64_t seed = 0;
+  std::string metadata_out;
+  std::string physics = "default";
+  int rpm = 0;
+  std::string mode;
+  std::string engine = "ros";
+  std::string clock = "wall";
+  int sensor_id = 0;
+  int idle_timeout_ms = 200;
+};
+
+SensorSettings sensor_from_flags(const SensorFlags& flags);
+// Reads the [daemon] table and every [[sensor]] of a TOML file.
+DaemonSettings load_config_file(const std::filesystem::path& file);
+DaemonSettings load_config_text(const std::string& text, const std::string& source_name);
+
+}  // namespace lidaremu::daemon

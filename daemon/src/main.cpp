@@ -1,0 +1,174 @@
+// lidaremud: the LiDAR sensor emulator daemon.
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
+#include <tbb/global_control.h>
+#include <thread>
+
+#include "lidaremu/core/ouster.hpp"
+#include "lidaremu/daemon/sensor_runtime.hpp"
+#include "lidaremu/daemon/settings.hpp"
+
+#ifndef LIDAREMU_DEFAULT_MATERIALS
+#define LIDAREMU_DEFAULT_MATERIALS "config/materials.toml"
+#endif
+
+namespace {
+namespace asio = boost::asio;
+using namespace lidaremu;
+
+constexpr int kExitUsage = 2;
+constexpr int kExitConfig = 3;
+constexpr int kExitStartup = 4;
+
+void write_metadata(const daemon::SensorSettings& s) {
+  if (s.metadata_out.empty()) return;
+  core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port};
+  std::ofstream out(s.metadata_out);
+  out << core::ouster::metadata_json(s.pattern, s.identity, m) << '\n';
+  if (!out) throw std::runtime_error("cannot write metadata to " + s.metadata_out.string());
+}
+
+int run(const daemon::DaemonSettings& settings) {
+  spdlog::set_level(spdlog::level::from_str(settings.log_level));
+  std::optional<tbb::global_control> threads;
+  if (settings.threads > 0) {
+    threads.emplace(tbb::global_control::max_allowed_parallelism, settings.threads);
+  }
+  const auto materials = core::MaterialTable::load(settings.materials);
+  asio::io_context io;
+  std::vector<std::unique_ptr<daemon::SensorRuntime>> sensors;
+  for (const auto& s : settings.sensors) {
+    write_metadata(s);
+    sensors.push_back(std::make_unique<daemon::SensorRuntime>(s, materials, io));
+    sensors.back()->start();
+    const auto& st = sensors.back()->settings();
+    std::cout << "lidaremud: sensor " << st.name << " (" << st.model->name << ", "
+              << st.pattern.columns_per_frame << " columns at " << 1.0 / st.pattern.frame_period_s
+              << " Hz) hits " << sensors.back()->bound_hits().to_string() << " -> data "
+              << st.out.to_string() << ", telemetry " << st.telemetry.to_string() << std::endl;
+  }
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code&, int signal) {
+    spdlog::info("signal {}: draining and stopping", signal);
+    io.stop();
+  });
+  asio::steady_timer stop_timer(io);
+  if (settings.duration_s > 0) {
+    stop_timer.expires_after(std::chrono::milliseconds(static_cast<long>(settings.duration_s * 1000)));
+    stop_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) io.stop();
+    });
+  }
+  asio::steady_timer stats_timer(io);
+  std::function<void()> arm_stats = [&] {
+    if (settings.stats_interval_s <= 0) return;
+    stats_timer.expires_after(std::chrono::milliseconds(static_cast<long>(settings.stats_interval_s * 1000)));
+    stats_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      for (const auto& s : sensors) {
+        const auto& c = s->counters();
+        spdlog::info("sensor {}: {} datagrams in, {} frames processed, {} dropped, {} packets out",
+                     s->settings().name, c.datagrams_in.load(), c.frames_processed.load(),
+                     c.frames_dropped.load(), c.packets_out.load());
+      }
+      arm_stats();
+    });
+  };
+  arm_stats();
+  io.run();
+  for (auto& s : sensors) s->drain_and_stop();
+  for (const auto& s : sensors) daemon::write_counters(std::cout, s->settings().name, s->counters());
+  std::cout.flush();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("lidaremud"));
+  CLI::App app{"lidaremud: a LiDAR sensor emulator. Takes ray hits from a simulator over UDP and "
+               "emits the packets of a real Velodyne or Ouster sensor."};
+  daemon::SensorFlags f;
+  std::string config;
+  std::string materials = LIDAREMU_DEFAULT_MATERIALS;
+  int threads = 0;
+  std::string log_level = "info";
+  double duration_s = 0;
+  double stats_interval_s = 0;
+  app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
+  app.add_option("--model", f.model, "sensor model: vlp16|os1-64")->capture_default_str();
+  app.add_option("--hits", f.hits, "where hit batches arrive, udp://HOST:PORT (port 0: any free port)")
+      ->capture_default_str();
+  app.add_option("--hits-format", f.hits_format, "framed (HitBatch FlatBuffers) | raw7 | raw8")
+      ->capture_default_str();
+  app.add_option("--out", f.out, "data packets to udp://HOST:PORT (default port 2368 Velodyne, 7502 Ouster)");
+  app.add_option("--telemetry", f.telemetry,
+                 "position packets (Velodyne, default 8308) or IMU packets (Ouster, default 7503), "
+                 "udp://HOST:PORT, default on the --out host");
+  app.add_option("--pace", f.pace, "realtime (the real packet period) | afap (as fast as possible)")
+      ->capture_default_str();
+  app.add_option("--seed", f.seed, "seed of every random draw")->capture_default_str();
+  app.add_option("--metadata-out", f.metadata_out, "write the Ouster sensor metadata JSON here");
+  app.add_option("--physics", f.physics, "ideal (no noise, no loss) | default (PHYSICS.md 1-4a)")
+      ->capture_default_str();
+  app.add_option("--rpm", f.rpm, "Velodyne rotation rate, 300..1200 (default 600)");
+  app.add_option("--mode", f.mode, "Ouster lidar mode: 512x10|1024x10|2048x10|512x20|1024x20 (default 1024x10)");
+  app.add_option("--engine", f.engine, "row conventions: ros (m, x fwd z up) | unreal (cm, left-handed) | unity (m, left-handed, y up)")
+      ->capture_default_str();
+  app.add_option("--clock", f.clock, "packet timestamps from the wall clock or the batches' simulation time: wall|sim")
+      ->capture_default_str();
+  app.add_option("--sensor-id", f.sensor_id, "sensor id framed batches must carry")->capture_default_str();
+  app.add_option("--idle-timeout-ms", f.idle_timeout_ms, "a frame with no new input for this long is complete")
+      ->capture_default_str();
+  app.add_option("--materials", materials, "material table (TOML)")->capture_default_str();
+  app.add_option("--threads", threads, "physics worker threads (0: all cores)")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
+  app.add_option("--duration", duration_s, "stop by itself after this many seconds (0: run until SIGTERM)");
+  app.add_option("--stats-interval", stats_interval_s, "log counters every this many seconds");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  daemon::DaemonSettings settings;
+  try {
+    if (!config.empty()) {
+      for (const char* flag : {"--model", "--hits", "--hits-format", "--out", "--telemetry", "--pace",
+                               "--seed", "--metadata-out", "--physics", "--rpm", "--mode", "--engine",
+                               "--clock", "--sensor-id", "--idle-timeout-ms"}) {
+        if (app.count(flag)) {
+          std::cerr << "lidaremud: " << flag << " and --config cannot be combined: put the sensor in "
+                    << config << " instead\n";
+          return kExitUsage;
+        }
+      }
+      settings = daemon::load_config_file(config);
+    } else {
+      settings.sensors.push_back(daemon::sensor_from_flags(f));
+    }
+  } catch (const daemon::SettingsError& e) {
+    std::cerr << "lidaremud: " << e.what() << '\n';
+    return kExitConfig;
+  }
+  if (settings.materials.empty() || app.count("--materials")) settings.materials = materials;
+  if (app.count("--threads") || settings.threads == 0) settings.threads = threads;
+  if (app.count("--log-level")) settings.log_level = log_level;
+  if (app.count("--duration")) settings.duration_s = duration_s;
+  if (app.count("--stats-interval")) settings.stats_interval_s = stats_interval_s;
+  try {
+    return run(settings);
+  } catch (const std::exception& e) {
+    std::cerr << "lidaremud: " << e.what() << '\n';
+    return kExitStartup;
+  }
+}

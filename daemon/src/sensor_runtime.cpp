@@ -1,0 +1,381 @@
+#include "lidaremu/daemon/sensor_runtime.hpp"
+
+#include <boost/asio/ip/address.hpp>
+#include <chrono>
+#include <cmath>
+#include <spdlog/spdlog.h>
+#include <stdexcept>
+
+namespace lidaremu::daemon {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Frame numbers wrap; "newer" means ahead by less than half the counter range.
+bool is_newer(std::uint32_t a, std::uint32_t b) {
+  return a != b && static_cast<std::uint32_t>(a - b) < 0x80000000u;
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Per-datagram problems are logged at 1, 2, 3, 10, 100, 1000, ... occurrences, so a flood of
+// bad input never floods the log but every kind is seen.
+bool worth_logging(std::uint64_t count) {
+  if (count <= 3) return true;
+  while (count % 10 == 0) count /= 10;
+  return count == 1;
+}
+
+asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(e.host == "localhost" ? "127.0.0.1" : e.host, ec);
+  if (ec) throw std::runtime_error(what + " " + e.to_string() + ": '" + e.host + "' is not an IP address");
+  return {address, e.port};
+}
+
+}  // namespace
+
+class SensorRuntime::QueueSink final : public core::PacketSink {
+ public:
+  explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double sensor_time_s) override {
+    PacketSlot* slot = nullptr;
+    owner_.free_slots_.pop(slot);  // blocks while the emitter is behind: back-pressure
+    std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
+    slot->size = bytes.size();
+    slot->sensor_time_s = sensor_time_s;
+    slot->channel = channel;
+    owner_.ready_slots_.push(slot);
+  }
+
+ private:
+  SensorRuntime& owner_;
+};
+
+SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
+                             asio::io_context& io)
+    : settings_(settings),
+      materials_(materials),
+      io_(io),
+      hits_socket_(io),
+      idle_timer_(io),
+      pipeline_(settings.pattern, materials, settings.pipeline),
+      encoder_(core::make_encoder(settings.pattern, settings.identity)),
+      visibility_m_(settings.pipeline.params.visibility_m) {
+  const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
+                               static_cast<std::uint16_t>(settings_.model->channels)};
+  free_frames_.set_capacity(settings_.frame_buffers);
+  ready_frames_.set_capacity(settings_.frame_buffers + 1);  // + the stop marker
+  for (int i = 0; i < settings_.frame_buffers; ++i) {
+    frame_pool_.push_back(std::make_unique<core::FrameHits>());
+    frame_pool_.back()->reshape(shape);
+    free_frames_.push(frame_pool_.back().get());
+  }
+  // Two frames of packets in flight, plus telemetry.
+  const double packets_per_frame = settings_.pattern.frame_period_s / encoder_->data_packet_period_s();
+  const auto slots = static_cast<int>(2 * packets_per_frame + 64);
+  free_slots_.set_capacity(slots);
+  ready_slots_.set_capacity(slots + 1);
+  for (int i = 0; i < slots; ++i) {
+    slot_pool_.push_back(std::make_unique<PacketSlot>());
+    slot_pool_.back()->bytes.resize(encoder_->data_packet_size() < 512 ? 512 : encoder_->data_packet_size());
+    free_slots_.push(slot_pool_.back().get());
+  }
+  returns_.reshape(shape);
+  if (settings_.hits_format != HitsFormat::kFramed) {
+    raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8);
+  }
+}
+
+SensorRuntime::~SensorRuntime() {
+  if (started_) drain_and_stop();
+}
+
+void SensorRuntime::start() {
+  const auto endpoint = resolve(settings_.hits, "hits address");
+  boost::system::error_code ec;
+  hits_socket_.open(endpoint.protocol(), ec);
+  if (!ec) hits_socket_.set_option(asio::socket_base::receive_buffer_size(8 << 20), ec);
+  if (!ec) hits_socket_.bind(endpoint, ec);
+  if (ec) {
+    throw std::runtime_error("sensor " + settings_.name + ": cannot listen on " +
+                             settings_.hits.to_string() + ": " + ec.message() +
+                             (ec == asio::error::address_in_use
+                                  ? " (another process uses that port; pick another with --hits)"
+                                  : ""));
+  }
+  wall_epoch_at_start_ = unix_now_s();
+  started_ = true;
+  processor_ = std::thread([this] { process_loop(); });
+  emitter_ = std::thread([this] { emit_loop(); });
+  receive_next();
+}
+
+Endpoint SensorRuntime::bound_hits() const {
+  const auto local = hits_socket_.local_endpoint();
+  return {local.address().to_string(), local.port()};
+}
+
+void SensorRuntime::receive_next() {
+  hits_socket_.async_receive_from(
+      asio::buffer(receive_buffer_), sender_,
+      [this](const boost::system::error_code& ec, std::size_t size) {
+        if (ec == asio::error::operation_aborted || !hits_socket_.is_open()) return;
+        if (!ec) on_datagram(size);
+        receive_next();
+      });
+}
+
+void SensorRuntime::on_datagram(std::size_t size) {
+  ++counters_.datagrams_in;
+  counters_.bytes_in += size;
+  const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
+  if (size > protocol::kMaxDatagram) {
+    counters_.reject(protocol::BatchError::kTooShort);
+    return;
+  }
+  if (protocol::identify(datagram) == protocol::MessageKind::kControl) {
+    on_control(datagram);
+    return;
+  }
+  if (paused_) {
+    ++counters_.batches_while_paused;
+    return;
+  }
+  if (raw_) on_raw(datagram);
+  else on_framed(datagram);
+  arm_idle_timer();
+}
+
+void SensorRuntime::log_rejection(protocol::BatchError e) {
+  counters_.reject(e);
+  const auto count = counters_.rejected[static_cast<std::size_t>(e)].load();
+  if (worth_logging(count)) {
+    spdlog::warn("sensor {}: datagram from {}:{} rejected: {} ({} so far)", settings_.name,
+                 sender_.address().to_string(), sender_.port(), protocol::to_string(e), count);
+  }
+}
+
+void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
+  protocol::BatchView batch;
+  auto error = protocol::decode_hit_batch(datagram, batch);
+  if (error == protocol::BatchError::kNone && batch.sensor_id != settings_.sensor_id) {
+    error = protocol::BatchError::kUnknownSensor;
+  }
+  if (error == protocol::BatchError::kNone) {
+    error = protocol::check_batch_shape(batch, settings_.pattern.columns_per_frame,
+                                        static_cast<std::uint16_t>(settings_.model->channels));
+  }
+  if (error != protocol::BatchError::kNone) {
+    log_rejection(error);
+    return;
+  }
+  if (current_ && current_->frame_number != batch.frame) {
+    if (!is_newer(batch.frame, current_->frame_number)) {
+      ++counters_.batches_stale;
+      return;
+    }
+    submit_current();
+  }
+  if (!current_) {
+    if (last_submitted_frame_ && !is_newer(batch.frame, *last_submitted_frame_)) {
+      ++counters_.batches_stale;
+      return;
+    }
+    current_ = acquire_frame(batch.frame);
+  }
+  if (!current_->has_sim_time) {
+    const auto column_ns = static_cast<std::uint64_t>(std::llround(
+        settings_.pattern.column_period_s * 1e9 * batch.first_column));
+    current_->sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
+    current_->has_sim_time = batch.sim_time_ns != 0;
+  }
+  const auto rows = protocol::store_batch(batch, settings_.engine, materials_, *current_);
+  counters_.add_rows(rows);
+  if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
+    const auto bad = counters_.rows_non_finite + counters_.rows_unknown_material + counters_.rows_out_of_range;
+    if (worth_logging(bad)) {
+      spdlog::warn("sensor {}: frame {}: dropped rows: {} non-finite, {} unknown material, {} absurd ({} so far)",
+                   settings_.name, batch.frame, rows.non_finite, rows.unknown_material, rows.out_of_range, bad);
+    }
+  }
+  if (current_->columns_received == current_->shape.columns) submit_current();
+}
+
+void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
+  if (const auto error = raw_->check(datagram); error != protocol::BatchError::kNone) {
+    log_rejection(error);
+    return;
+  }
+  if (!current_) current_ = acquire_frame(raw_frame_counter_++);
+  const auto rows = raw_->store(datagram, settings_.engine, materials_, current_, [this] {
+    submit_current();
+    current_ = acquire_frame(raw_frame_counter_++);
+  });
+  counters_.add_rows(rows);
+}
+
+void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
+  protocol::ControlView control;
+  const auto error = protocol::decode_control(datagram, control);
+  if (error == protocol::BatchError::kNone && control.sensor_id != settings_.sensor_id) {
+    log_rejection(protocol::BatchError::kUnknownSensor);
+    return;
+  }
+  if (error != protocol::BatchError::kNone) {
+    log_rejection(error);
+    return;
+  }
+  ++counters_.control_messages;
+  if (control.pause) paused_ = true;
+  if (control.resume) paused_ = false;
+  if (control.fog_visibility_m > 0) visibility_m_ = control.fog_visibility_m;
+  if (control.rain_mm_per_h >= 0 || control.sun_irradiance_w_per_m2 >= 0) {
+    spdlog::warn("sensor {}: rain and sun are not modelled by this version's physics; only fog "
+                 "visibility, pause and resume take effect", settings_.name);
+  }
+  spdlog::info("sensor {}: control: paused={} visibility={} m", settings_.name, paused_,
+               visibility_m_.load());
+}
+
+void SensorRuntime::arm_idle_timer() {
+  idle_timer_.expires_after(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(settings_.idle_timeout_s)));
+  idle_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !current_ || current_->columns_received == 0) return;
+    submit_current();  // the engine went quiet: what arrived is the frame
+    if (raw_) raw_->reset();
+  });
+}
+
+core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
+  core::FrameHits* frame = nullptr;
+  if (!free_frames_.try_pop(frame)) {
+    // Processing is behind: give up the oldest waiting frame, whole.
+    if (ready_frames_.try_pop(frame) && frame) {
+      ++counters_.frames_dropped;
+      if (worth_logging(counters_.frames_dropped)) {
+        spdlog::warn("sensor {}: input outruns processing; dropped frame {} ({} so far)",
+                     settings_.name, frame->frame_number, counters_.frames_dropped.load());
+      }
+    } else {
+      free_frames_.pop(frame);  // the processing thread is about to return one
+    }
+  }
+  frame->clear(frame_number);
+  return frame;
+}
+
+void SensorRuntime::submit_current() {
+  if (!current_) return;
+  if (current_->columns_received == current_->shape.columns) ++counters_.frames_complete;
+  else ++counters_.frames_incomplete;
+  last_submitted_frame_ = current_->frame_number;
+  ready_frames_.push(current_);
+  current_ = nullptr;
+}
+
+double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
+  const double period = settings_.pattern.frame_period_s;
+  double start = 0;
+  if (settings_.clock == ClockSource::kSim) {
+    start = frame.has_sim_time ? frame.sim_time_ns * 1e-9
+                               : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
+  } else {
+    // Velodyne stamps are UNIX time past the hour; Ouster's internal oscillator counts from boot.
+    const bool since_boot = settings_.model->family == core::SensorFamily::kOuster;
+    const double now = unix_now_s() - (since_boot ? wall_epoch_at_start_ : 0.0);
+    start = last_frame_start_ ? *last_frame_start_ + period : now;
+    if (std::fabs(start - now) > 1.0) start = now;  // input paused or raced ahead: rejoin the clock
+  }
+  last_frame_start_ = start;
+  return start;
+}
+
+void SensorRuntime::process_loop() {
+  QueueSink sink(*this);
+  for (;;) {
+    core::FrameHits* frame = nullptr;
+    ready_frames_.pop(frame);
+    if (!frame) break;
+    const auto begin = Clock::now();
+    core::PipelineSettings changed = settings_.pipeline;
+    changed.params.visibility_m = visibility_m_.load();
+    pipeline_.set_params(changed.params);
+    pipeline_.process(*frame, returns_);
+    const double start = frame_start_time(*frame);
+    free_frames_.push(frame);
+    encoder_->encode_frame(returns_, start, sink);
+    const auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
+    counters_.processing_ns_total += ns;
+    store_max(counters_.processing_ns_max, ns);
+    ++counters_.frames_processed;
+  }
+  ready_slots_.push(nullptr);
+}
+
+void SensorRuntime::emit_loop() {
+  asio::io_context local_io;  // synchronous sends only; no handlers run here
+  asio::ip::udp::socket socket(local_io);
+  socket.open(asio::ip::udp::v4());
+  socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
+  const auto data_to = resolve(settings_.out, "output address");
+  const auto telemetry_to = resolve(settings_.telemetry, "telemetry address");
+  std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
+  for (;;) {
+    PacketSlot* slot = nullptr;
+    ready_slots_.pop(slot);
+    if (!slot) break;
+    if (settings_.pace == Pace::kRealtime) {
+      const auto now = Clock::now();
+      auto deadline = now;
+      if (anchor) {
+        deadline = anchor->first + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
+      }
+      // Out of step by more than a moment (input stalled, or time jumped): start afresh.
+      if (!anchor || deadline < now - std::chrono::milliseconds(50) ||
+          deadline > now + std::chrono::seconds(2)) {
+        if (anchor) ++counters_.pacing_resyncs;
+        anchor.emplace(now, slot->sensor_time_s);
+        deadline = now;
+      }
+      std::this_thread::sleep_until(deadline);
+      const auto late = Clock::now() - deadline;
+      store_max(counters_.pacing_error_ns_max,
+                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(late).count()));
+    }
+    boost::system::error_code ec;
+    const bool data = slot->channel == core::PacketChannel::kData;
+    socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0, ec);
+    if (ec) {
+      ++counters_.send_errors;
+    } else if (data) {
+      ++counters_.packets_out;
+      counters_.bytes_out += slot->size;
+    } else {
+      ++counters_.telemetry_packets_out;
+    }
+    free_slots_.push(slot);
+  }
+}
+
+void SensorRuntime::drain_and_stop() {
+  if (!started_) return;
+  started_ = false;
+  // Runs on the io thread's side after io_context stopped: no handler races with this.
+  boost::system::error_code ignored;
+  idle_timer_.cancel();
+  hits_socket_.close(ignored);
+  submit_current();
+  ready_frames_.push(nullptr);
+  processor_.join();
+  emitter_.join();
+}
+
+}  // namespace lidaremu::daemon

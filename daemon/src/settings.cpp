@@ -1,0 +1,289 @@
+#include "lidaremu/daemon/settings.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace lidaremu::daemon {
+namespace {
+
+using Problems = std::vector<std::string>;
+
+[[noreturn]] void raise(const Problems& problems, const std::string& source) {
+  std::string msg = source + ": " + std::to_string(problems.size()) + " problem(s):";
+  for (const auto& p : problems) msg += "\n  " + p;
+  throw SettingsError(msg);
+}
+
+// A stable identity per sensor: the same configuration always claims the same serial and
+// init_id, so captures and metadata files stay comparable between runs.
+core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
+  core::SensorIdentity id;
+  id.serial_number = 992200000000ull + sensor_id;
+  std::uint64_t h = (seed + 1) * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{sensor_id} << 17);
+  h ^= h >> 29;
+  id.init_id = static_cast<std::uint32_t>(h & 0xFFFFFF) | 1u;
+  return id;
+}
+
+void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s, Problems& problems) {
+  auto bad = [&](const std::string& key, const std::string& value, const std::string& accepted) {
+    problems.push_back(at + key + " = '" + value + "': expected " + accepted);
+  };
+  s.model = core::find_sensor_model(f.model);
+  if (!s.model) {
+    std::string names;
+    for (const auto* m : core::all_sensor_models()) names += (names.empty() ? "" : "|") + std::string(m->name);
+    bad("model", f.model, names);
+    return;
+  }
+  s.name = s.name.empty() ? std::string(s.model->name) + "-" + std::to_string(f.sensor_id) : s.name;
+  const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
+  if (velodyne) {
+    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a Velodyne model (use rpm)");
+    const auto r = core::make_velodyne_scan(*s.model, f.rpm ? f.rpm : s.model->velodyne.default_rpm);
+    if (!r.pattern) problems.push_back(at + "rpm: " + r.error);
+    else s.pattern = *r.pattern;
+  } else {
+    if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for an Ouster model (use mode)");
+    int columns = s.model->ouster.default_columns, fps = s.model->ouster.default_fps;
+    if (!f.mode.empty()) {
+      const auto x = f.mode.find('x');
+      if (x == std::string::npos) {
+        columns = fps = 0;
+      } else {
+        std::from_chars(f.mode.data(), f.mode.data() + x, columns);
+        std::from_chars(f.mode.data() + x + 1, f.mode.data() + f.mode.size(), fps);
+      }
+    }
+    const auto r = core::make_ouster_scan(*s.model, columns, fps);
+    if (!r.pattern) problems.push_back(at + "mode: " + r.error);
+    else s.pattern = *r.pattern;
+  }
+  if (f.sensor_id < 0 || f.sensor_id > 65535) bad("sensor_id", std::to_string(f.sensor_id), "0..65535");
+  s.sensor_id = static_cast<std::uint16_t>(f.sensor_id);
+
+  if (auto e = parse_endpoint(f.hits)) s.hits = *e;
+  else bad("hits", f.hits, "udp://HOST:PORT");
+  const std::uint16_t default_data = velodyne ? 2368 : 7502;
+  const std::uint16_t default_telemetry = velodyne ? 8308 : 7503;
+  if (f.out.empty()) s.out = {"127.0.0.1", default_data};
+  else if (auto e = parse_endpoint(f.out)) s.out = *e;
+  else bad("out", f.out, "udp://HOST:PORT");
+  if (f.telemetry.empty()) s.telemetry = {s.out.host, default_telemetry};
+  else if (auto e = parse_endpoint(f.telemetry)) s.telemetry = *e;
+  else bad("telemetry", f.telemetry, "udp://HOST:PORT");
+  if (s.out.port == 0) bad("out", f.out, "a non-zero port");
+
+  if (f.hits_format == "framed") s.hits_format = HitsFormat::kFramed;
+  else if (f.hits_format == "raw7") s.hits_format = HitsFormat::kRaw7;
+  else if (f.hits_format == "raw8") s.hits_format = HitsFormat::kRaw8;
+  else bad("hits_format", f.hits_format, "framed|raw7|raw8");
+
+  if (f.pace == "realtime") s.pace = Pace::kRealtime;
+  else if (f.pace == "afap") s.pace = Pace::kAfap;
+  else bad("pace", f.pace, "realtime|afap");
+
+  if (f.clock == "wall") s.clock = ClockSource::kWall;
+  else if (f.clock == "sim") s.clock = ClockSource::kSim;
+  else bad("clock", f.clock, "wall|sim");
+
+  if (f.physics == "default") s.pipeline.mode = core::PhysicsMode::kDefault;
+  else if (f.physics == "ideal") s.pipeline.mode = core::PhysicsMode::kIdeal;
+  else bad("physics", f.physics, "ideal|default");
+
+  if (auto e = protocol::engine_conventions(f.engine)) s.engine = *e;
+  else bad("engine", f.engine, "ros|unreal|unity");
+
+  if (f.idle_timeout_ms < 10 || f.idle_timeout_ms > 60000) {
+    bad("idle_timeout_ms", std::to_string(f.idle_timeout_ms), "10..60000");
+  }
+  s.idle_timeout_s = f.idle_timeout_ms / 1000.0;
+  if (!f.metadata_out.empty() && velodyne) {
+    bad("metadata_out", f.metadata_out, "nothing for a Velodyne model (Ouster only)");
+  }
+  s.metadata_out = f.metadata_out;
+  s.pipeline.seed = f.seed;
+  s.pipeline.sensor_index = s.sensor_id;
+  s.identity = identity_for(f.seed, s.sensor_id);
+}
+
+// Reads one typed value into `out`, reporting a wrong type with its key path.
+template <typename T>
+void read_value(const toml::node& node, const std::string& path, T& out, Problems& problems) {
+  if (auto v = node.value<T>()) {
+    out = *v;
+  } else {
+    problems.push_back(path + ": wrong type (expected " +
+                       (std::is_same_v<T, std::string> ? "a string" : "a number") + ")");
+  }
+}
+
+void read_physics(const toml::table& t, const std::string& at, core::PhysicsParams& p,
+                  Problems& problems) {
+  const std::map<std::string, std::pair<double*, std::pair<double, double>>> keys{
+      {"peak_power_w", {&p.peak_power_w, {1e-3, 1e4}}},
+      {"detector_efficiency", {&p.detector_efficiency, {1e-9, 1}}},
+      {"nep_w_per_sqrt_hz", {&p.nep_w_per_sqrt_hz, {1e-15, 1e-6}}},
+      {"bandwidth_hz", {&p.bandwidth_hz, {1e6, 1e11}}},
+      {"wavelength_nm", {&p.wavelength_nm, {400, 2000}}},
+      {"visibility_m", {&p.visibility_m, {10, 1e6}}},
+      {"range_noise_sigma_m", {&p.range_noise_sigma_m, {0, 1}}},
+  };
+  for (const auto& [key, node] : t) {
+    const std::string path = at + std::string(key.str());
+    const auto it = keys.find(std::string(key.str()));
+    if (it == keys.end()) {
+      std::string accepted;
+      for (const auto& [k, v] : keys) accepted += (accepted.empty() ? "" : ", ") + k;
+      problems.push_back(path + ": unknown key (accepted: " + accepted + ")");
+      continue;
+    }
+    double v = 0;
+    read_value(node, path, v, problems);
+    const auto [lo, hi] = it->second.second;
+    if (!(v >= lo && v <= hi)) {
+      problems.push_back(path + " = " + std::to_string(v) + ": expected " + std::to_string(lo) +
+                         " .. " + std::to_string(hi));
+    } else {
+      *it->second.first = v;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<Endpoint> parse_endpoint(const std::string& text) {
+  constexpr std::string_view kScheme = "udp://";
+  if (text.rfind(kScheme, 0) != 0) return std::nullopt;
+  const std::string rest = text.substr(kScheme.size());
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  int port = -1;
+  const char* first = rest.data() + colon + 1;
+  const char* last = rest.data() + rest.size();
+  const auto [ptr, ec] = std::from_chars(first, last, port);
+  if (ec != std::errc() || ptr != last || port < 0 || port > 65535) return std::nullopt;
+  return Endpoint{rest.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
+
+SensorSettings sensor_from_flags(const SensorFlags& flags) {
+  Problems problems;
+  SensorSettings s;
+  build_sensor(flags, "--", s, problems);
+  if (!problems.empty()) raise(problems, "command line");
+  return s;
+}
+
+DaemonSettings load_config_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw SettingsError(file.string() + ": cannot read the config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_config_text(text.str(), file.string());
+}
+
+DaemonSettings load_config_text(const std::string& text, const std::string& source_name) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    throw SettingsError(source_name + ":" + std::to_string(e.source().begin.line) +
+                        ": not valid TOML: " + std::string(e.description()));
+  }
+  Problems problems;
+  DaemonSettings d;
+  for (const auto& [key, node] : doc) {
+    const std::string k(key.str());
+    if (k == "daemon") {
+      const toml::table* t = node.as_table();
+      if (!t) {
+        problems.push_back("daemon: must be a table");
+        continue;
+      }
+      for (const auto& [dk, dn] : *t) {
+        const std::string path = "daemon." + std::string(dk.str());
+        if (dk.str() == "threads") read_value(dn, path, d.threads, problems);
+        else if (dk.str() == "log_level") read_value(dn, path, d.log_level, problems);
+        else if (dk.str() == "materials") {
+          std::string m;
+          read_value(dn, path, m, problems);
+          d.materials = m;
+        } else if (dk.str() == "duration_s") read_value(dn, path, d.duration_s, problems);
+        else if (dk.str() == "stats_interval_s") read_value(dn, path, d.stats_interval_s, problems);
+        else problems.push_back(path + ": unknown key (accepted: threads, log_level, materials, duration_s, stats_interval_s)");
+      }
+    } else if (k != "sensor") {
+      problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");
+    }
+  }
+  const toml::array* sensors = doc["sensor"].as_array();
+  if (!sensors || sensors->empty()) problems.push_back("sensor: at least one [[sensor]] is required");
+  for (std::size_t i = 0; sensors && i < sensors->size(); ++i) {
+    const std::string at = "sensor[" + std::to_string(i) + "].";
+    const toml::table* t = (*sensors)[i].as_table();
+    if (!t) {
+      problems.push_back(at + ": must be a table");
+      continue;
+    }
+    SensorFlags f;
+    SensorSettings s;
+    std::int64_t seed = 0;
+    const std::map<std::string, std::function<void(const toml::node&, const std::string&)>> keys{
+        {"name", [&](const toml::node& n, const std::string& p) { read_value(n, p, s.name, problems); }},
+        {"model", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.model, problems); }},
+        {"hits", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.hits, problems); }},
+        {"hits_format", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.hits_format, problems); }},
+        {"out", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.out, problems); }},
+        {"telemetry", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.telemetry, problems); }},
+        {"pace", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.pace, problems); }},
+        {"seed", [&](const toml::node& n, const std::string& p) { read_value(n, p, seed, problems); }},
+        {"metadata_out", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.metadata_out, problems); }},
+        {"physics", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.physics, problems); }},
+        {"rpm", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.rpm, problems); }},
+        {"mode", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.mode, problems); }},
+        {"engine", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.engine, problems); }},
+        {"clock", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.clock, problems); }},
+        {"sensor_id", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.sensor_id, problems); }},
+        {"idle_timeout_ms", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.idle_timeout_ms, problems); }},
+        {"physics_params", [&](const toml::node& n, const std::string& p) {
+           if (const auto* pt = n.as_table()) read_physics(*pt, p + ".", s.pipeline.params, problems);
+           else problems.push_back(p + ": must be a table");
+         }},
+    };
+    for (const auto& [key, node] : *t) {
+      const std::string k(key.str());
+      const auto it = keys.find(k);
+      if (it == keys.end()) {
+        std::string accepted;
+        for (const auto& [name, fn] : keys) accepted += (accepted.empty() ? "" : ", ") + name;
+        problems.push_back(at + k + ": unknown key (accepted: " + accepted + ")");
+        continue;
+      }
+      it->second(node, at + k);
+    }
+    if (seed < 0) problems.push_back(at + "seed: must not be negative");
+    f.seed = static_cast<std::uint64_t>(seed);
+    const core::PhysicsParams params = s.pipeline.params;
+    build_sensor(f, at, s, problems);
+    s.pipeline.params = params;
+    d.sensors.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < d.sensors.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& a = d.sensors[i];
+      const auto& b = d.sensors[j];
+      if (a.hits.port != 0 && a.hits.host == b.hits.host && a.hits.port == b.hits.port) {
+        problems.push_back("sensor[" + std::to_string(i) + "].hits: " + a.hits.to_string() +
+                           " is already used by sensor[" + std::to_string(j) + "]");
+      }
+    }
+  }
+  if (!problems.empty()) raise(problems, source_name);
+  return d;
+}
+
+}  // namespace lidaremu::daemon
