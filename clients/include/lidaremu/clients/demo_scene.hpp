@@ -1,0 +1,63 @@
+#pragma once
+// The built-in demo scene, ray-cast analytically in the sensor frame (x forward, y left, z up,
+// sensor at the origin): an asphalt road with painted stripes, concrete walls, a car of metal,
+// glass and rubber, a retroreflective sign on a pole, a lamp pole and vegetation.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "lidaremu/core/sensor_model.hpp"
+
+namespace lidaremu::clients {
+
+struct SceneHit {
+  Eigen::Vector3d point;
+  Eigen::Vector3d normal;
+  std::uint16_t material = 0;
+  std::uint32_t object_id = 0;
+};
+
+class DemoScene {
+ public:
+  explicit DemoScene(double sensor_height_m = 1.8);
+  [[nodiscard]] std::optional<SceneHit> cast(const Eigen::Vector3d& origin,
+                                             const Eigen::Vector3d& direction,
+                                             double max_range_m) const;
+  // 7-float rows for every beam of one frame, in scan order; misses have material 0.
+  void render(const core::BeamGeometry& geometry, std::vector<float>& rows,
+              std::vector<std::uint32_t>* object_ids = nullptr) const;
+
+ private:
+  struct Box {
+    Eigen::Vector3d lo, hi;
+    std::uint16_t material;
+    std::uint32_t object_id;
+  };
+  struct Cylinder {  // vertical
+    Eigen::Vector2d centre;
+    double radius, z_lo, z_hi;
+    std::uint16_t material;
+    std::uint32_t object_id;
+  };
+  struct Sphere {
+    Eigen::Vector3d centre;
+    double radius;
+    std::uint16_t material;
+    std::uint32_t object_id;
+  };
+  double ground_z_;
+  std::vector<Box> boxes_;
+  std::vector<Cylinder> cylinders_;
+  std::vector<Sphere> spheres_;
+};
+
+// Material ids of seed 000 used by the scene.
+namespace material {
+inline constexpr std::uint16_t kRetroreflector = 1, kOpaqueMetal = 2, kGlass = 4, kRubber = 5,
+                               kAsphalt = 6, kStripes = 7, kConcrete = 8, kGreenVegetation = 11,
+                               kNonGreenVegetation = 12;
+}
+
+}  // namespace lidaremu::clients

@@ -1,0 +1,44 @@
+#pragma once
+// Shared by the command-line clients: the scan pattern from user flags, and streaming frames of
+// rows to the daemon at the sensor's own rate (or faster).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+
+namespace lidaremu::clients {
+
+// Throws std::runtime_error with the accepted values when a flag is wrong.
+core::ScanPattern scan_for(const std::string& model, int rpm, const std::string& mode);
+
+struct StreamOptions {
+  std::uint16_t sensor_id = 0;
+  double speed = 1.0;         // 1: the sensor's real rate; 2: twice as fast; 0: as fast as possible
+  bool raw = false;           // headerless rows instead of HitBatch
+  int floats_per_row = 7;
+};
+
+// Sends frames one after another; frame f carries simulation time f * frame_period.
+class FrameStreamer {
+ public:
+  FrameStreamer(UdpSender& sender, const core::ScanPattern& pattern, StreamOptions options);
+  // rows: one frame (columns_per_frame * channels rows, or fewer for a partial frame).
+  void send_frame(std::span<const float> rows);
+  [[nodiscard]] std::uint64_t datagrams_sent() const { return datagrams_; }
+  [[nodiscard]] std::uint64_t send_failures() const { return failures_; }
+
+ private:
+  void send_at(std::span<const std::uint8_t> datagram, double sim_time_s);
+  UdpSender& sender_;
+  core::ScanPattern pattern_;
+  StreamOptions options_;
+  std::uint32_t frame_ = 0;
+  double start_ = -1;
+  std::uint64_t datagrams_ = 0;
+  std::uint64_t failures_ = 0;
+};
+
+}  // namespace lidaremu::clients

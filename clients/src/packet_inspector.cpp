@@ -1,0 +1,101 @@
+#include "lidaremu/clients/packet_inspector.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace lidaremu::clients {
+
+std::string FrameSummary::describe() const {
+  char line[256];
+  if (points.empty()) {
+    std::snprintf(line, sizeof line, "frame %4llu  packets %4d  points      0", static_cast<unsigned long long>(index), packets);
+    return line;
+  }
+  std::vector<float> ranges;
+  std::vector<std::uint16_t> refl;
+  for (const auto& p : points) {
+    ranges.push_back(p.range_m);
+    refl.push_back(p.reflectivity);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::sort(refl.begin(), refl.end());
+  auto pct = [](const auto& v, double q) { return v[static_cast<std::size_t>(q * (v.size() - 1))]; };
+  const double span = last_arrival_s - first_arrival_s;
+  const double rate = span > 0 && packets > 1 ? (packets - 1) / span : 0.0;
+  std::snprintf(line, sizeof line,
+                "frame %4llu  packets %4d  points %6zu  range %6.2f..%6.2f m  reflectivity p5/p50/p95/max %3u/%3u/%3u/%3u  rate %6.0f pkt/s",
+                static_cast<unsigned long long>(index), packets, points.size(), ranges.front(), ranges.back(),
+                pct(refl, 0.05), pct(refl, 0.5), pct(refl, 0.95), refl.back(), rate);
+  return line;
+}
+
+PacketInspector::PacketInspector(const core::SensorModel& model,
+                                 std::optional<core::ouster::Metadata> metadata, OnFrame on_frame)
+    : model_(model), on_frame_(std::move(on_frame)) {
+  if (model.family == core::SensorFamily::kVelodyne) velodyne_.emplace(model);
+  else ouster_.emplace(*metadata);
+}
+
+void PacketInspector::finish_frame() {
+  if (have_current_) on_frame_(current_);
+  const auto next = have_current_ ? current_.index + 1 : 0;
+  current_ = FrameSummary{};
+  current_.index = next;
+  have_current_ = false;
+}
+
+void PacketInspector::flush() { finish_frame(); }
+
+bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_s) {
+  auto start_if_needed = [&] {
+    if (!have_current_) {
+      have_current_ = true;
+      current_.first_arrival_s = arrival_s;
+    }
+  };
+  if (velodyne_) {
+    scratch_points_.clear();
+    if (velodyne_->decode(packet, scratch_points_) != core::velodyne::DecodeError::kNone) {
+      ++bad_packets_;
+      return false;
+    }
+    start_if_needed();
+    ++current_.packets;
+    current_.last_arrival_s = arrival_s;
+    for (const auto& p : scratch_points_) {
+      if (last_azimuth_ >= 0 && p.azimuth_deg + 180.0f < last_azimuth_) {
+        finish_frame();
+        start_if_needed();
+        current_.packets = 1;
+        current_.last_arrival_s = arrival_s;
+      }
+      last_azimuth_ = p.azimuth_deg;
+      current_.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.laser, 0});
+    }
+    return true;
+  }
+  scratch_columns_.clear();
+  if (ouster_->decode(packet, scratch_columns_) != core::ouster::DecodeError::kNone) {
+    ++bad_packets_;
+    return false;
+  }
+  const std::uint16_t frame_id = scratch_columns_.front().frame_id;
+  if (frame_id_ && *frame_id_ != frame_id) finish_frame();
+  frame_id_ = frame_id;
+  start_if_needed();
+  ++current_.packets;
+  current_.last_arrival_s = arrival_s;
+  for (const auto& column : scratch_columns_) {
+    for (int row = 0; row < static_cast<int>(column.pixels.size()); ++row) {
+      const auto& px = column.pixels[row];
+      if (px.range_mm == 0) continue;
+      const auto xyz = ouster_->to_xyz(column, row);
+      current_.points.push_back({static_cast<float>(xyz[0]), static_cast<float>(xyz[1]),
+                                 static_cast<float>(xyz[2]), px.range_mm * 0.001f, px.reflectivity,
+                                 static_cast<std::uint16_t>(row), column.measurement_id});
+    }
+  }
+  return true;
+}
+
+}  // namespace lidaremu::clients
