@@ -1,1 +1,176 @@
+// The wire protocol: verification before use, every malformed datagram a counted error value.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+
+#include "daemon_process.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/protocol/raw_rows.hpp"
+#include "lidaremu/protocol/wire_decode.hpp"
+
+using namespace lidaremu;
+using protocol::BatchError;
+
+namespace {
+std::vector<float> wall_rows(std::uint32_t columns, std::uint16_t channels, float material = 8) {
+  std::vector<float> rows;
+  for (std::uint32_t c = 0; c < columns; ++c)
+    for (std::uint16_t ch = 0; ch < channels; ++ch) rows.insert(rows.end(), {10, 0.1f * ch, 1, -1, 0, 0, material});
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("A well-formed HitBatch decodes with every header field", "[protocol]") {
+  clients::BatchHeader h{.sensor_id = 3, .frame = 77, .first_column = 10, .column_count = 2,
+                         .rays_per_beam = 1, .segments_per_path = 1, .floats_per_row = 7,
+                         .sim_time_ns = 123456789};
+  const auto rows = wall_rows(2, 16);
+  const auto bytes = clients::build_hit_batch(h, rows);
+  CHECK(protocol::identify(bytes) == protocol::MessageKind::kHitBatch);
+  protocol::BatchView v;
+  REQUIRE(protocol::decode_hit_batch(bytes, v) == BatchError::kNone);
+  CHECK(v.sensor_id == 3);
+  CHECK(v.frame == 77);
+  CHECK(v.first_column == 10);
+  CHECK(v.column_count == 2);
+  CHECK(v.sim_time_ns == 123456789);
+  CHECK(v.rows.size() == rows.size());
+  CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kNone);
+}
+
+TEST_CASE("Malformed datagrams are refused with a reason, never read", "[protocol][hostile]") {
+  clients::BatchHeader h{.column_count = 2};
+  const auto good = clients::build_hit_batch(h, wall_rows(2, 16));
+  protocol::BatchView v;
+
+  SECTION("truncated") {
+    CHECK(protocol::decode_hit_batch(std::span(good).first(4), v) == BatchError::kTooShort);
+    // Every truncation of a valid message is refused, none crashes.
+    for (std::size_t n = 8; n < good.size(); n += 7) {
+      INFO("length " << n);
+      CHECK(protocol::decode_hit_batch(std::span(good).first(n), v) != BatchError::kNone);
+    }
+  }
+  SECTION("wrong file identifier") {
+    auto bad = good;
+    bad[4] = 'X';
+    CHECK(protocol::decode_hit_batch(bad, v) == BatchError::kUnknownIdentifier);
+  }
+  SECTION("verification failure: an offset pointing outside the buffer") {
+    auto bad = good;
+    bad[0] = 0xF0;
+    bad[1] = 0xFF;
+    CHECK(protocol::decode_hit_batch(bad, v) == BatchError::kVerifyFailed);
+  }
+  SECTION("row count disagrees with the header") {
+    h.column_count = 3;  // rows for 2 columns
+    REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) == BatchError::kNone);
+    CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kRowCountMismatch);
+  }
+  SECTION("columns beyond the frame") {
+    h.first_column = 1807;
+    REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) == BatchError::kNone);
+    CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kColumnsOutOfRange);
+  }
+  SECTION("zero rays per beam") {
+    h.rays_per_beam = 0;
+    CHECK(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) == BatchError::kBadLayout);
+  }
+  SECTION("a Control message is not a HitBatch") {
+    CHECK(protocol::decode_hit_batch(clients::build_control({}), v) == BatchError::kUnknownIdentifier);
+  }
+}
+
+TEST_CASE("Bad rows are counted and never disturb their neighbours", "[protocol][hostile]") {
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  auto rows = wall_rows(1, 16);
+  rows[0 * 7 + 0] = std::numeric_limits<float>::quiet_NaN();
+  rows[1 * 7 + 4] = std::numeric_limits<float>::infinity();
+  rows[2 * 7 + 6] = 999;   // unknown material
+  rows[3 * 7 + 6] = 0;     // no hit, by contract
+  rows[4 * 7 + 0] = 1e30f; // absurd range
+  rows[5 * 7 + 3] = 0;     // normal of length 0
+  rows[5 * 7 + 4] = 0;
+  rows[5 * 7 + 5] = 0;
+  rows[6 * 7 + 6] = 2.5f;  // material ids are whole numbers
+  clients::BatchHeader h{.column_count = 1};
+  protocol::BatchView v;
+  const auto bytes = clients::build_hit_batch(h, rows);
+  REQUIRE(protocol::decode_hit_batch(bytes, v) == BatchError::kNone);
+  core::FrameHits frame;
+  frame.reshape({1808, 16});
+  const auto counts = protocol::store_batch(v, *protocol::engine_conventions("ros"), materials, frame);
+  CHECK(counts.non_finite == 2);
+  CHECK(counts.unknown_material == 2);
+  CHECK(counts.no_hit == 1);
+  CHECK(counts.out_of_range == 2);
+  CHECK(counts.stored == 9);
+  for (int ch = 7; ch < 16; ++ch) {
+    CHECK(frame.material[ch] == 8);
+    CHECK(frame.x[ch] == 10.0f);
+  }
+  for (int ch = 0; ch < 7; ++ch) CHECK(frame.material[ch] == 0);
+}
+
+TEST_CASE("Engine conventions convert once at ingest", "[protocol]") {
+  const auto unreal = *protocol::engine_conventions("unreal");
+  // Unreal: 1000 cm forward, 200 cm to the right, 50 cm up.
+  const Eigen::Vector3d p = unreal.point({1000, 200, 50});
+  CHECK(p.isApprox(Eigen::Vector3d(10, -2, 0.5)));
+  const auto unity = *protocol::engine_conventions("unity");
+  // Unity: x right, y up, z forward, metres.
+  CHECK(unity.point({2, 0.5, 10}).isApprox(Eigen::Vector3d(10, -2, 0.5)));
+  CHECK_FALSE(protocol::engine_conventions("blender"));
+  // A pose rotated 90 degrees about the up axis in Unity stays a proper rotation.
+  const auto pose = unity.pose({0, 0, 0}, Eigen::Quaterniond(Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY())));
+  CHECK(pose.linear().determinant() == Approx(1.0));
+}
+
+TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the azimuth wrap", "[protocol]") {
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  const auto pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
+  const core::BeamGeometry geometry(pattern);
+  protocol::RawRowAssembler raw(geometry, 7);
+  std::vector<float> rows;
+  auto add = [&](std::uint32_t column, std::uint16_t channel, float material) {
+    const auto ray = geometry.ray(column, channel);
+    const Eigen::Vector3d p = 20.0 * ray.direction;
+    rows.insert(rows.end(), {float(p.x()), float(p.y()), float(p.z()), float(-ray.direction.x()),
+                             float(-ray.direction.y()), float(-ray.direction.z()), material});
+  };
+  add(1800, 3, 8);
+  add(1807, 5, 8);
+  add(2, 5, 0);  // no hit
+  add(3, 9, 8);  // wrapped: next frame
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(rows.data()), rows.size() * 4);  // NOLINT
+  CHECK(raw.check(bytes.first(27)) == BatchError::kRawSizeNotRows);
+  REQUIRE(raw.check(bytes) == BatchError::kNone);
+  core::FrameHits a, b;
+  a.reshape({1808, 16});
+  b.reshape({1808, 16});
+  core::FrameHits* current = &a;
+  int wraps = 0;
+  const auto counts = raw.store(bytes, *protocol::engine_conventions("ros"), materials, current, [&] {
+    ++wraps;
+    current = &b;
+  });
+  CHECK(wraps == 1);
+  CHECK(counts.stored == 3);
+  CHECK(counts.no_hit == 1);
+  CHECK(a.material[a.shape.beam(1800, 3)] == 8);
+  CHECK(a.material[a.shape.beam(1807, 5)] == 8);
+  CHECK(b.material[b.shape.beam(3, 9)] == 8);
+  CHECK(b.columns_received == 1);
+}
+
+TEST_CASE("Control messages decode, and hostile values are refused", "[protocol]") {
+  protocol::ControlView c;
+  REQUIRE(protocol::decode_control(clients::build_control({.sensor_id = 2, .fog_visibility_m = 150, .pause = true}), c) ==
+          BatchError::kNone);
+  CHECK(c.sensor_id == 2);
+  CHECK(c.fog_visibility_m == 150);
+  CHECK(c.pause);
+  CHECK(protocol::decode_control(clients::build_control({.rain_mm_per_h = std::numeric_limits<float>::quiet_NaN()}), c) ==
+        BatchError::kBadLayout);
+}
