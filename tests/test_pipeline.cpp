@@ -310,3 +310,13 @@ TEST_CASE("OS1-64 LEGACY packets pass the checks real consumers make, and round 
   }
   CHECK(compared > 30000);
 }
+
+TEST_CASE("Encoders emit every packet, data and telemetry, in time order", "[format][pacing]") {
+  // A packet earlier than its predecessor makes a realtime pacer re-anchor and fall behind
+  // (seen: Ouster IMU packets sent after the whole frame's lidar packets).
+  for (const char* model : {"vlp16", "os1-64"}) {
+    INFO(model);
+    const auto packets = run(model, PhysicsMode::kIdeal, 1, 3);
+    for (std::size_t i = 1; i < packets.size(); ++i) REQUIRE(packets[i].time_s >= packets[i - 1].time_s);
+  }
+}

@@ -1,1 +1,125 @@
+// Flags and config files: defaults as documented, every problem reported with its key path.
 #include <catch2/catch.hpp>
+
+#include "lidaremu/daemon/settings.hpp"
+
+using namespace lidaremu::daemon;
+
+TEST_CASE("Flag defaults follow the sensor family", "[settings]") {
+  SensorFlags f;
+  auto s = sensor_from_flags(f);
+  CHECK(s.model->name == "vlp16");
+  CHECK(s.hits.to_string() == "udp://127.0.0.1:9870");
+  CHECK(s.out.port == 2368);
+  CHECK(s.telemetry.port == 8308);
+  CHECK(s.pattern.columns_per_frame == 1808);
+  f.model = "os1-64";
+  f.out = "udp://127.0.0.5:7777";
+  s = sensor_from_flags(f);
+  CHECK(s.out.port == 7777);
+  CHECK(s.telemetry.host == "127.0.0.5");
+  CHECK(s.telemetry.port == 7503);
+  CHECK(s.pattern.columns_per_frame == 1024);
+  CHECK(s.identity.init_id != 0);
+  CHECK(s.identity.init_id < (1u << 24));
+}
+
+TEST_CASE("Bad flags: every problem at once, with what is accepted", "[settings][hostile]") {
+  SensorFlags f;
+  f.rpm = 2000;
+  f.hits = "tcp://nowhere";
+  f.pace = "fast";
+  f.physics = "magic";
+  f.engine = "blender";
+  try {
+    sensor_from_flags(f);
+    FAIL("accepted bad flags");
+  } catch (const SettingsError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Catch::Contains("5 problem(s)"));
+    CHECK_THAT(msg, Catch::Contains("--rpm: rpm 2000 is outside 300..1200"));
+    CHECK_THAT(msg, Catch::Contains("--hits = 'tcp://nowhere': expected udp://HOST:PORT"));
+    CHECK_THAT(msg, Catch::Contains("--pace = 'fast': expected realtime|afap"));
+    CHECK_THAT(msg, Catch::Contains("--physics = 'magic': expected ideal|default"));
+    CHECK_THAT(msg, Catch::Contains("--engine = 'blender': expected ros|unreal|unity"));
+  }
+  SensorFlags ouster;
+  ouster.model = "os1-64";
+  ouster.mode = "2048x20";
+  CHECK_THROWS_WITH(sensor_from_flags(ouster), Catch::Contains("--mode: lidar mode 2048x20 is not one of"));
+  SensorFlags velodyne_metadata;
+  velodyne_metadata.metadata_out = "/tmp/x.json";
+  CHECK_THROWS_WITH(sensor_from_flags(velodyne_metadata), Catch::Contains("Ouster only"));
+}
+
+TEST_CASE("Endpoints", "[settings]") {
+  CHECK(parse_endpoint("udp://127.0.0.1:0")->port == 0);
+  CHECK(parse_endpoint("udp://10.1.2.3:65535")->host == "10.1.2.3");
+  CHECK_FALSE(parse_endpoint("udp://127.0.0.1:65536"));
+  CHECK_FALSE(parse_endpoint("udp://127.0.0.1:12x"));
+  CHECK_FALSE(parse_endpoint("127.0.0.1:9870"));
+  CHECK_FALSE(parse_endpoint("udp://:9870"));
+}
+
+TEST_CASE("A config file with two sensors", "[settings][config]") {
+  const auto d = load_config_text(R"(
+[daemon]
+threads = 2
+log_level = "warn"
+
+[[sensor]]
+name = "roof"
+model = "os1-64"
+mode = "512x20"
+hits = "udp://127.0.0.1:9871"
+out = "udp://127.0.0.1:7502"
+seed = 7
+physics_params = { visibility_m = 500.0, range_noise_sigma_m = 0.02 }
+
+[[sensor]]
+model = "vlp16"
+rpm = 1200
+sensor_id = 1
+hits = "udp://127.0.0.1:9872"
+pace = "afap"
+)", "car.toml");
+  REQUIRE(d.sensors.size() == 2);
+  CHECK(d.threads == 2);
+  CHECK(d.sensors[0].name == "roof");
+  CHECK(d.sensors[0].pattern.columns_per_frame == 512);
+  CHECK(d.sensors[0].pipeline.params.visibility_m == 500.0);
+  CHECK(d.sensors[0].pipeline.seed == 7);
+  CHECK(d.sensors[1].pattern.columns_per_frame == 904);
+  CHECK(d.sensors[1].pace == Pace::kAfap);
+}
+
+TEST_CASE("Config files: unknown keys refused, all problems named with file and key", "[settings][config][hostile]") {
+  try {
+    load_config_text(R"(
+[daemon]
+colour = "blue"
+[[sensor]]
+model = "vlp16"
+rmp = 600
+hits = "udp://127.0.0.1:9870"
+physics_params = { peak_power_w = -1.0, bogus = 1 }
+[[sensor]]
+model = "vlp16"
+hits = "udp://127.0.0.1:9870"
+seed = "seven"
+)", "car.toml");
+    FAIL("accepted a bad config");
+  } catch (const SettingsError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Catch::StartsWith("car.toml: 6 problem(s)"));
+    CHECK_THAT(msg, Catch::Contains("daemon.colour: unknown key"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].rmp: unknown key (accepted:"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].physics_params.peak_power_w"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].physics_params.bogus: unknown key"));
+    CHECK_THAT(msg, Catch::Contains("sensor[1].seed: wrong type"));
+    CHECK_THAT(msg, Catch::Contains("sensor[1].hits: udp://127.0.0.1:9870 is already used by sensor[0]"));
+  }
+  CHECK_THROWS_WITH(load_config_text("[daemon\n", "x.toml"), Catch::Contains("x.toml:1: not valid TOML"));
+  CHECK_THROWS_WITH(load_config_text("", "x.toml"), Catch::Contains("at least one [[sensor]]"));
+  CHECK_THROWS_WITH(load_config_file("/nonexistent.toml"), Catch::Contains("cannot read the config file"));
+}

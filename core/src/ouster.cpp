@@ -55,6 +55,17 @@ void LegacyEncoder::encode_frame(const FrameReturns& returns, double frame_start
   const std::size_t column_bytes =
       kLegacyColumnHeader + model.channels * kLegacyPixel + kLegacyColumnFooter;
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
+  // The IMU reports at 100 Hz; a sensor at rest feels one g upwards. Its packets go out in
+  // time order with the lidar packets, as on the real sensor's wire.
+  const int imu_packets = static_cast<int>(std::lround(pattern_.frame_period_s * kImuRateHz));
+  int imu_sent = 0;
+  auto send_imu_until = [&](double t) {
+    for (; imu_sent < imu_packets && frame_start_s + imu_sent / kImuRateHz <= t; ++imu_sent) {
+      const double imu_time = frame_start_s + imu_sent / kImuRateHz;
+      const auto imu = imu_packet(to_ns(imu_time), {0.0f, 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f});
+      sink.on_packet(PacketChannel::kTelemetry, imu, imu_time);
+    }
+  };
   for (std::uint32_t first = 0; first < columns; first += per_packet) {
     std::fill(packet_.begin(), packet_.end(), std::uint8_t{0});
     for (int k = 0; k < per_packet; ++k) {
@@ -76,15 +87,12 @@ void LegacyEncoder::encode_frame(const FrameReturns& returns, double frame_start
       }
       store_le<std::uint32_t>(packet_, at + column_bytes - kLegacyColumnFooter, kColumnValid);
     }
-    sink.on_packet(PacketChannel::kData, packet_, frame_start_s + first * pattern_.column_period_s);
+    // A packet leaves when its last column has been measured.
+    const double sent_at = frame_start_s + (first + per_packet - 1) * pattern_.column_period_s;
+    send_imu_until(sent_at);
+    sink.on_packet(PacketChannel::kData, packet_, sent_at);
   }
-  // The IMU reports at 100 Hz; a sensor at rest feels one g upwards.
-  const int imu_packets = static_cast<int>(std::lround(pattern_.frame_period_s * kImuRateHz));
-  for (int i = 0; i < imu_packets; ++i) {
-    const double t = frame_start_s + i / kImuRateHz;
-    const auto imu = imu_packet(to_ns(t), {0.0f, 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f});
-    sink.on_packet(PacketChannel::kTelemetry, imu, t);
-  }
+  send_imu_until(frame_start_s + pattern_.frame_period_s);
   ++frame_id_;
 }
 

@@ -74,11 +74,22 @@ void VelodyneEncoder::encode_frame(const FrameReturns& returns, double frame_sta
                                    PacketSink& sink) {
   const double period = geometry_.pattern().column_period_s;
   for (std::uint32_t c = 0; c < returns.shape.columns; ++c) {
-    append_column(returns, c, frame_start_s + c * period, sink);
+    append_column(&returns, c, frame_start_s + c * period, sink);
+  }
+  next_column_ = 0;
+  next_time_s_ = frame_start_s + returns.shape.columns * period;
+}
+
+void VelodyneEncoder::flush(PacketSink& sink) {
+  const double period = geometry_.pattern().column_period_s;
+  while (sequences_in_packet_ != 0) {
+    append_column(nullptr, next_column_, next_time_s_, sink);
+    ++next_column_;
+    next_time_s_ += period;
   }
 }
 
-void VelodyneEncoder::append_column(const FrameReturns& returns, std::uint32_t column,
+void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t column,
                                     double time_s, PacketSink& sink) {
   const SensorModel& model = *geometry_.pattern().model;
   const auto& v = model.velodyne;
@@ -95,12 +106,12 @@ void VelodyneEncoder::append_column(const FrameReturns& returns, std::uint32_t c
     store_le<std::uint16_t>(packet_, block_at, kUpperBlockFlag);
     store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
   }
-  for (int laser = 0; laser < model.channels; ++laser) {
-    const std::size_t beam = returns.shape.beam(column, static_cast<std::uint16_t>(laser));
+  for (int laser = 0; returns && laser < model.channels; ++laser) {
+    const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(laser));
     const std::size_t at = block_at + 4 + 3 * (sequence * model.channels + laser);
-    const auto units = static_cast<std::uint16_t>(std::lround(returns.range_m[beam] / model.range_unit_m));
+    const auto units = static_cast<std::uint16_t>(std::lround(returns->range_m[beam] / model.range_unit_m));
     store_le<std::uint16_t>(packet_, at, units);
-    packet_[at + 2] = units ? returns.reflectivity[beam] : 0;
+    packet_[at + 2] = units ? returns->reflectivity[beam] : 0;
   }
   if (++sequences_in_packet_ < v.blocks_per_packet * v.sequences_per_block) return;
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <spdlog/spdlog.h>
 #include <stdexcept>
+#include <sys/socket.h>
 
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
@@ -27,6 +28,22 @@ bool worth_logging(std::uint64_t count) {
   if (count <= 3) return true;
   while (count % 10 == 0) count /= 10;
   return count == 1;
+}
+
+constexpr int kReceiveBufferBytes = 16 << 20;
+
+// Engines send a frame in a burst; the kernel's default buffer (rmem_max) holds a fraction of
+// one. Privileged processes may exceed rmem_max; others get what the kernel allows, said once.
+void set_receive_buffer(asio::ip::udp::socket& socket, int bytes) {
+  boost::system::error_code ec;
+  socket.set_option(asio::socket_base::receive_buffer_size(bytes), ec);
+  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes);
+  asio::socket_base::receive_buffer_size granted;
+  socket.get_option(granted, ec);
+  if (!ec && granted.value() < bytes) {
+    spdlog::warn("receive buffer is {} KiB, not the {} KiB asked for: raise net.core.rmem_max "
+                 "if engines send whole frames in bursts", granted.value() / 1024, bytes / 1024);
+  }
 }
 
 asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
@@ -99,7 +116,7 @@ void SensorRuntime::start() {
   const auto endpoint = resolve(settings_.hits, "hits address");
   boost::system::error_code ec;
   hits_socket_.open(endpoint.protocol(), ec);
-  if (!ec) hits_socket_.set_option(asio::socket_base::receive_buffer_size(8 << 20), ec);
+  if (!ec) set_receive_buffer(hits_socket_, kReceiveBufferBytes);
   if (!ec) hits_socket_.bind(endpoint, ec);
   if (ec) {
     throw std::runtime_error("sensor " + settings_.name + ": cannot listen on " +
@@ -309,13 +326,15 @@ void SensorRuntime::process_loop() {
     pipeline_.process(*frame, returns_);
     const double start = frame_start_time(*frame);
     free_frames_.push(frame);
-    encoder_->encode_frame(returns_, start, sink);
+    // Physics time only: encoding below may wait for the paced emitter (back-pressure).
     const auto ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
     counters_.processing_ns_total += ns;
     store_max(counters_.processing_ns_max, ns);
     ++counters_.frames_processed;
+    encoder_->encode_frame(returns_, start, sink);
   }
+  encoder_->flush(sink);
   ready_slots_.push(nullptr);
 }
 

@@ -26,6 +26,7 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
   pid_ = ::fork();
   if (pid_ == 0) {
     ::dup2(pipe_fds[1], STDOUT_FILENO);
+    ::dup2(pipe_fds[1], STDERR_FILENO);
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
     std::vector<char*> argv;

@@ -34,6 +34,9 @@ class Encoder {
   // frame_start_s: sensor-clock time of column 0, seconds (UNIX time or simulation time).
   virtual void encode_frame(const FrameReturns& returns, double frame_start_s,
                             PacketSink& sink) = 0;
+  // Completes a packet left part-filled at the end of the input (stop, drain): the rest of its
+  // firings carry no returns, as a real sensor sends when nothing is in range.
+  virtual void flush(PacketSink& sink) = 0;
   [[nodiscard]] virtual std::size_t data_packet_size() const = 0;
   [[nodiscard]] virtual double data_packet_period_s() const = 0;
 };

@@ -33,6 +33,7 @@ class LegacyEncoder final : public Encoder {
  public:
   LegacyEncoder(const ScanPattern& pattern, const SensorIdentity& identity);
   void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
+  void flush(PacketSink& /*sink*/) override {}  // packets never span frames
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
 

@@ -32,11 +32,13 @@ class VelodyneEncoder final : public Encoder {
  public:
   VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity);
   void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
+  void flush(PacketSink& sink) override;
   [[nodiscard]] std::size_t data_packet_size() const override { return kDataPacketSize; }
   [[nodiscard]] double data_packet_period_s() const override;
 
  private:
-  void append_column(const FrameReturns& returns, std::uint32_t column, double time_s,
+  // returns == nullptr: a firing with no returns.
+  void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink);
   BeamGeometry geometry_;
   SensorIdentity identity_;
@@ -44,6 +46,8 @@ class VelodyneEncoder final : public Encoder {
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
   int packets_since_position_ = 0;
+  std::uint32_t next_column_ = 0;
+  double next_time_s_ = 0;
 };
 
 // ---- decoding (spec decoder) ----
