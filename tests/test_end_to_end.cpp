@@ -298,3 +298,31 @@ TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]")
     CHECK_THAT(e.what(), Catch::Contains("cannot read the config file"));
   }
 }
+
+TEST_CASE("The Python client's example reaches the daemon and comes out as a wall", "[e2e][python]") {
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out", data.url(),
+                              "--telemetry", telemetry.url(), "--physics", "ideal", "--pace", "afap"});
+  const std::string command = std::string("PYTHONPATH=") + LIDAREMU_TEST_PYTHONPATH + " /usr/bin/python3 " +
+                              LIDAREMU_TEST_PYTHON_EXAMPLES + "/wall.py --frames 2 --distance 10 --port " +
+                              std::to_string(daemon.hits_port());
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto packets = data.receive(150, 3s, 20s);
+  REQUIRE(packets.size() == 150);
+  daemon.stop();
+  core::velodyne::SpecDecoder decoder(*core::find_sensor_model("vlp16"));
+  std::size_t on_wall = 0, total = 0;
+  for (const auto& p : packets) {
+    std::vector<core::velodyne::Point> points;
+    REQUIRE(decoder.decode(p.bytes, points) == core::velodyne::DecodeError::kNone);
+    for (const auto& pt : points) {
+      ++total;
+      // Range quantum plus the azimuth quantum seen sideways (the wall spans +-78 degrees).
+      on_wall += std::fabs(pt.x - 10.0) < 0.0011 + pt.distance_m * 0.015 * M_PI / 180;
+    }
+  }
+  CHECK(total > 10000);
+  CHECK(on_wall == total);
+  CHECK(daemon.counter("lidaremu_frames_complete_total{sensor=\"vlp16-0\"}") == 2);
+  CHECK(daemon.counter("lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"verify_failed\"}") == 0);
+}
