@@ -1,5 +1,6 @@
 // Flags and config files: defaults as documented, every problem reported with its key path.
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "lidaremu/daemon/settings.hpp"
 
@@ -122,4 +123,15 @@ seed = "seven"
   CHECK_THROWS_WITH(load_config_text("[daemon\n", "x.toml"), Catch::Contains("x.toml:1: not valid TOML"));
   CHECK_THROWS_WITH(load_config_text("", "x.toml"), Catch::Contains("at least one [[sensor]]"));
   CHECK_THROWS_WITH(load_config_file("/nonexistent.toml"), Catch::Contains("cannot read the config file"));
+}
+
+TEST_CASE("Every example config in config/ loads", "[settings][config]") {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(LIDAREMU_TEST_CONFIG_DIR)) {
+    if (entry.path().extension() != ".toml" || entry.path().filename() == "materials.toml") continue;
+    INFO(entry.path());
+    CHECK_NOTHROW(load_config_file(entry.path()));
+    ++loaded;
+  }
+  CHECK(loaded >= 1);
 }
