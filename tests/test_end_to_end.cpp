@@ -21,7 +21,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string hits_url(const test::DaemonProcess& d) { return "udp://127.0.0.1:" + std::to_string(d.hits_port()); }
+std::string hits_url(const test::DaemonProcess& d) {
+  return "udp://127.0.0.1:" + std::to_string(d.hits_port());
+}
 
 std::vector<float> scene_rows(const core::ScanPattern& pattern) {
   std::vector<float> rows;
@@ -47,12 +49,16 @@ std::size_t check_velodyne_round_trip(const std::vector<test::UdpReceiver::Datag
     REQUIRE(decoder.decode(d.bytes, points) == core::velodyne::DecodeError::kNone);
     for (const auto& p : points) {
       const double firing_offset_deg = p.laser * 2.304 * 360.0 / (1808 * 55.296);
-      const auto column = static_cast<std::size_t>(std::lround((p.azimuth_deg - firing_offset_deg) / 360.0 * 1808) + 1808) % 1808;
+      const auto column =
+          static_cast<std::size_t>(std::lround((p.azimuth_deg - firing_offset_deg) / 360.0 * 1808) +
+                                   1808) %
+          1808;
       const float* row = &rows[(column * 16 + p.laser) * 7];
       REQUIRE(row[6] != 0);  // a return where the engine hit nothing would be invented
       const Eigen::Vector3d hit(row[0], row[1], row[2]);
       REQUIRE(std::fabs(p.distance_m - hit.norm()) <= 0.001 + 1e-5);
-      REQUIRE((Eigen::Vector3d(p.x, p.y, p.z) - hit).norm() <= 0.001 + hit.norm() * 0.015 * M_PI / 180);
+      REQUIRE((Eigen::Vector3d(p.x, p.y, p.z) - hit).norm() <=
+              0.001 + hit.norm() * 0.015 * M_PI / 180);
       ++compared;
     }
   }
@@ -60,7 +66,8 @@ std::size_t check_velodyne_round_trip(const std::vector<test::UdpReceiver::Datag
 }
 
 std::size_t check_ouster_round_trip(const std::vector<test::UdpReceiver::Datagram>& packets,
-                                    const std::vector<float>& rows, const std::string& metadata_file) {
+                                    const std::vector<float>& rows,
+                                    const std::string& metadata_file) {
   const auto metadata = core::ouster::parse_metadata(slurp(metadata_file));
   core::ouster::LegacyDecoder decoder(metadata);
   std::size_t compared = 0;
@@ -91,13 +98,15 @@ std::size_t valid_rows(const std::vector<float>& rows) {
 
 }  // namespace
 
-TEST_CASE("VLP-16 end to end, framed and raw: decoded points are the engine's hits", "[e2e][velodyne]") {
+TEST_CASE("VLP-16 end to end, framed and raw: decoded points are the engine's hits",
+          "[e2e][velodyne]") {
   for (const std::string format : {"framed", "raw7"}) {
     INFO(format);
     test::UdpReceiver data, telemetry;
-    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--hits-format", format,
-                                "--out", data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
-                                "--pace", "afap", "--idle-timeout-ms", "100"});
+    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--hits-format",
+                                format, "--out", data.url(), "--telemetry", telemetry.url(),
+                                "--physics", "ideal", "--pace", "afap", "--idle-timeout-ms",
+                                "100"});
     const auto pattern = clients::scan_for("vlp16", 600, "");
     const auto rows = scene_rows(pattern);
     clients::UdpSender sender(hits_url(daemon));
@@ -121,14 +130,16 @@ TEST_CASE("VLP-16 end to end, framed and raw: decoded points are the engine's hi
   }
 }
 
-TEST_CASE("OS1-64 end to end, framed and raw: decoded points are the engine's hits", "[e2e][ouster]") {
+TEST_CASE("OS1-64 end to end, framed and raw: decoded points are the engine's hits",
+          "[e2e][ouster]") {
   for (const std::string format : {"framed", "raw7"}) {
     INFO(format);
     test::UdpReceiver data, imu;
     const std::string metadata = "/tmp/lidaremu-e2e-os1-64-" + format + ".json";
-    test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format", format,
-                                "--out", data.url(), "--telemetry", imu.url(), "--physics", "ideal", "--pace",
-                                "afap", "--metadata-out", metadata, "--idle-timeout-ms", "100"});
+    test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format",
+                                format, "--out", data.url(), "--telemetry", imu.url(), "--physics",
+                                "ideal", "--pace", "afap", "--metadata-out", metadata,
+                                "--idle-timeout-ms", "100"});
     const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
     const auto rows = scene_rows(pattern);
     clients::UdpSender sender(hits_url(daemon));
@@ -146,8 +157,9 @@ TEST_CASE("OS1-64 end to end, framed and raw: decoded points are the engine's hi
 
 TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2e][hostile]") {
   test::UdpReceiver data, telemetry;
-  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out", data.url(),
-                              "--telemetry", telemetry.url(), "--physics", "ideal", "--pace", "afap"});
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--pace", "afap"});
   const auto pattern = clients::scan_for("vlp16", 600, "");
   auto rows = scene_rows(pattern);
   clients::UdpSender sender(hits_url(daemon));
@@ -172,7 +184,8 @@ TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2
   sender.send(clients::build_hit_batch(h, std::span(rows).first(2 * 16 * 7)));
   // Random bytes and a Control message with NaN weather.
   std::vector<std::uint8_t> noise(1000);
-  for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<std::uint8_t>(i * 7919 % 251);
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    noise[i] = static_cast<std::uint8_t>(i * 7919 % 251);
   sender.send(noise);
   sender.send(clients::build_control({.fog_visibility_m = std::nanf("")}));
   // Then a whole good frame with poisoned rows in it: NaN, infinity, unknown material.
@@ -213,8 +226,8 @@ TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2
 TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
   SECTION("VLP-16: 754 packets per second") {
     test::UdpReceiver data, telemetry;
-    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out", data.url(),
-                                "--telemetry", telemetry.url(), "--pace", "realtime"});
+    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                                data.url(), "--telemetry", telemetry.url(), "--pace", "realtime"});
     const auto pattern = clients::scan_for("vlp16", 600, "");
     const auto rows = scene_rows(pattern);
     std::thread engine([&] {
@@ -235,8 +248,8 @@ TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
   }
   SECTION("OS1-64 1024x10: 64 packets per frame, 10 frames per second") {
     test::UdpReceiver data, imu;
-    test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out", data.url(),
-                                "--telemetry", imu.url(), "--pace", "realtime"});
+    test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                                data.url(), "--telemetry", imu.url(), "--pace", "realtime"});
     const auto pattern = clients::scan_for("os1-64", 0, "");
     const auto rows = scene_rows(pattern);
     std::thread engine([&] {
@@ -249,7 +262,8 @@ TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
     daemon.stop();
     REQUIRE(packets.size() > 1200);
     std::map<std::uint16_t, int> per_frame;
-    for (const auto& p : packets) ++per_frame[static_cast<std::uint16_t>(p.bytes[10] | (p.bytes[11] << 8))];
+    for (const auto& p : packets)
+      ++per_frame[static_cast<std::uint16_t>(p.bytes[10] | (p.bytes[11] << 8))];
     for (const auto& [frame, count] : per_frame) CHECK(count == 64);
     const auto& first = packets[64];
     const auto& last = packets[packets.size() - 64];
@@ -259,15 +273,17 @@ TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
   }
 }
 
-TEST_CASE("Same input, config and seed give the same bytes, with 1 or 2 threads", "[e2e][determinism]") {
+TEST_CASE("Same input, config and seed give the same bytes, with 1 or 2 threads",
+          "[e2e][determinism]") {
   for (const char* model : {"vlp16", "os1-64"}) {
     INFO(model);
     std::vector<std::vector<std::uint8_t>> runs[2];
     for (int run = 0; run < 2; ++run) {
       test::UdpReceiver data, telemetry;
-      test::DaemonProcess daemon({"--model", model, "--hits", "udp://127.0.0.1:0", "--out", data.url(),
-                                  "--telemetry", telemetry.url(), "--pace", "afap", "--clock", "sim", "--seed",
-                                  "99", "--threads", run == 0 ? "1" : "2"});
+      test::DaemonProcess daemon({"--model", model, "--hits", "udp://127.0.0.1:0", "--out",
+                                  data.url(), "--telemetry", telemetry.url(), "--pace", "afap",
+                                  "--clock", "sim", "--seed", "99", "--threads",
+                                  run == 0 ? "1" : "2"});
       const auto pattern = clients::scan_for(model, 0, "");
       const auto rows = scene_rows(pattern);
       clients::UdpSender sender(hits_url(daemon));
@@ -289,7 +305,8 @@ TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]")
     test::DaemonProcess daemon({"--hits", "udp://127.0.0.1:" + std::to_string(taken.port())});
     FAIL("started on a taken port");
   } catch (const std::runtime_error& e) {
-    CHECK_THAT(e.what(), Catch::Contains("cannot listen on") && Catch::Contains("pick another with --hits"));
+    CHECK_THAT(e.what(),
+               Catch::Contains("cannot listen on") && Catch::Contains("pick another with --hits"));
   }
   try {
     test::DaemonProcess daemon({"--config", "/nonexistent/lidaremu.toml"});
@@ -299,12 +316,15 @@ TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]")
   }
 }
 
-TEST_CASE("The Python client's example reaches the daemon and comes out as a wall", "[e2e][python]") {
+TEST_CASE("The Python client's example reaches the daemon and comes out as a wall",
+          "[e2e][python]") {
   test::UdpReceiver data, telemetry;
-  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out", data.url(),
-                              "--telemetry", telemetry.url(), "--physics", "ideal", "--pace", "afap"});
-  const std::string command = std::string("PYTHONPATH=") + LIDAREMU_TEST_PYTHONPATH + " /usr/bin/python3 " +
-                              LIDAREMU_TEST_PYTHON_EXAMPLES + "/wall.py --frames 2 --distance 10 --port " +
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--pace", "afap"});
+  const std::string command = std::string("PYTHONPATH=") + LIDAREMU_TEST_PYTHONPATH +
+                              " /usr/bin/python3 " + LIDAREMU_TEST_PYTHON_EXAMPLES +
+                              "/wall.py --frames 2 --distance 10 --port " +
                               std::to_string(daemon.hits_port());
   REQUIRE(std::system(command.c_str()) == 0);
   const auto packets = data.receive(150, 3s, 20s);
@@ -324,5 +344,6 @@ TEST_CASE("The Python client's example reaches the daemon and comes out as a wal
   CHECK(total > 10000);
   CHECK(on_wall == total);
   CHECK(daemon.counter("lidaremu_frames_complete_total{sensor=\"vlp16-0\"}") == 2);
-  CHECK(daemon.counter("lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"verify_failed\"}") == 0);
+  CHECK(daemon.counter(
+            "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"verify_failed\"}") == 0);
 }

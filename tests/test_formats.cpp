@@ -1,7 +1,7 @@
 // Encoders checked by decoding what they emit with the spec decoders, and the spec decoders
 // checked on real captures first.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -41,13 +41,15 @@ std::vector<XYZ> read_pcd_xyz(const std::string& path) {
     std::istringstream words(line);
     std::string key;
     words >> key;
-    if (key == "SIZE") for (int s; words >> s;) sizes.push_back(s);
+    if (key == "SIZE")
+      for (int s; words >> s;) sizes.push_back(s);
     if (key == "POINTS") words >> points;
   }
   std::size_t stride = 0;
   for (int s : sizes) stride += static_cast<std::size_t>(s);
   const auto body = std::span<const std::uint8_t>(
-      reinterpret_cast<const std::uint8_t*>(text.data()) + data_at + 12, points * stride);  // NOLINT
+      reinterpret_cast<const std::uint8_t*>(text.data()) + data_at + 12,
+      points * stride);  // NOLINT
   std::vector<XYZ> out;
   for (std::size_t i = 0; i < points; ++i) {
     out.push_back({load_le<float>(body, i * stride), load_le<float>(body, i * stride + 4),
@@ -59,15 +61,20 @@ std::vector<XYZ> read_pcd_xyz(const std::string& path) {
 // Nearest-neighbour distances through a 10 cm voxel hash.
 std::vector<double> nearest_distances(const std::vector<XYZ>& from, const std::vector<XYZ>& to) {
   constexpr double kCell = 0.1;
-  auto key = [](long x, long y, long z) { return (x * 73856093) ^ (y * 19349663) ^ (z * 83492791); };
+  auto key = [](long x, long y, long z) {
+    return (x * 73856093) ^ (y * 19349663) ^ (z * 83492791);
+  };
   std::unordered_multimap<long, std::size_t> grid;
   for (std::size_t i = 0; i < to.size(); ++i) {
-    grid.emplace(key(std::lround(to[i].x / kCell), std::lround(to[i].y / kCell), std::lround(to[i].z / kCell)), i);
+    grid.emplace(key(std::lround(to[i].x / kCell), std::lround(to[i].y / kCell),
+                     std::lround(to[i].z / kCell)),
+                 i);
   }
   std::vector<double> out;
   for (const auto& p : from) {
     double best = 1e9;
-    const long cx = std::lround(p.x / kCell), cy = std::lround(p.y / kCell), cz = std::lround(p.z / kCell);
+    const long cx = std::lround(p.x / kCell), cy = std::lround(p.y / kCell),
+               cz = std::lround(p.z / kCell);
     for (long dx = -1; dx <= 1; ++dx)
       for (long dy = -1; dy <= 1; ++dy)
         for (long dz = -1; dz <= 1; ++dz) {
@@ -102,7 +109,8 @@ class CollectingSink final : public PacketSink {
 
 }  // namespace
 
-TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on a real VLP-16 capture", "[format][velodyne][real]") {
+TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on a real VLP-16 capture",
+          "[format][velodyne][real]") {
   const SensorModel& model = *find_sensor_model("vlp16");
   velodyne::SpecDecoder decoder(model);
   PcapReader pcap(lidaremu::test::data_path("velodyne/vlp16_dual.pcap"));
@@ -119,18 +127,22 @@ TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on a real VLP-
   CHECK(packets == 603);
   std::vector<XYZ> decoded;
   for (const auto& p : points) decoded.push_back({p.x, p.y, p.z});
-  const auto truth = read_pcd_xyz(lidaremu::test::data_path("velodyne/vlp16_dual_ground_truth.pcd"));
+  const auto truth =
+      read_pcd_xyz(lidaremu::test::data_path("velodyne/vlp16_dual_ground_truth.pcd"));
   REQUIRE(truth.size() == 14831);
   const auto distances = nearest_distances(truth, decoded);
   const double med = median(distances);
   INFO("median distance to ground truth: " << med << " m");
   CHECK(med < 0.02);
-  const auto matched = std::count_if(distances.begin(), distances.end(), [](double d) { return d < 0.05; });
+  const auto matched =
+      std::count_if(distances.begin(), distances.end(), [](double d) { return d < 0.05; });
   CHECK(double(matched) / double(truth.size()) > 0.95);
 }
 
-TEST_CASE("Ouster LEGACY spec decoder reproduces the SDK's figures on a real OS-1-64 capture", "[format][ouster][real]") {
-  const auto metadata = ouster::parse_metadata(slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
+TEST_CASE("Ouster LEGACY spec decoder reproduces the SDK's figures on a real OS-1-64 capture",
+          "[format][ouster][real]") {
+  const auto metadata = ouster::parse_metadata(
+      slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
   CHECK(metadata.channels() == 64);
   CHECK(metadata.columns_per_frame == 1024);
   ouster::LegacyDecoder decoder(metadata);

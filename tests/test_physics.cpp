@@ -26,15 +26,24 @@ TEST_CASE("Section 1: range and incidence of a wall", "[physics]") {
 
 TEST_CASE("Section 2a: material table matches seed 000 table 1.3", "[physics]") {
   const auto table = MaterialTable::load(lidaremu::test::materials_path());
-  struct Row { int id; const char* name; double a, b, g, s; };
+  struct Row {
+    int id;
+    const char* name;
+    double a, b, g, s;
+  };
   // Typed from PHYSICS.md, independently of config/materials.toml.
-  const Row expected[] = {
-      {1, "retroreflector", 0, 0, 1, 1},     {2, "opaque metal", 0.01, 0.85, 0, 5},
-      {3, "lucid metal", 0.01, 0.98, 0, 5},  {4, "glass", 0, 0.01, 0, 2},
-      {5, "rubber", 0.17, 0.10, 0, 15},      {6, "asphalt", 0.09, 0.01, 0, 30},
-      {7, "stripes (road paint)", 0.30, 0.10, 0.5, 30}, {8, "concrete", 0.15, 0.10, 0, 10},
-      {9, "wood", 0.06, 0.20, 0, 30},        {10, "rock", 0.13, 0.05, 0, 30},
-      {11, "green vegetation", 0.04, 0.20, 0, 40}, {12, "non-green vegetation", 0.05, 0.10, 0, 40}};
+  const Row expected[] = {{1, "retroreflector", 0, 0, 1, 1},
+                          {2, "opaque metal", 0.01, 0.85, 0, 5},
+                          {3, "lucid metal", 0.01, 0.98, 0, 5},
+                          {4, "glass", 0, 0.01, 0, 2},
+                          {5, "rubber", 0.17, 0.10, 0, 15},
+                          {6, "asphalt", 0.09, 0.01, 0, 30},
+                          {7, "stripes (road paint)", 0.30, 0.10, 0.5, 30},
+                          {8, "concrete", 0.15, 0.10, 0, 10},
+                          {9, "wood", 0.06, 0.20, 0, 30},
+                          {10, "rock", 0.13, 0.05, 0, 30},
+                          {11, "green vegetation", 0.04, 0.20, 0, 40},
+                          {12, "non-green vegetation", 0.05, 0.10, 0, 40}};
   for (const auto& row : expected) {
     INFO("material " << row.id);
     const Material* m = table.find(static_cast<std::uint16_t>(row.id));
@@ -55,24 +64,31 @@ TEST_CASE("Section 2a: concrete at 10 m, normal incidence returns 0.004739", "[p
   CHECK(i == Approx(0.00075 + 0.003989).epsilon(1e-3));
   CHECK(i == Approx(0.004739).epsilon(1e-3));
   // The specular term has no 1/r^2 falloff (the seed's known weakness, kept on purpose).
-  CHECK(physics::ipsp_returned_fraction(concrete, 100.0, 1.0) == Approx(0.003989 + 0.15 / 20000).epsilon(1e-3));
+  CHECK(physics::ipsp_returned_fraction(concrete, 100.0, 1.0) ==
+        Approx(0.003989 + 0.15 / 20000).epsilon(1e-3));
   // A retroreflector returns everything, at any range.
   const Material retro{1, "retroreflector", 0, 0, 1, 1};
   CHECK(physics::ipsp_returned_fraction(retro, 3.0, 0.5) == Approx(1.0).epsilon(1e-9));
 }
 
-TEST_CASE("Material table loading refuses bad files with the key and the fix", "[physics][config]") {
+TEST_CASE("Material table loading refuses bad files with the key and the fix",
+          "[physics][config]") {
   CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]]\nid = 0\nalpha = 2\n", "m.toml"),
-                    Catch::Contains("m.toml:2: material[0].id") && Catch::Contains("0 means 'no hit'") &&
+                    Catch::Contains("m.toml:2: material[0].id") &&
+                        Catch::Contains("0 means 'no hit'") &&
                         Catch::Contains("material[0].alpha must be between 0 and 1"));
   CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]]\nid = 5\ncolour = 1\n", "m.toml"),
                     Catch::Contains("unknown key"));
-  CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]]\nid = 5\nalpha=0.6\nbeta=0.6\n", "m.toml"),
-                    Catch::Contains("must not exceed 1"));
-  CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]]\nid = 5\n[[material]]\nid = 5\n", "m.toml"),
-                    Catch::Contains("defined twice"));
-  CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]\n", "m.toml"), Catch::Contains("not valid TOML"));
-  CHECK_THROWS_WITH(MaterialTable::load("/nonexistent/materials.toml"), Catch::Contains("cannot read"));
+  CHECK_THROWS_WITH(
+      MaterialTable::from_toml_text("[[material]]\nid = 5\nalpha=0.6\nbeta=0.6\n", "m.toml"),
+      Catch::Contains("must not exceed 1"));
+  CHECK_THROWS_WITH(
+      MaterialTable::from_toml_text("[[material]]\nid = 5\n[[material]]\nid = 5\n", "m.toml"),
+      Catch::Contains("defined twice"));
+  CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]\n", "m.toml"),
+                    Catch::Contains("not valid TOML"));
+  CHECK_THROWS_WITH(MaterialTable::load("/nonexistent/materials.toml"),
+                    Catch::Contains("cannot read"));
 }
 
 TEST_CASE("Section 3: noise floor is about 0.2 uW with the seed's detector", "[physics]") {
@@ -99,7 +115,8 @@ TEST_CASE("Section 3: detection at the threshold is a coin toss, far below it ne
   CHECK(double(detected_far) / kTrials < 0.005);
 }
 
-TEST_CASE("Section 3: concrete wall at 10 m is detected; far and tilted it is dropped", "[physics]") {
+TEST_CASE("Section 3: concrete wall at 10 m is detected; far and tilted it is dropped",
+          "[physics]") {
   const PhysicsParams p;
   const Material concrete{8, "concrete", 0.15, 0.10, 0.0, 10.0};
   auto p_r = [&](double range, double cos_theta) {
@@ -151,7 +168,7 @@ TEST_CASE("Calibrated reflectivity follows the Velodyne/Ouster convention", "[ph
     CHECK(physics::calibrated_reflectivity(physics::lambertian_equivalent(fraction, r, 1.0)) == 10);
   }
   CHECK(physics::calibrated_reflectivity(1.0) == 100);
-  CHECK(physics::calibrated_reflectivity(2.0) > 100);    // retroreflectors above 100
+  CHECK(physics::calibrated_reflectivity(2.0) > 100);  // retroreflectors above 100
   CHECK(physics::calibrated_reflectivity(1e6) == 255);
   CHECK(physics::calibrated_reflectivity(0.0) == 0);
 }

@@ -1,11 +1,12 @@
 // The pipeline and encoders together, checked through the spec decoders: what a driver reads
 // back is what the engine hit, packets pass the checks real consumers make, and the bytes do
 // not depend on the number of threads.
+#include <tbb/task_arena.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <tbb/task_arena.h>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
@@ -40,7 +41,8 @@ class CollectingSink final : public PacketSink {
 
 ScanPattern pattern_for(const char* name) {
   const SensorModel& m = *find_sensor_model(name);
-  return m.family == SensorFamily::kVelodyne ? *make_velodyne_scan(m, 600).pattern : *make_ouster_scan(m, 1024, 10).pattern;
+  return m.family == SensorFamily::kVelodyne ? *make_velodyne_scan(m, 600).pattern
+                                             : *make_ouster_scan(m, 1024, 10).pattern;
 }
 
 FrameHits scene_frame(const ScanPattern& pattern, std::uint32_t number) {
@@ -48,7 +50,8 @@ FrameHits scene_frame(const ScanPattern& pattern, std::uint32_t number) {
   std::vector<float> rows;
   clients::DemoScene().render(g, rows);
   FrameHits f;
-  f.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), static_cast<std::uint16_t>(pattern.model->channels)});
+  f.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
+             static_cast<std::uint16_t>(pattern.model->channels)});
   f.clear(number);
   for (std::size_t i = 0; i < f.shape.beams(); ++i) {
     const float* r = &rows[i * 7];
@@ -59,8 +62,8 @@ FrameHits scene_frame(const ScanPattern& pattern, std::uint32_t number) {
   return f;
 }
 
-std::vector<CollectingSink::Packet> run(const char* model, PhysicsMode mode, int threads, int frames,
-                                        FrameReturns* last = nullptr) {
+std::vector<CollectingSink::Packet> run(const char* model, PhysicsMode mode, int threads,
+                                        int frames, FrameReturns* last = nullptr) {
   const auto pattern = pattern_for(model);
   const auto materials = MaterialTable::load(test::materials_path());
   Pipeline pipeline(pattern, materials, {mode, {}, 1234, 0});
@@ -81,7 +84,8 @@ std::vector<CollectingSink::Packet> run(const char* model, PhysicsMode mode, int
 
 }  // namespace
 
-TEST_CASE("Same input and seed give byte-identical packets with 1 and 2 threads", "[pipeline][determinism]") {
+TEST_CASE("Same input and seed give byte-identical packets with 1 and 2 threads",
+          "[pipeline][determinism]") {
   for (const char* model : {"vlp16", "os1-64"}) {
     INFO(model);
     const auto one = run(model, PhysicsMode::kDefault, 1, 2);
@@ -116,14 +120,18 @@ TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "
         continue;
       }
       ++valid;
-      const double expected = g.reported_range({hits.x[i], hits.y[i], hits.z[i]}, static_cast<std::uint32_t>(i / hits.shape.channels));
+      const double expected = g.reported_range({hits.x[i], hits.y[i], hits.z[i]},
+                                               static_cast<std::uint32_t>(i / hits.shape.channels));
       REQUIRE(std::fabs(out.range_m[i] - expected) <= pattern.model->range_unit_m / 2 + 1e-5);
     }
     CHECK(valid > hits.shape.beams() / 2);
   }
 }
 
-TEST_CASE("Default physics on the demo scene: near diffuse returns survive, reflectivity follows material", "[pipeline]") {
+TEST_CASE(
+    "Default physics on the demo scene: near diffuse returns survive, reflectivity follows "
+    "material",
+    "[pipeline]") {
   FrameReturns out;
   run("vlp16", PhysicsMode::kDefault, 2, 1, &out);
   const auto pattern = pattern_for("vlp16");
@@ -143,7 +151,8 @@ TEST_CASE("Default physics on the demo scene: near diffuse returns survive, refl
         reflectivity_error += std::fabs(out.reflectivity[i] - 9.0 * cos_theta);
       }
     }
-    if (hits.material[i] == clients::material::kRetroreflector && out.range_m[i] > 0) retro_reflectivity.insert(out.reflectivity[i]);
+    if (hits.material[i] == clients::material::kRetroreflector && out.range_m[i] > 0)
+      retro_reflectivity.insert(out.reflectivity[i]);
   }
   REQUIRE(asphalt > 100);
   CHECK(double(asphalt_detected) / double(asphalt) > 0.99);
@@ -229,7 +238,9 @@ TEST_CASE("VLP-16 round trip: decoded points land on the engine's hits", "[forma
     // Laser k fires 2.304 k us into its sequence, while the head turns.
     const double firing_offset_deg = p.laser * 2.304 * 360.0 / (1808 * 55.296);
     const std::size_t column =
-        static_cast<std::size_t>(std::lround((p.azimuth_deg - firing_offset_deg) / 360.0 * 1808) + 1808) % 1808;
+        static_cast<std::size_t>(std::lround((p.azimuth_deg - firing_offset_deg) / 360.0 * 1808) +
+                                 1808) %
+        1808;
     const std::size_t beam = column * 16 + p.laser;
     if (hits.material[beam] == 0) continue;
     const Eigen::Vector3d hit(hits.x[beam], hits.y[beam], hits.z[beam]);
@@ -237,19 +248,22 @@ TEST_CASE("VLP-16 round trip: decoded points land on the engine's hits", "[forma
     CHECK(std::fabs(p.distance_m - hit.norm()) <= 0.001 + 1e-5);  // half the 2 mm quantum
     // Direction: the block azimuth is rounded to 0.01 degree (error 0.005) and the decoder
     // interpolates with the rounded step to the next block (error up to 0.01 more).
-    const double angle = std::acos(std::clamp(Eigen::Vector3d(p.x, p.y, p.z).normalized().dot(hit.normalized()), -1.0, 1.0));
+    const double angle = std::acos(
+        std::clamp(Eigen::Vector3d(p.x, p.y, p.z).normalized().dot(hit.normalized()), -1.0, 1.0));
     CHECK(angle * 180 / M_PI < 0.015);
   }
 }
 
-TEST_CASE("OS1-64 LEGACY packets pass the checks real consumers make, and round trip", "[format][ouster]") {
+TEST_CASE("OS1-64 LEGACY packets pass the checks real consumers make, and round trip",
+          "[format][ouster]") {
   const auto packets = run("os1-64", PhysicsMode::kIdeal, 2, 2);
   const auto pattern = pattern_for("os1-64");
   const SensorIdentity identity{992200000001ull, 0x123456};
   const auto metadata_text = ouster::metadata_json(pattern, identity, {});
   const auto json = nlohmann::json::parse(metadata_text);
-  for (const char* section : {"sensor_info", "beam_intrinsics", "imu_intrinsics", "lidar_intrinsics", "config_params",
-                              "lidar_data_format", "calibration_status"}) {
+  for (const char* section :
+       {"sensor_info", "beam_intrinsics", "imu_intrinsics", "lidar_intrinsics", "config_params",
+        "lidar_data_format", "calibration_status"}) {
     CHECK(json.contains(section));
   }
   CHECK(json.size() == 7);
@@ -289,7 +303,8 @@ TEST_CASE("OS1-64 LEGACY packets pass the checks real consumers make, and round 
   CHECK(imu == 2 * 10);
   CHECK(columns[1024].frame_id == columns[0].frame_id + 1);
   for (std::size_t k = 1; k < columns.size(); ++k) {
-    CHECK(std::llabs(static_cast<long long>(columns[k].timestamp_ns - columns[k - 1].timestamp_ns) - 97656) <= 1);
+    CHECK(std::llabs(static_cast<long long>(columns[k].timestamp_ns - columns[k - 1].timestamp_ns) -
+                     97656) <= 1);
   }
   // Round trip through the SDK's xyz formula: the point is the engine's hit.
   const auto hits = scene_frame(pattern, 1);
@@ -303,7 +318,8 @@ TEST_CASE("OS1-64 LEGACY packets pass the checks real consumers make, and round 
         continue;
       }
       const auto xyz = decoder.to_xyz(column, row);
-      const double error = std::hypot(xyz[0] - hits.x[beam], xyz[1] - hits.y[beam], xyz[2] - hits.z[beam]);
+      const double error =
+          std::hypot(xyz[0] - hits.x[beam], xyz[1] - hits.y[beam], xyz[2] - hits.z[beam]);
       REQUIRE(error <= 0.0005 + 1e-4);  // half the 1 mm quantum, plus float rows
       ++compared;
     }
@@ -317,6 +333,7 @@ TEST_CASE("Encoders emit every packet, data and telemetry, in time order", "[for
   for (const char* model : {"vlp16", "os1-64"}) {
     INFO(model);
     const auto packets = run(model, PhysicsMode::kIdeal, 1, 3);
-    for (std::size_t i = 1; i < packets.size(); ++i) REQUIRE(packets[i].time_s >= packets[i - 1].time_s);
+    for (std::size_t i = 1; i < packets.size(); ++i)
+      REQUIRE(packets[i].time_s >= packets[i - 1].time_s);
   }
 }

@@ -16,14 +16,20 @@ namespace {
 std::vector<float> wall_rows(std::uint32_t columns, std::uint16_t channels, float material = 8) {
   std::vector<float> rows;
   for (std::uint32_t c = 0; c < columns; ++c)
-    for (std::uint16_t ch = 0; ch < channels; ++ch) rows.insert(rows.end(), {10, 0.1f * ch, 1, -1, 0, 0, material});
+    for (std::uint16_t ch = 0; ch < channels; ++ch)
+      rows.insert(rows.end(), {10, 0.1f * ch, 1, -1, 0, 0, material});
   return rows;
 }
 }  // namespace
 
 TEST_CASE("A well-formed HitBatch decodes with every header field", "[protocol]") {
-  clients::BatchHeader h{.sensor_id = 3, .frame = 77, .first_column = 10, .column_count = 2,
-                         .rays_per_beam = 1, .segments_per_path = 1, .floats_per_row = 7,
+  clients::BatchHeader h{.sensor_id = 3,
+                         .frame = 77,
+                         .first_column = 10,
+                         .column_count = 2,
+                         .rays_per_beam = 1,
+                         .segments_per_path = 1,
+                         .floats_per_row = 7,
                          .sim_time_ns = 123456789};
   const auto rows = wall_rows(2, 16);
   const auto bytes = clients::build_hit_batch(h, rows);
@@ -65,20 +71,24 @@ TEST_CASE("Malformed datagrams are refused with a reason, never read", "[protoco
   }
   SECTION("row count disagrees with the header") {
     h.column_count = 3;  // rows for 2 columns
-    REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) == BatchError::kNone);
+    REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) ==
+            BatchError::kNone);
     CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kRowCountMismatch);
   }
   SECTION("columns beyond the frame") {
     h.first_column = 1807;
-    REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) == BatchError::kNone);
+    REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) ==
+            BatchError::kNone);
     CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kColumnsOutOfRange);
   }
   SECTION("zero rays per beam") {
     h.rays_per_beam = 0;
-    CHECK(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) == BatchError::kBadLayout);
+    CHECK(protocol::decode_hit_batch(clients::build_hit_batch(h, wall_rows(2, 16)), v) ==
+          BatchError::kBadLayout);
   }
   SECTION("a Control message is not a HitBatch") {
-    CHECK(protocol::decode_hit_batch(clients::build_control({}), v) == BatchError::kUnknownIdentifier);
+    CHECK(protocol::decode_hit_batch(clients::build_control({}), v) ==
+          BatchError::kUnknownIdentifier);
   }
 }
 
@@ -87,10 +97,10 @@ TEST_CASE("Bad rows are counted and never disturb their neighbours", "[protocol]
   auto rows = wall_rows(1, 16);
   rows[0 * 7 + 0] = std::numeric_limits<float>::quiet_NaN();
   rows[1 * 7 + 4] = std::numeric_limits<float>::infinity();
-  rows[2 * 7 + 6] = 999;   // unknown material
-  rows[3 * 7 + 6] = 0;     // no hit, by contract
-  rows[4 * 7 + 0] = 1e30f; // absurd range
-  rows[5 * 7 + 3] = 0;     // normal of length 0
+  rows[2 * 7 + 6] = 999;    // unknown material
+  rows[3 * 7 + 6] = 0;      // no hit, by contract
+  rows[4 * 7 + 0] = 1e30f;  // absurd range
+  rows[5 * 7 + 3] = 0;      // normal of length 0
   rows[5 * 7 + 4] = 0;
   rows[5 * 7 + 5] = 0;
   rows[6 * 7 + 6] = 2.5f;  // material ids are whole numbers
@@ -100,7 +110,8 @@ TEST_CASE("Bad rows are counted and never disturb their neighbours", "[protocol]
   REQUIRE(protocol::decode_hit_batch(bytes, v) == BatchError::kNone);
   core::FrameHits frame;
   frame.reshape({1808, 16});
-  const auto counts = protocol::store_batch(v, *protocol::engine_conventions("ros"), materials, frame);
+  const auto counts =
+      protocol::store_batch(v, *protocol::engine_conventions("ros"), materials, frame);
   CHECK(counts.non_finite == 2);
   CHECK(counts.unknown_material == 2);
   CHECK(counts.no_hit == 1);
@@ -123,11 +134,13 @@ TEST_CASE("Engine conventions convert once at ingest", "[protocol]") {
   CHECK(unity.point({2, 0.5, 10}).isApprox(Eigen::Vector3d(10, -2, 0.5)));
   CHECK_FALSE(protocol::engine_conventions("blender"));
   // A pose rotated 90 degrees about the up axis in Unity stays a proper rotation.
-  const auto pose = unity.pose({0, 0, 0}, Eigen::Quaterniond(Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY())));
+  const auto pose = unity.pose(
+      {0, 0, 0}, Eigen::Quaterniond(Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY())));
   CHECK(pose.linear().determinant() == Approx(1.0));
 }
 
-TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the azimuth wrap", "[protocol]") {
+TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the azimuth wrap",
+          "[protocol]") {
   const auto materials = core::MaterialTable::load(test::materials_path());
   const auto pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
   const core::BeamGeometry geometry(pattern);
@@ -143,7 +156,8 @@ TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the a
   add(1807, 5, 8);
   add(2, 5, 0);  // no hit
   add(3, 9, 8);  // wrapped: next frame
-  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(rows.data()), rows.size() * 4);  // NOLINT
+  const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(rows.data()),
+                                            rows.size() * 4);  // NOLINT
   CHECK(raw.check(bytes.first(27)) == BatchError::kRawSizeNotRows);
   REQUIRE(raw.check(bytes) == BatchError::kNone);
   core::FrameHits a, b;
@@ -151,10 +165,11 @@ TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the a
   b.reshape({1808, 16});
   core::FrameHits* current = &a;
   int wraps = 0;
-  const auto counts = raw.store(bytes, *protocol::engine_conventions("ros"), materials, current, [&] {
-    ++wraps;
-    current = &b;
-  });
+  const auto counts =
+      raw.store(bytes, *protocol::engine_conventions("ros"), materials, current, [&] {
+        ++wraps;
+        current = &b;
+      });
   CHECK(wraps == 1);
   CHECK(counts.stored == 3);
   CHECK(counts.no_hit == 1);
@@ -166,11 +181,13 @@ TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the a
 
 TEST_CASE("Control messages decode, and hostile values are refused", "[protocol]") {
   protocol::ControlView c;
-  REQUIRE(protocol::decode_control(clients::build_control({.sensor_id = 2, .fog_visibility_m = 150, .pause = true}), c) ==
-          BatchError::kNone);
+  REQUIRE(protocol::decode_control(
+              clients::build_control({.sensor_id = 2, .fog_visibility_m = 150, .pause = true}),
+              c) == BatchError::kNone);
   CHECK(c.sensor_id == 2);
   CHECK(c.fog_visibility_m == 150);
   CHECK(c.pause);
-  CHECK(protocol::decode_control(clients::build_control({.rain_mm_per_h = std::numeric_limits<float>::quiet_NaN()}), c) ==
-        BatchError::kBadLayout);
+  CHECK(protocol::decode_control(
+            clients::build_control({.rain_mm_per_h = std::numeric_limits<float>::quiet_NaN()}),
+            c) == BatchError::kBadLayout);
 }

@@ -25,13 +25,17 @@ TEST_CASE("VLP-16 elevation table equals the ros-drivers calibration file", "[se
   const SensorModel* m = find_sensor_model("vlp16");
   REQUIRE(m);
   const std::string yaml = slurp(lidaremu::test::data_path("velodyne/VLP16db.yaml"));
-  const std::regex entry(R"(laser_id: (\d+), rot_correction: ([-0-9.e]+),\s*vert_correction: ([-0-9.e]+))");
+  const std::regex entry(
+      R"(laser_id: (\d+), rot_correction: ([-0-9.e]+),\s*vert_correction: ([-0-9.e]+))");
   int seen = 0;
-  for (auto it = std::sregex_iterator(yaml.begin(), yaml.end(), entry); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(yaml.begin(), yaml.end(), entry);
+       it != std::sregex_iterator(); ++it) {
     const int laser = std::stoi((*it)[1]);
     INFO("laser " << laser);
-    CHECK(m->elevation_deg.at(laser) == Approx(std::stod((*it)[3]) * 180 / std::numbers::pi).margin(1e-9));
-    CHECK(m->azimuth_offset_deg.at(laser) == Approx(std::stod((*it)[2]) * 180 / std::numbers::pi).margin(1e-9));
+    CHECK(m->elevation_deg.at(laser) ==
+          Approx(std::stod((*it)[3]) * 180 / std::numbers::pi).margin(1e-9));
+    CHECK(m->azimuth_offset_deg.at(laser) ==
+          Approx(std::stod((*it)[2]) * 180 / std::numbers::pi).margin(1e-9));
     ++seen;
   }
   CHECK(seen == 16);
@@ -40,7 +44,8 @@ TEST_CASE("VLP-16 elevation table equals the ros-drivers calibration file", "[se
 TEST_CASE("OS1-64 beam tables equal a real OS-1-64's metadata", "[sensor]") {
   const SensorModel* m = find_sensor_model("os1-64");
   REQUIRE(m);
-  const auto j = nlohmann::json::parse(slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
+  const auto j = nlohmann::json::parse(
+      slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
   REQUIRE(j["beam_altitude_angles"].size() == 64);
   for (int i = 0; i < 64; ++i) {
     CHECK(m->elevation_deg[i] == j["beam_altitude_angles"][i].get<double>());
@@ -66,11 +71,13 @@ TEST_CASE("Scan patterns: VLP-16 timing and rpm limits, Ouster modes", "[sensor]
   CHECK_FALSE(make_ouster_scan(os, 1000, 10).pattern);
 }
 
-TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the point back", "[sensor]") {
+TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the point back",
+          "[sensor]") {
   for (const char* name : {"vlp16", "os1-64"}) {
     const SensorModel& model = *find_sensor_model(name);
-    const auto pattern = model.family == SensorFamily::kVelodyne ? *make_velodyne_scan(model, 600).pattern
-                                                                 : *make_ouster_scan(model, 1024, 10).pattern;
+    const auto pattern = model.family == SensorFamily::kVelodyne
+                             ? *make_velodyne_scan(model, 600).pattern
+                             : *make_ouster_scan(model, 1024, 10).pattern;
     const BeamGeometry g(pattern);
     for (std::uint32_t c = 0; c < static_cast<std::uint32_t>(pattern.columns_per_frame); c += 37) {
       for (std::uint16_t ch = 0; ch < model.channels; ch += 5) {

@@ -47,7 +47,8 @@ TEST_CASE("Bad flags: every problem at once, with what is accepted", "[settings]
   SensorFlags ouster;
   ouster.model = "os1-64";
   ouster.mode = "2048x20";
-  CHECK_THROWS_WITH(sensor_from_flags(ouster), Catch::Contains("--mode: lidar mode 2048x20 is not one of"));
+  CHECK_THROWS_WITH(sensor_from_flags(ouster),
+                    Catch::Contains("--mode: lidar mode 2048x20 is not one of"));
   SensorFlags velodyne_metadata;
   velodyne_metadata.metadata_out = "/tmp/x.json";
   CHECK_THROWS_WITH(sensor_from_flags(velodyne_metadata), Catch::Contains("Ouster only"));
@@ -83,7 +84,8 @@ rpm = 1200
 sensor_id = 1
 hits = "udp://127.0.0.1:9872"
 pace = "afap"
-)", "car.toml");
+)",
+                                  "car.toml");
   REQUIRE(d.sensors.size() == 2);
   CHECK(d.threads == 2);
   CHECK(d.sensors[0].name == "roof");
@@ -94,7 +96,8 @@ pace = "afap"
   CHECK(d.sensors[1].pace == Pace::kAfap);
 }
 
-TEST_CASE("Config files: unknown keys refused, all problems named with file and key", "[settings][config][hostile]") {
+TEST_CASE("Config files: unknown keys refused, all problems named with file and key",
+          "[settings][config][hostile]") {
   try {
     load_config_text(R"(
 [daemon]
@@ -108,7 +111,8 @@ physics_params = { peak_power_w = -1.0, bogus = 1 }
 model = "vlp16"
 hits = "udp://127.0.0.1:9870"
 seed = "seven"
-)", "car.toml");
+)",
+                     "car.toml");
     FAIL("accepted a bad config");
   } catch (const SettingsError& e) {
     const std::string msg = e.what();
@@ -118,17 +122,21 @@ seed = "seven"
     CHECK_THAT(msg, Catch::Contains("sensor[0].physics_params.peak_power_w"));
     CHECK_THAT(msg, Catch::Contains("sensor[0].physics_params.bogus: unknown key"));
     CHECK_THAT(msg, Catch::Contains("sensor[1].seed: wrong type"));
-    CHECK_THAT(msg, Catch::Contains("sensor[1].hits: udp://127.0.0.1:9870 is already used by sensor[0]"));
+    CHECK_THAT(
+        msg, Catch::Contains("sensor[1].hits: udp://127.0.0.1:9870 is already used by sensor[0]"));
   }
-  CHECK_THROWS_WITH(load_config_text("[daemon\n", "x.toml"), Catch::Contains("x.toml:1: not valid TOML"));
+  CHECK_THROWS_WITH(load_config_text("[daemon\n", "x.toml"),
+                    Catch::Contains("x.toml:1: not valid TOML"));
   CHECK_THROWS_WITH(load_config_text("", "x.toml"), Catch::Contains("at least one [[sensor]]"));
-  CHECK_THROWS_WITH(load_config_file("/nonexistent.toml"), Catch::Contains("cannot read the config file"));
+  CHECK_THROWS_WITH(load_config_file("/nonexistent.toml"),
+                    Catch::Contains("cannot read the config file"));
 }
 
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {
   int loaded = 0;
   for (const auto& entry : std::filesystem::directory_iterator(LIDAREMU_TEST_CONFIG_DIR)) {
-    if (entry.path().extension() != ".toml" || entry.path().filename() == "materials.toml") continue;
+    if (entry.path().extension() != ".toml" || entry.path().filename() == "materials.toml")
+      continue;
     INFO(entry.path());
     CHECK_NOTHROW(load_config_file(entry.path()));
     ++loaded;

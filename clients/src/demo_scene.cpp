@@ -35,7 +35,8 @@ std::optional<SceneHit> DemoScene::cast(const Eigen::Vector3d& o, const Eigen::V
                                         double max_range_m) const {
   double best = max_range_m;
   std::optional<SceneHit> hit;
-  auto take = [&](double t, const Eigen::Vector3d& normal, std::uint16_t material, std::uint32_t id) {
+  auto take = [&](double t, const Eigen::Vector3d& normal, std::uint16_t material,
+                  std::uint32_t id) {
     if (t > 1e-6 && t < best) {
       best = t;
       hit = SceneHit{o + t * d, normal, material, id};

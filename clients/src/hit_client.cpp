@@ -41,10 +41,12 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
                                                            std::size_t max_bytes) {
   constexpr std::size_t kHeaderAllowance = 160;
   const std::size_t floats_per_column = std::size_t{channels} * frame_header.rays_per_beam *
-                                        frame_header.segments_per_path * frame_header.floats_per_row;
+                                        frame_header.segments_per_path *
+                                        frame_header.floats_per_row;
   const std::size_t bytes_per_column = floats_per_column * sizeof(float);
   if (max_bytes <= kHeaderAllowance + bytes_per_column) {
-    throw std::invalid_argument("one column does not fit in a datagram of " + std::to_string(max_bytes) + " bytes");
+    throw std::invalid_argument("one column does not fit in a datagram of " +
+                                std::to_string(max_bytes) + " bytes");
   }
   const std::size_t columns_per_batch = (max_bytes - kHeaderAllowance) / bytes_per_column;
   std::vector<std::vector<std::uint8_t>> out;
@@ -53,8 +55,10 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
     h.first_column = frame_header.first_column + done;
     h.column_count = static_cast<std::uint32_t>(
         std::min<std::size_t>(columns_per_batch, frame_header.column_count - done));
-    h.sim_time_ns = frame_header.sim_time_ns ? frame_header.sim_time_ns + done * column_period_ns : 0;
-    out.push_back(build_hit_batch(h, rows.subspan(done * floats_per_column, h.column_count * floats_per_column)));
+    h.sim_time_ns =
+        frame_header.sim_time_ns ? frame_header.sim_time_ns + done * column_period_ns : 0;
+    out.push_back(build_hit_batch(
+        h, rows.subspan(done * floats_per_column, h.column_count * floats_per_column)));
     done += h.column_count;
   }
   return out;
@@ -62,11 +66,14 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
 
 std::vector<std::uint8_t> build_control(const ControlMessage& m) {
   flatbuffers::FlatBufferBuilder fbb(128);
-  const auto weather = wire::CreateWeather(fbb, m.rain_mm_per_h, m.fog_visibility_m, m.sun_irradiance_w_per_m2);
+  const auto weather =
+      wire::CreateWeather(fbb, m.rain_mm_per_h, m.fog_visibility_m, m.sun_irradiance_w_per_m2);
   wire::ControlBuilder b(fbb);
   b.add_sensor_id(m.sensor_id);
   b.add_weather(weather);
-  b.add_run_state(m.pause ? wire::RunState::Pause : m.resume ? wire::RunState::Resume : wire::RunState::Unchanged);
+  b.add_run_state(m.pause    ? wire::RunState::Pause
+                  : m.resume ? wire::RunState::Resume
+                             : wire::RunState::Unchanged);
   wire::FinishControlBuffer(fbb, b.Finish());
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -75,17 +82,20 @@ UdpSender::UdpSender(const std::string& destination) {
   std::string rest = destination;
   if (rest.rfind("udp://", 0) == 0) rest = rest.substr(6);
   const auto colon = rest.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("'" + destination + "' is not udp://HOST:PORT");
+  if (colon == std::string::npos)
+    throw std::runtime_error("'" + destination + "' is not udp://HOST:PORT");
   sockaddr_in to{};
   to.sin_family = AF_INET;
-  const std::string host = rest.substr(0, colon) == "localhost" ? "127.0.0.1" : rest.substr(0, colon);
+  const std::string host =
+      rest.substr(0, colon) == "localhost" ? "127.0.0.1" : rest.substr(0, colon);
   const int port = std::atoi(rest.c_str() + colon + 1);
   if (inet_pton(AF_INET, host.c_str(), &to.sin_addr) != 1 || port <= 0 || port > 65535) {
     throw std::runtime_error("'" + destination + "' is not udp://IPV4:PORT");
   }
   to.sin_port = htons(static_cast<std::uint16_t>(port));
   fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {  // NOLINT: the sockets API
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+  if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
     throw std::runtime_error("cannot open a UDP socket to " + destination);
   }
   const int buffer = 4 << 20;

@@ -8,7 +8,8 @@ namespace lidaremu::clients {
 std::string FrameSummary::describe() const {
   char line[256];
   if (points.empty()) {
-    std::snprintf(line, sizeof line, "frame %4llu  packets %4d  points      0", static_cast<unsigned long long>(index), packets);
+    std::snprintf(line, sizeof line, "frame %4llu  packets %4d  points      0",
+                  static_cast<unsigned long long>(index), packets);
     return line;
   }
   std::vector<float> ranges;
@@ -19,21 +20,26 @@ std::string FrameSummary::describe() const {
   }
   std::sort(ranges.begin(), ranges.end());
   std::sort(refl.begin(), refl.end());
-  auto pct = [](const auto& v, double q) { return v[static_cast<std::size_t>(q * (v.size() - 1))]; };
+  auto pct = [](const auto& v, double q) {
+    return v[static_cast<std::size_t>(q * (v.size() - 1))];
+  };
   const double span = last_arrival_s - first_arrival_s;
   const double rate = span > 0 && packets > 1 ? (packets - 1) / span : 0.0;
   std::snprintf(line, sizeof line,
-                "frame %4llu  packets %4d  points %6zu  range %6.2f..%6.2f m  reflectivity p5/p50/p95/max %3u/%3u/%3u/%3u  rate %6.0f pkt/s",
-                static_cast<unsigned long long>(index), packets, points.size(), ranges.front(), ranges.back(),
-                pct(refl, 0.05), pct(refl, 0.5), pct(refl, 0.95), refl.back(), rate);
+                "frame %4llu  packets %4d  points %6zu  range %6.2f..%6.2f m  reflectivity "
+                "p5/p50/p95/max %3u/%3u/%3u/%3u  rate %6.0f pkt/s",
+                static_cast<unsigned long long>(index), packets, points.size(), ranges.front(),
+                ranges.back(), pct(refl, 0.05), pct(refl, 0.5), pct(refl, 0.95), refl.back(), rate);
   return line;
 }
 
 PacketInspector::PacketInspector(const core::SensorModel& model,
                                  std::optional<core::ouster::Metadata> metadata, OnFrame on_frame)
-    : model_(model), on_frame_(std::move(on_frame)) {
-  if (model.family == core::SensorFamily::kVelodyne) velodyne_.emplace(model);
-  else ouster_.emplace(*metadata);
+    : on_frame_(std::move(on_frame)) {
+  if (model.family == core::SensorFamily::kVelodyne)
+    velodyne_.emplace(model);
+  else
+    ouster_.emplace(*metadata);
 }
 
 void PacketInspector::finish_frame() {

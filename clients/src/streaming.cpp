@@ -36,8 +36,10 @@ void FrameStreamer::send_at(std::span<const std::uint8_t> datagram, double sim_t
     const double wait = start_ + sim_time_s / options_.speed - now_s();
     if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
   }
-  if (sender_.send(datagram)) ++datagrams_;
-  else ++failures_;
+  if (sender_.send(datagram))
+    ++datagrams_;
+  else
+    ++failures_;
 }
 
 void FrameStreamer::send_frame(std::span<const float> rows) {
@@ -51,7 +53,9 @@ void FrameStreamer::send_frame(std::span<const float> rows) {
     for (std::uint32_t c = 0; c < columns; c += static_cast<std::uint32_t>(columns_per_datagram)) {
       const std::size_t n = std::min<std::size_t>(columns_per_datagram, columns - c);
       const auto part = rows.subspan(c * floats_per_column, n * floats_per_column);
-      send_at({reinterpret_cast<const std::uint8_t*>(part.data()), part.size_bytes()},  // NOLINT: float rows are the raw wire format
+      // Raw mode's wire format is the float rows' own bytes.
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
+      send_at({reinterpret_cast<const std::uint8_t*>(part.data()), part.size_bytes()},
               frame_time + c * pattern_.column_period_s);
     }
   } else {
@@ -63,10 +67,12 @@ void FrameStreamer::send_frame(std::span<const float> rows) {
     // Simulation time starts at 1 s so that "0" can keep meaning "no time given".
     h.sim_time_ns = static_cast<std::uint64_t>((1.0 + frame_time) * 1e9);
     const auto column_ns = static_cast<std::uint64_t>(pattern_.column_period_s * 1e9);
-    const auto batches = build_frame_batches(h, static_cast<std::uint16_t>(channels), rows, column_ns);
+    const auto batches =
+        build_frame_batches(h, static_cast<std::uint16_t>(channels), rows, column_ns);
     // Spread over the frame as the engine would produce them while the head turns.
     for (std::size_t k = 0; k < batches.size(); ++k) {
-      send_at(batches[k], frame_time + pattern_.frame_period_s * double(k) / double(batches.size()));
+      send_at(batches[k],
+              frame_time + pattern_.frame_period_s * double(k) / double(batches.size()));
     }
   }
   ++frame_;

@@ -15,6 +15,9 @@
 #include "lidaremu/clients/packet_inspector.hpp"
 #include "lidaremu/clients/streaming.hpp"
 
+// CLI11 throws while options are declared only for programming errors (duplicate names);
+// every runtime failure is caught below and turned into a message and an exit code.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   using namespace lidaremu;
   CLI::App app{"lidaremu-inspect: decode a Velodyne or Ouster UDP stream and summarise each frame"};
@@ -24,7 +27,8 @@ int main(int argc, char** argv) {
   int max_frames = 0;
   app.add_option("--model", model_name, "vlp16|os1-64")->capture_default_str();
   app.add_option("--port", port, "UDP port on 127.0.0.1 (default 2368 Velodyne, 7502 Ouster)");
-  app.add_option("--metadata", metadata_file, "Ouster metadata JSON (as written by --metadata-out)");
+  app.add_option("--metadata", metadata_file,
+                 "Ouster metadata JSON (as written by --metadata-out)");
   app.add_option("--duration", duration, "stop after this many seconds")->capture_default_str();
   app.add_option("--frames", max_frames, "stop after this many complete frames (0: no limit)");
   CLI11_PARSE(app, argc, argv);
@@ -57,7 +61,8 @@ int main(int argc, char** argv) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int buffer = 8 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {  // NOLINT: sockets API
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     std::cerr << "lidaremu-inspect: cannot listen on 127.0.0.1:" << port << " (port in use?)\n";
     return 1;
   }
@@ -72,7 +77,8 @@ int main(int argc, char** argv) {
     std::cout << f.describe() << std::endl;
   });
   std::vector<std::uint8_t> datagram(65536);
-  std::cout << "lidaremu-inspect: listening on 127.0.0.1:" << port << " for " << model_name << std::endl;
+  std::cout << "lidaremu-inspect: listening on 127.0.0.1:" << port << " for " << model_name
+            << std::endl;
   while (std::chrono::duration<double>(Clock::now() - start).count() < duration &&
          (max_frames == 0 || frames < max_frames)) {
     pollfd p{fd, POLLIN, 0};

@@ -7,6 +7,9 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/streaming.hpp"
 
+// CLI11 throws while options are declared only for programming errors (duplicate names);
+// every runtime failure is caught below and turned into a message and an exit code.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   using namespace lidaremu;
   CLI::App app{"lidaremu-scene: stream the built-in demo scene to lidaremud"};
@@ -41,12 +44,14 @@ int main(int argc, char** argv) {
     options.speed = speed;
     options.raw = format == "raw7";
     clients::FrameStreamer streamer(sender, pattern, options);
-    if (duration > 0 && frames == 0) frames = static_cast<int>(duration / pattern.frame_period_s + 0.5);
+    if (duration > 0 && frames == 0)
+      frames = static_cast<int>(std::lround(duration / pattern.frame_period_s));
     std::cout << "lidaremu-scene: " << model << ", " << pattern.columns_per_frame << " columns x "
               << pattern.model->channels << " channels per frame, to " << hits << std::endl;
     for (int f = 0; frames == 0 || f < frames; ++f) streamer.send_frame(rows);
     std::cout << "lidaremu-scene: sent " << frames << " frames in " << streamer.datagrams_sent()
-              << " datagrams (" << streamer.send_failures() << " refused by the kernel)" << std::endl;
+              << " datagrams (" << streamer.send_failures() << " refused by the kernel)"
+              << std::endl;
   } catch (const std::exception& e) {
     std::cerr << "lidaremu-scene: " << e.what() << '\n';
     return 1;

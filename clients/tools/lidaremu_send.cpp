@@ -6,6 +6,9 @@
 
 #include "lidaremu/clients/streaming.hpp"
 
+// CLI11 throws while options are declared only for programming errors (duplicate names);
+// every runtime failure is caught below and turned into a message and an exit code.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   using namespace lidaremu;
   CLI::App app{"lidaremu-send: send float32 hit rows from a file to lidaremud"};
@@ -19,7 +22,8 @@ int main(int argc, char** argv) {
   app.add_option("--mode", mode, "Ouster lidar mode (default 1024x10)");
   app.add_option("--hits", hits, "the daemon's hit port")->capture_default_str();
   app.add_option("--format", format, "framed|raw")->capture_default_str();
-  app.add_option("--speed", speed, "1: the sensor's rate, 0: as fast as possible")->capture_default_str();
+  app.add_option("--speed", speed, "1: the sensor's rate, 0: as fast as possible")
+      ->capture_default_str();
   app.add_option("--sensor-id", sensor_id, "sensor id in the batches")->capture_default_str();
   app.add_option("--repeat", repeat, "send the file this many times")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -34,20 +38,24 @@ int main(int argc, char** argv) {
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::size_t row_bytes = sizeof(float) * floats;
     if (bytes.size() % row_bytes != 0) {
-      throw std::runtime_error(file + ": " + std::to_string(bytes.size()) + " bytes is not a whole number of " +
-                               std::to_string(floats) + "-float rows");
+      throw std::runtime_error(file + ": " + std::to_string(bytes.size()) +
+                               " bytes is not a whole number of " + std::to_string(floats) +
+                               "-float rows");
     }
     std::vector<float> rows(bytes.size() / sizeof(float));
     std::memcpy(rows.data(), bytes.data(), bytes.size());
     clients::UdpSender sender(hits);
-    clients::StreamOptions options{static_cast<std::uint16_t>(sensor_id), speed, format == "raw", floats};
+    clients::StreamOptions options{static_cast<std::uint16_t>(sensor_id), speed, format == "raw",
+                                   floats};
     clients::FrameStreamer streamer(sender, pattern, options);
-    const std::size_t frame_floats = std::size_t(pattern.columns_per_frame) * pattern.model->channels * floats;
+    const std::size_t frame_floats =
+        std::size_t(pattern.columns_per_frame) * pattern.model->channels * floats;
     std::size_t frames = 0;
     for (int r = 0; r < repeat; ++r) {
       for (std::size_t at = 0; at < rows.size(); at += frame_floats, ++frames) {
         const std::size_t n = std::min(frame_floats, rows.size() - at);
-        streamer.send_frame(std::span<const float>(rows).subspan(at, n - n % (pattern.model->channels * floats)));
+        streamer.send_frame(std::span<const float>(rows).subspan(
+            at, n - n % (std::size_t(pattern.model->channels) * floats)));
       }
     }
     std::cout << "lidaremu-send: " << rows.size() / floats << " rows, " << frames << " frames, "

@@ -1,9 +1,10 @@
 #include "lidaremu/core/materials.hpp"
 
+#include <toml++/toml.h>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 namespace lidaremu::core {
 namespace {
@@ -58,8 +59,10 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
       const std::string k(key.str());
       const std::string at = where(source_name, value) + ": " + path + "." + k;
       if (k == "name") {
-        if (auto s = value.value<std::string>()) m.name = *s;
-        else problems.push_back(at + " must be a string");
+        if (auto s = value.value<std::string>())
+          m.name = *s;
+        else
+          problems.push_back(at + " must be a string");
         continue;
       }
       const auto number = value.value<double>();
@@ -68,7 +71,8 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
         continue;
       }
       if (k == "id") {
-        if (*number < 1 || *number > kMaxId || *number != static_cast<double>(static_cast<int>(*number))) {
+        if (*number < 1 || *number > kMaxId ||
+            *number != static_cast<double>(static_cast<int>(*number))) {
           problems.push_back(at + " must be a whole number from 1 to " + std::to_string(kMaxId) +
                              " (0 means 'no hit' and is reserved)");
         }
@@ -80,7 +84,8 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
         if (!(*number > 0) || *number > 90) problems.push_back(at + " must be in (0, 90] degrees");
         m.lobe_width_deg = *number;
       } else {
-        problems.push_back(at + ": unknown key (accepted: id, name, alpha, beta, gamma, sigma_deg)");
+        problems.push_back(at +
+                           ": unknown key (accepted: id, name, alpha, beta, gamma, sigma_deg)");
       }
     }
     if (m.diffuse + m.specular + m.retroreflective > 1.0 + 1e-9) {

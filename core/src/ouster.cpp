@@ -42,7 +42,8 @@ std::array<std::uint8_t, kImuPacketSize> imu_packet(std::uint64_t time_ns,
 
 LegacyEncoder::LegacyEncoder(const ScanPattern& pattern, const SensorIdentity& /*identity*/)
     : pattern_(pattern),
-      packet_(legacy_packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
+      packet_(
+          legacy_packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
 
 double LegacyEncoder::data_packet_period_s() const {
   return pattern_.column_period_s * pattern_.model->ouster.columns_per_packet;
@@ -74,12 +75,14 @@ void LegacyEncoder::encode_frame(const FrameReturns& returns, double frame_start
       store_le<std::uint64_t>(packet_, at, to_ns(frame_start_s + c * pattern_.column_period_s));
       store_le<std::uint16_t>(packet_, at + 8, static_cast<std::uint16_t>(c));
       store_le<std::uint16_t>(packet_, at + 10, frame_id_);
-      store_le<std::uint32_t>(packet_, at + 12,
-                              static_cast<std::uint32_t>(std::uint64_t{c} * kEncoderTicksPerTurn / columns));
+      store_le<std::uint32_t>(
+          packet_, at + 12,
+          static_cast<std::uint32_t>(std::uint64_t{c} * kEncoderTicksPerTurn / columns));
       for (int row = 0; row < model.channels; ++row) {
         const std::size_t beam = returns.shape.beam(c, static_cast<std::uint16_t>(row));
         const std::size_t px = at + kLegacyColumnHeader + row * kLegacyPixel;
-        const auto range_mm = static_cast<std::uint32_t>(std::lround(returns.range_m[beam] * 1000.0));
+        const auto range_mm =
+            static_cast<std::uint32_t>(std::lround(returns.range_m[beam] * 1000.0));
         store_le<std::uint32_t>(packet_, px, range_mm & 0xFFFFFu);
         if (range_mm == 0) continue;
         store_le<std::uint16_t>(packet_, px + 4, returns.reflectivity[beam]);
@@ -101,7 +104,8 @@ std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& iden
   using nlohmann::ordered_json;
   const SensorModel& m = *pattern.model;
   const int columns = pattern.columns_per_frame;
-  const std::string mode = std::to_string(columns) + "x" + std::to_string(pattern.frames_per_second);
+  const std::string mode =
+      std::to_string(columns) + "x" + std::to_string(pattern.frames_per_second);
   const double n = m.ouster.lidar_origin_to_beam_origin_mm;
   ordered_json j;
   j["sensor_info"] = {{"build_date", "2023-03-18T18:28:26Z"},
@@ -112,11 +116,11 @@ std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& iden
                       {"prod_pn", std::string(m.ouster.prod_pn)},
                       {"prod_sn", std::to_string(identity.serial_number)},
                       {"status", "RUNNING"}};
-  j["beam_intrinsics"] = {{"beam_altitude_angles", m.elevation_deg},
-                          {"beam_azimuth_angles", m.azimuth_offset_deg},
-                          {"beam_to_lidar_transform",
-                           {1, 0, 0, n, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}},
-                          {"lidar_origin_to_beam_origin_mm", n}};
+  j["beam_intrinsics"] = {
+      {"beam_altitude_angles", m.elevation_deg},
+      {"beam_azimuth_angles", m.azimuth_offset_deg},
+      {"beam_to_lidar_transform", {1, 0, 0, n, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}},
+      {"lidar_origin_to_beam_origin_mm", n}};
   j["imu_intrinsics"] = {{"imu_to_sensor_transform", m.ouster.imu_to_sensor}};
   j["lidar_intrinsics"] = {{"lidar_to_sensor_transform", m.ouster.lidar_to_sensor}};
   j["config_params"] = {{"azimuth_window", {0, 360000}},
@@ -149,7 +153,8 @@ std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& iden
                             {"pixels_per_column", m.channels},
                             {"udp_profile_imu", "LEGACY"},
                             {"udp_profile_lidar", "LEGACY"}};
-  j["calibration_status"] = {{"reflectivity", {{"timestamp", "2023-03-18T18:28:26"}, {"valid", true}}}};
+  j["calibration_status"] = {
+      {"reflectivity", {{"timestamp", "2023-03-18T18:28:26"}, {"valid", true}}}};
   return j.dump(4);
 }
 
@@ -204,7 +209,8 @@ Metadata parse_metadata(const std::string& json_text) {
   }
   if (md.columns_per_frame != 512 && md.columns_per_frame != 1024 && md.columns_per_frame != 2048 &&
       md.columns_per_frame != 4096) {
-    problems.push_back("/config_params/lidar_mode: '" + mode + "' is not <512|1024|2048|4096>x<fps>");
+    problems.push_back("/config_params/lidar_mode: '" + mode +
+                       "' is not <512|1024|2048|4096>x<fps>");
   }
   md.udp_profile_lidar = format.value("udp_profile_lidar", std::string("LEGACY"));
   md.columns_per_packet = format.value("columns_per_packet", 16);
@@ -212,7 +218,8 @@ Metadata parse_metadata(const std::string& json_text) {
   md.prod_sn = info.value("prod_sn", std::string());
   md.initialization_id = info.value("initialization_id", 0u);
   if (format.contains("pixel_shift_by_row")) {
-    for (const auto& v : format["pixel_shift_by_row"]) md.pixel_shift_by_row.push_back(v.get<int>());
+    for (const auto& v : format["pixel_shift_by_row"])
+      md.pixel_shift_by_row.push_back(v.get<int>());
   }
   // Older files omit the beam origin; the SDK then assumes the OS-1 value.
   md.lidar_origin_to_beam_origin_mm = beams.value("lidar_origin_to_beam_origin_mm", 12.163);
@@ -234,10 +241,14 @@ Metadata parse_metadata(const std::string& json_text) {
 
 const char* to_string(DecodeError e) {
   switch (e) {
-    case DecodeError::kNone: return "ok";
-    case DecodeError::kWrongSize: return "wrong packet size";
-    case DecodeError::kBadMeasurementId: return "measurement id out of range";
-    case DecodeError::kBadStatus: return "column status not valid";
+    case DecodeError::kNone:
+      return "ok";
+    case DecodeError::kWrongSize:
+      return "wrong packet size";
+    case DecodeError::kBadMeasurementId:
+      return "measurement id out of range";
+    case DecodeError::kBadStatus:
+      return "column status not valid";
   }
   return "?";
 }
@@ -265,8 +276,9 @@ DecodeError LegacyDecoder::decode(std::span<const std::uint8_t> packet,
     c.pixels.resize(h);
     for (int row = 0; row < h; ++row) {
       const std::size_t px = at + kLegacyColumnHeader + row * kLegacyPixel;
-      c.pixels[row] = {load_le<std::uint32_t>(packet, px) & 0xFFFFFu, load_le<std::uint16_t>(packet, px + 4),
-                       load_le<std::uint16_t>(packet, px + 6), load_le<std::uint16_t>(packet, px + 8)};
+      c.pixels[row] = {
+          load_le<std::uint32_t>(packet, px) & 0xFFFFFu, load_le<std::uint16_t>(packet, px + 4),
+          load_le<std::uint16_t>(packet, px + 6), load_le<std::uint16_t>(packet, px + 8)};
     }
     columns.push_back(std::move(c));
   }

@@ -66,7 +66,7 @@ std::optional<UdpDatagram> PcapReader::take_ipv4(const std::uint8_t* ip_bytes, s
     ++frames_skipped_;
     return std::nullopt;
   }
-  const std::size_t header_len = (ip[0] & 0x0F) * 4u;
+  const std::size_t header_len = std::size_t{ip[0] & 0x0Fu} * 4u;
   const std::size_t total_len = std::min<std::size_t>(load_be16(ip, 2), ip.size());
   if (ip[9] != kProtocolUdp || header_len < 20 || total_len < header_len) {
     ++frames_skipped_;
@@ -74,7 +74,7 @@ std::optional<UdpDatagram> PcapReader::take_ipv4(const std::uint8_t* ip_bytes, s
   }
   const std::uint16_t flags_offset = load_be16(ip, 6);
   const bool more_fragments = (flags_offset & 0x2000) != 0;
-  const std::size_t fragment_offset = (flags_offset & 0x1FFFu) * 8u;
+  const std::size_t fragment_offset = std::size_t{flags_offset & 0x1FFFu} * 8u;
   const std::uint32_t source = load_be32(ip, 12);
   const auto body = ip.subspan(header_len, total_len - header_len);
 
@@ -94,7 +94,8 @@ std::optional<UdpDatagram> PcapReader::take_ipv4(const std::uint8_t* ip_bytes, s
     }
     if (covered != f.total) return std::nullopt;
     whole.reserve(f.total);
-    for (const auto& [offset, piece] : f.pieces) whole.insert(whole.end(), piece.begin(), piece.end());
+    for (const auto& [offset, piece] : f.pieces)
+      whole.insert(whole.end(), piece.begin(), piece.end());
     pending_.erase(key);
   }
   if (whole.size() < kUdpHeader) {

@@ -1,9 +1,10 @@
 #include "lidaremu/core/pipeline.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace lidaremu::core {
 namespace {
@@ -78,8 +79,8 @@ class NoisyDetectionStage final : public Stage {
     const double p_noise = b.params.noise_power_w();
     for (std::size_t i = b.begin; i < b.end; ++i) {
       if (!b.work.alive[i]) continue;
-      const double p_r = physics::detected_power(b.work.returned_fraction[i],
-                                                 b.params.peak_power_w, b.params.detector_efficiency);
+      const double p_r = physics::detected_power(b.work.returned_fraction[i], b.params.peak_power_w,
+                                                 b.params.detector_efficiency);
       const double p_out = p_r + p_noise * CounterRng(key_for(b, i, StageId::kDetection)).normal(0);
       b.work.power_w[i] = p_out;
       b.work.alive[i] = physics::beats_threshold(p_out, p_noise) ? 1 : 0;
@@ -108,8 +109,8 @@ class RangeNoiseStage final : public Stage {
     const double sigma = b.params.range_noise_sigma_m;
     for (std::size_t i = b.begin; i < b.end; ++i) {
       if (!b.work.alive[i]) continue;
-      b.work.range_m[i] += static_cast<float>(
-          sigma * CounterRng(key_for(b, i, StageId::kRangeNoise)).normal(0));
+      b.work.range_m[i] +=
+          static_cast<float>(sigma * CounterRng(key_for(b, i, StageId::kRangeNoise)).normal(0));
     }
   }
 };
@@ -135,10 +136,11 @@ class ReportStage final : public Stage {
         continue;
       }
       const double power = b.work.power_w[i];
-      const double equivalent = physics::lambertian_equivalent(
-          power / gain, b.work.range_m[i], b.work.transmission[i]);
+      const double equivalent =
+          physics::lambertian_equivalent(power / gain, b.work.range_m[i], b.work.transmission[i]);
       b.out.power_w[i] = static_cast<float>(power);
-      b.out.reflectivity[i] = static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
+      b.out.reflectivity[i] =
+          static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
       b.out.signal_photons[i] =
           static_cast<std::uint16_t>(std::clamp(std::lround(power / p_noise), 1L, 65535L));
     }
@@ -186,8 +188,9 @@ void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
   constexpr std::size_t kBeamsPerBlock = 1024;
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock),
                     [&](const tbb::blocked_range<std::size_t>& r) {
-                      const BlockContext block{r.begin(), r.end(), hits, work_, out, geometry_,
-                                               materials_, settings_.params, base};
+                      const BlockContext block{r.begin(), r.end(),   hits,       work_,
+                                               out,       geometry_, materials_, settings_.params,
+                                               base};
                       for (const auto& stage : stages_) stage->run(block);
                     });
 }

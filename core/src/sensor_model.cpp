@@ -73,8 +73,7 @@ double BeamGeometry::velodyne_column_azimuth_deg(std::uint32_t column) const {
   return wrap_degrees(360.0 * column / pattern_.columns_per_frame);
 }
 
-double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column,
-                                                std::uint16_t channel) const {
+double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint16_t channel) const {
   // Lasers of a sequence fire one after another while the head keeps turning.
   const auto& v = model_.velodyne;
   const int lasers_per_sequence = model_.channels;
@@ -85,14 +84,16 @@ double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column,
 }
 
 Eigen::Vector3d BeamGeometry::ouster_beam_origin_lidar_mm(std::uint32_t column) const {
-  const double encoder = 2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
+  const double encoder =
+      2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
   const double n = model_.ouster.lidar_origin_to_beam_origin_mm;
   return {n * std::cos(encoder), n * std::sin(encoder), 0.0};
 }
 
 Eigen::Vector3d BeamGeometry::ouster_direction_lidar(std::uint32_t column,
                                                      std::uint16_t channel) const {
-  const double encoder = 2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
+  const double encoder =
+      2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
   const double azimuth = encoder - model_.azimuth_offset_deg[channel] * kDeg;
   const double altitude = model_.elevation_deg[channel] * kDeg;
   return {std::cos(azimuth) * std::cos(altitude), std::sin(azimuth) * std::cos(altitude),
@@ -117,10 +118,9 @@ BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
 BeamIndex BeamGeometry::locate(const Eigen::Vector3d& point_in_sensor) const {
   const int columns = pattern_.columns_per_frame;
   auto nearest_channel = [&](double elevation_deg) {
-    const auto it = std::lower_bound(channels_by_elevation_.begin(), channels_by_elevation_.end(),
-                                     elevation_deg, [&](std::uint16_t ch, double e) {
-                                       return model_.elevation_deg[ch] < e;
-                                     });
+    const auto it = std::lower_bound(
+        channels_by_elevation_.begin(), channels_by_elevation_.end(), elevation_deg,
+        [&](std::uint16_t ch, double e) { return model_.elevation_deg[ch] < e; });
     if (it == channels_by_elevation_.begin()) return *it;
     if (it == channels_by_elevation_.end()) return channels_by_elevation_.back();
     const auto below = *(it - 1);

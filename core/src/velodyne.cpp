@@ -29,7 +29,8 @@ std::string nmea_angle(double deg, int degree_digits, char positive, char negati
 
 std::uint32_t micros_past_hour(double time_s) {
   const double past_hour = std::fmod(time_s, 3600.0);
-  return static_cast<std::uint32_t>(std::floor((past_hour < 0 ? past_hour + 3600.0 : past_hour) * 1e6)) %
+  return static_cast<std::uint32_t>(
+             std::floor((past_hour < 0 ? past_hour + 3600.0 : past_hour) * 1e6)) %
          3'600'000'000u;
 }
 
@@ -39,8 +40,7 @@ std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longi
   gmtime_r(&seconds, &utc);
   char body[128];
   std::snprintf(body, sizeof body, "GPRMC,%02d%02d%02d,A,%s,%s,000.0,000.0,%02d%02d%02d,000.0,E,A",
-                utc.tm_hour, utc.tm_min, utc.tm_sec,
-                nmea_angle(latitude_deg, 2, 'N', 'S').c_str(),
+                utc.tm_hour, utc.tm_min, utc.tm_sec, nmea_angle(latitude_deg, 2, 'N', 'S').c_str(),
                 nmea_angle(longitude_deg, 3, 'E', 'W').c_str(), utc.tm_mday, utc.tm_mon + 1,
                 utc.tm_year % 100);
   std::uint8_t checksum = 0;
@@ -55,7 +55,8 @@ std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s
   std::array<std::uint8_t, kPositionPacketSize> p{};
   store_le<std::uint32_t>(p, kPositionTimestampOffset, micros_past_hour(unix_time_s));
   p[kPpsStatusOffset] = kPpsLocked;
-  const std::string nmea = gprmc_sentence(unix_time_s, identity.latitude_deg, identity.longitude_deg);
+  const std::string nmea =
+      gprmc_sentence(unix_time_s, identity.latitude_deg, identity.longitude_deg);
   for (std::size_t i = 0; i < nmea.size() && kNmeaOffset + i < p.size(); ++i) {
     p[kNmeaOffset + i] = static_cast<std::uint8_t>(nmea[i]);
   }
@@ -108,8 +109,9 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
   }
   for (int laser = 0; returns && laser < model.channels; ++laser) {
     const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(laser));
-    const std::size_t at = block_at + 4 + 3 * (sequence * model.channels + laser);
-    const auto units = static_cast<std::uint16_t>(std::lround(returns->range_m[beam] / model.range_unit_m));
+    const std::size_t at = block_at + 4 + 3 * std::size_t(sequence * model.channels + laser);
+    const auto units =
+        static_cast<std::uint16_t>(std::lround(returns->range_m[beam] / model.range_unit_m));
     store_le<std::uint16_t>(packet_, at, units);
     packet_[at + 2] = units ? returns->reflectivity[beam] : 0;
   }
@@ -129,11 +131,16 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
 
 const char* to_string(DecodeError e) {
   switch (e) {
-    case DecodeError::kNone: return "ok";
-    case DecodeError::kWrongSize: return "wrong packet size";
-    case DecodeError::kBadBlockFlag: return "bad block flag";
-    case DecodeError::kBadAzimuth: return "azimuth out of range";
-    case DecodeError::kWrongProduct: return "product id does not match the model";
+    case DecodeError::kNone:
+      return "ok";
+    case DecodeError::kWrongSize:
+      return "wrong packet size";
+    case DecodeError::kBadBlockFlag:
+      return "bad block flag";
+    case DecodeError::kBadAzimuth:
+      return "azimuth out of range";
+    case DecodeError::kWrongProduct:
+      return "product id does not match the model";
   }
   return "?";
 }
@@ -150,12 +157,14 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   const int blocks = v.blocks_per_packet;
   std::array<int, 12> azimuth{};
   for (int b = 0; b < blocks; ++b) {
-    if (load_le<std::uint16_t>(packet, b * kBlockSize) != kUpperBlockFlag) return DecodeError::kBadBlockFlag;
+    if (load_le<std::uint16_t>(packet, b * kBlockSize) != kUpperBlockFlag)
+      return DecodeError::kBadBlockFlag;
     azimuth[b] = load_le<std::uint16_t>(packet, b * kBlockSize + 2);
     if (azimuth[b] >= 36000) return DecodeError::kBadAzimuth;
   }
   const std::uint32_t timestamp = load_le<std::uint32_t>(packet, kTimestampOffset);
-  if (info) *info = {static_cast<std::uint16_t>(azimuth[0]), timestamp, mode, packet[kProductIdOffset]};
+  if (info)
+    *info = {static_cast<std::uint16_t>(azimuth[0]), timestamp, mode, packet[kProductIdOffset]};
 
   const int stride = dual ? 2 : 1;  // dual: blocks in pairs with the same azimuth
   const double block_span_us = v.sequences_per_block * v.sequence_period_us;
@@ -163,12 +172,12 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
     const int group = b / stride;
     // The rotation during a block is read from the next block's azimuth (the last block
     // reuses the step before it), as the public drivers do.
-    int diff = b + stride < blocks ? azimuth[b + stride] - azimuth[b]
-                                   : azimuth[b] - azimuth[b - stride];
+    int diff =
+        b + stride < blocks ? azimuth[b + stride] - azimuth[b] : azimuth[b] - azimuth[b - stride];
     if (diff < 0) diff += 36000;
     const std::uint8_t kind = dual ? (b % 2 == 0 ? 1 : 2) : 0;
     for (int slot = 0; slot < v.sequences_per_block * model_.channels; ++slot) {
-      const std::size_t at = b * kBlockSize + 4 + 3 * slot;
+      const std::size_t at = b * kBlockSize + 4 + 3 * std::size_t(slot);
       const std::uint16_t units = load_le<std::uint16_t>(packet, at);
       if (units == 0) continue;
       const int sequence = slot / model_.channels;
@@ -187,7 +196,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       p.reflectivity = packet[at + 2];
       p.laser = static_cast<std::uint16_t>(laser);
       p.return_kind = kind;
-      p.time_s = (timestamp + v.sequence_period_us * v.sequences_per_block * group + offset_us) * 1e-6;
+      p.time_s =
+          (timestamp + v.sequence_period_us * v.sequences_per_block * group + offset_us) * 1e-6;
       out.push_back(p);
     }
   }

@@ -18,7 +18,9 @@ void store_max(Counter& c, std::uint64_t value) {
 
 void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c) {
   const std::string label = "{sensor=\"" + sensor + "\"}";
-  auto line = [&](const char* name, const Counter& v) { out << "lidaremu_" << name << label << ' ' << v.load() << '\n'; };
+  auto line = [&](const char* name, const Counter& v) {
+    out << "lidaremu_" << name << label << ' ' << v.load() << '\n';
+  };
   line("datagrams_in_total", c.datagrams_in);
   line("bytes_in_total", c.bytes_in);
   line("rows_stored_total", c.rows_stored);
@@ -28,7 +30,8 @@ void write_counters(std::ostream& out, const std::string& sensor, const SensorCo
   line("rows_out_of_range_total", c.rows_out_of_range);
   for (std::size_t i = 1; i < c.rejected.size(); ++i) {
     out << "lidaremu_batches_rejected_total{sensor=\"" << sensor << "\",reason=\""
-        << protocol::to_string(static_cast<protocol::BatchError>(i)) << "\"} " << c.rejected[i].load() << '\n';
+        << protocol::to_string(static_cast<protocol::BatchError>(i)) << "\"} "
+        << c.rejected[i].load() << '\n';
   }
   line("batches_stale_total", c.batches_stale);
   line("batches_while_paused_total", c.batches_while_paused);

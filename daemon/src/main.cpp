@@ -1,4 +1,8 @@
 // lidaremud: the LiDAR sensor emulator daemon.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <tbb/global_control.h>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -6,10 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <sstream>
-#include <tbb/global_control.h>
 #include <thread>
 
 #include "lidaremu/core/ouster.hpp"
@@ -63,7 +64,8 @@ int run(const daemon::DaemonSettings& settings) {
   });
   asio::steady_timer stop_timer(io);
   if (settings.duration_s > 0) {
-    stop_timer.expires_after(std::chrono::milliseconds(static_cast<long>(settings.duration_s * 1000)));
+    stop_timer.expires_after(
+        std::chrono::milliseconds(static_cast<long>(settings.duration_s * 1000)));
     stop_timer.async_wait([&](const boost::system::error_code& ec) {
       if (!ec) io.stop();
     });
@@ -71,7 +73,8 @@ int run(const daemon::DaemonSettings& settings) {
   asio::steady_timer stats_timer(io);
   std::function<void()> arm_stats = [&] {
     if (settings.stats_interval_s <= 0) return;
-    stats_timer.expires_after(std::chrono::milliseconds(static_cast<long>(settings.stats_interval_s * 1000)));
+    stats_timer.expires_after(
+        std::chrono::milliseconds(static_cast<long>(settings.stats_interval_s * 1000)));
     stats_timer.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       for (const auto& s : sensors) {
@@ -86,17 +89,22 @@ int run(const daemon::DaemonSettings& settings) {
   arm_stats();
   io.run();
   for (auto& s : sensors) s->drain_and_stop();
-  for (const auto& s : sensors) daemon::write_counters(std::cout, s->settings().name, s->counters());
+  for (const auto& s : sensors)
+    daemon::write_counters(std::cout, s->settings().name, s->counters());
   std::cout.flush();
   return 0;
 }
 
 }  // namespace
 
+// CLI11 throws while options are declared only for programming errors (duplicate names);
+// every runtime failure is caught below and turned into a message and an exit code.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("lidaremud"));
-  CLI::App app{"lidaremud: a LiDAR sensor emulator. Takes ray hits from a simulator over UDP and "
-               "emits the packets of a real Velodyne or Ouster sensor."};
+  CLI::App app{
+      "lidaremud: a LiDAR sensor emulator. Takes ray hits from a simulator over UDP and "
+      "emits the packets of a real Velodyne or Ouster sensor."};
   daemon::SensorFlags f;
   std::string config;
   std::string materials = LIDAREMU_DEFAULT_MATERIALS;
@@ -106,11 +114,13 @@ int main(int argc, char** argv) {
   double stats_interval_s = 0;
   app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
   app.add_option("--model", f.model, "sensor model: vlp16|os1-64")->capture_default_str();
-  app.add_option("--hits", f.hits, "where hit batches arrive, udp://HOST:PORT (port 0: any free port)")
+  app.add_option("--hits", f.hits,
+                 "where hit batches arrive, udp://HOST:PORT (port 0: any free port)")
       ->capture_default_str();
   app.add_option("--hits-format", f.hits_format, "framed (HitBatch FlatBuffers) | raw7 | raw8")
       ->capture_default_str();
-  app.add_option("--out", f.out, "data packets to udp://HOST:PORT (default port 2368 Velodyne, 7502 Ouster)");
+  app.add_option("--out", f.out,
+                 "data packets to udp://HOST:PORT (default port 2368 Velodyne, 7502 Ouster)");
   app.add_option("--telemetry", f.telemetry,
                  "position packets (Velodyne, default 8308) or IMU packets (Ouster, default 7503), "
                  "udp://HOST:PORT, default on the --out host");
@@ -121,18 +131,26 @@ int main(int argc, char** argv) {
   app.add_option("--physics", f.physics, "ideal (no noise, no loss) | default (PHYSICS.md 1-4a)")
       ->capture_default_str();
   app.add_option("--rpm", f.rpm, "Velodyne rotation rate, 300..1200 (default 600)");
-  app.add_option("--mode", f.mode, "Ouster lidar mode: 512x10|1024x10|2048x10|512x20|1024x20 (default 1024x10)");
-  app.add_option("--engine", f.engine, "row conventions: ros (m, x fwd z up) | unreal (cm, left-handed) | unity (m, left-handed, y up)")
+  app.add_option("--mode", f.mode,
+                 "Ouster lidar mode: 512x10|1024x10|2048x10|512x20|1024x20 (default 1024x10)");
+  app.add_option("--engine", f.engine,
+                 "row conventions: ros (m, x fwd z up) | unreal (cm, left-handed) | unity (m, "
+                 "left-handed, y up)")
       ->capture_default_str();
-  app.add_option("--clock", f.clock, "packet timestamps from the wall clock or the batches' simulation time: wall|sim")
+  app.add_option("--clock", f.clock,
+                 "packet timestamps from the wall clock or the batches' simulation time: wall|sim")
       ->capture_default_str();
-  app.add_option("--sensor-id", f.sensor_id, "sensor id framed batches must carry")->capture_default_str();
-  app.add_option("--idle-timeout-ms", f.idle_timeout_ms, "a frame with no new input for this long is complete")
+  app.add_option("--sensor-id", f.sensor_id, "sensor id framed batches must carry")
+      ->capture_default_str();
+  app.add_option("--idle-timeout-ms", f.idle_timeout_ms,
+                 "a frame with no new input for this long is complete")
       ->capture_default_str();
   app.add_option("--materials", materials, "material table (TOML)")->capture_default_str();
-  app.add_option("--threads", threads, "physics worker threads (0: all cores)")->capture_default_str();
+  app.add_option("--threads", threads, "physics worker threads (0: all cores)")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
-  app.add_option("--duration", duration_s, "stop by itself after this many seconds (0: run until SIGTERM)");
+  app.add_option("--duration", duration_s,
+                 "stop by itself after this many seconds (0: run until SIGTERM)");
   app.add_option("--stats-interval", stats_interval_s, "log counters every this many seconds");
   try {
     app.parse(argc, argv);
@@ -143,12 +161,13 @@ int main(int argc, char** argv) {
   daemon::DaemonSettings settings;
   try {
     if (!config.empty()) {
-      for (const char* flag : {"--model", "--hits", "--hits-format", "--out", "--telemetry", "--pace",
-                               "--seed", "--metadata-out", "--physics", "--rpm", "--mode", "--engine",
-                               "--clock", "--sensor-id", "--idle-timeout-ms"}) {
+      for (const char* flag : {"--model", "--hits", "--hits-format", "--out", "--telemetry",
+                               "--pace", "--seed", "--metadata-out", "--physics", "--rpm", "--mode",
+                               "--engine", "--clock", "--sensor-id", "--idle-timeout-ms"}) {
         if (app.count(flag)) {
-          std::cerr << "lidaremud: " << flag << " and --config cannot be combined: put the sensor in "
-                    << config << " instead\n";
+          std::cerr << "lidaremud: " << flag
+                    << " and --config cannot be combined: put the sensor in " << config
+                    << " instead\n";
           return kExitUsage;
         }
       }

@@ -1,11 +1,12 @@
 #include "lidaremu/daemon/sensor_runtime.hpp"
 
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cmath>
-#include <spdlog/spdlog.h>
 #include <stdexcept>
-#include <sys/socket.h>
 
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
@@ -41,15 +42,19 @@ void set_receive_buffer(asio::ip::udp::socket& socket, int bytes) {
   asio::socket_base::receive_buffer_size granted;
   socket.get_option(granted, ec);
   if (!ec && granted.value() < bytes) {
-    spdlog::warn("receive buffer is {} KiB, not the {} KiB asked for: raise net.core.rmem_max "
-                 "if engines send whole frames in bursts", granted.value() / 1024, bytes / 1024);
+    spdlog::warn(
+        "receive buffer is {} KiB, not the {} KiB asked for: raise net.core.rmem_max "
+        "if engines send whole frames in bursts",
+        granted.value() / 1024, bytes / 1024);
   }
 }
 
 asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(e.host == "localhost" ? "127.0.0.1" : e.host, ec);
-  if (ec) throw std::runtime_error(what + " " + e.to_string() + ": '" + e.host + "' is not an IP address");
+  if (ec)
+    throw std::runtime_error(what + " " + e.to_string() + ": '" + e.host +
+                             "' is not an IP address");
   return {address, e.port};
 }
 
@@ -77,7 +82,6 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
                              asio::io_context& io)
     : settings_(settings),
       materials_(materials),
-      io_(io),
       hits_socket_(io),
       idle_timer_(io),
       pipeline_(settings.pattern, materials, settings.pipeline),
@@ -93,13 +97,15 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
     free_frames_.push(frame_pool_.back().get());
   }
   // Two frames of packets in flight, plus telemetry.
-  const double packets_per_frame = settings_.pattern.frame_period_s / encoder_->data_packet_period_s();
+  const double packets_per_frame =
+      settings_.pattern.frame_period_s / encoder_->data_packet_period_s();
   const auto slots = static_cast<int>(2 * packets_per_frame + 64);
   free_slots_.set_capacity(slots);
   ready_slots_.set_capacity(slots + 1);
   for (int i = 0; i < slots; ++i) {
     slot_pool_.push_back(std::make_unique<PacketSlot>());
-    slot_pool_.back()->bytes.resize(encoder_->data_packet_size() < 512 ? 512 : encoder_->data_packet_size());
+    slot_pool_.back()->bytes.resize(
+        encoder_->data_packet_size() < 512 ? 512 : encoder_->data_packet_size());
     free_slots_.push(slot_pool_.back().get());
   }
   returns_.reshape(shape);
@@ -109,7 +115,11 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
 }
 
 SensorRuntime::~SensorRuntime() {
-  if (started_) drain_and_stop();
+  try {
+    if (started_) drain_and_stop();
+  } catch (const std::exception& e) {
+    spdlog::error("sensor {}: stopping failed: {}", settings_.name, e.what());
+  }
 }
 
 void SensorRuntime::start() {
@@ -163,8 +173,10 @@ void SensorRuntime::on_datagram(std::size_t size) {
     ++counters_.batches_while_paused;
     return;
   }
-  if (raw_) on_raw(datagram);
-  else on_framed(datagram);
+  if (raw_)
+    on_raw(datagram);
+  else
+    on_framed(datagram);
   arm_idle_timer();
 }
 
@@ -206,18 +218,22 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     current_ = acquire_frame(batch.frame);
   }
   if (!current_->has_sim_time) {
-    const auto column_ns = static_cast<std::uint64_t>(std::llround(
-        settings_.pattern.column_period_s * 1e9 * batch.first_column));
+    const auto column_ns = static_cast<std::uint64_t>(
+        std::llround(settings_.pattern.column_period_s * 1e9 * batch.first_column));
     current_->sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
     current_->has_sim_time = batch.sim_time_ns != 0;
   }
   const auto rows = protocol::store_batch(batch, settings_.engine, materials_, *current_);
   counters_.add_rows(rows);
   if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
-    const auto bad = counters_.rows_non_finite + counters_.rows_unknown_material + counters_.rows_out_of_range;
+    const auto bad =
+        counters_.rows_non_finite + counters_.rows_unknown_material + counters_.rows_out_of_range;
     if (worth_logging(bad)) {
-      spdlog::warn("sensor {}: frame {}: dropped rows: {} non-finite, {} unknown material, {} absurd ({} so far)",
-                   settings_.name, batch.frame, rows.non_finite, rows.unknown_material, rows.out_of_range, bad);
+      spdlog::warn(
+          "sensor {}: frame {}: dropped rows: {} non-finite, {} unknown material, {} absurd ({} so "
+          "far)",
+          settings_.name, batch.frame, rows.non_finite, rows.unknown_material, rows.out_of_range,
+          bad);
     }
   }
   if (current_->columns_received == current_->shape.columns) submit_current();
@@ -252,8 +268,10 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
   if (control.resume) paused_ = false;
   if (control.fog_visibility_m > 0) visibility_m_ = control.fog_visibility_m;
   if (control.rain_mm_per_h >= 0 || control.sun_irradiance_w_per_m2 >= 0) {
-    spdlog::warn("sensor {}: rain and sun are not modelled by this version's physics; only fog "
-                 "visibility, pause and resume take effect", settings_.name);
+    spdlog::warn(
+        "sensor {}: rain and sun are not modelled by this version's physics; only fog "
+        "visibility, pause and resume take effect",
+        settings_.name);
   }
   spdlog::info("sensor {}: control: paused={} visibility={} m", settings_.name, paused_,
                visibility_m_.load());
@@ -289,8 +307,10 @@ core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
 
 void SensorRuntime::submit_current() {
   if (!current_) return;
-  if (current_->columns_received == current_->shape.columns) ++counters_.frames_complete;
-  else ++counters_.frames_incomplete;
+  if (current_->columns_received == current_->shape.columns)
+    ++counters_.frames_complete;
+  else
+    ++counters_.frames_incomplete;
   last_submitted_frame_ = current_->frame_number;
   ready_frames_.push(current_);
   current_ = nullptr;
@@ -354,8 +374,9 @@ void SensorRuntime::emit_loop() {
       const auto now = Clock::now();
       auto deadline = now;
       if (anchor) {
-        deadline = anchor->first + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
+        deadline = anchor->first +
+                   std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
       }
       // Out of step by more than a moment (input stalled, or time jumped): start afresh.
       if (!anchor || deadline < now - std::chrono::milliseconds(50) ||
@@ -367,11 +388,13 @@ void SensorRuntime::emit_loop() {
       std::this_thread::sleep_until(deadline);
       const auto late = Clock::now() - deadline;
       store_max(counters_.pacing_error_ns_max,
-                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(late).count()));
+                static_cast<std::uint64_t>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(late).count()));
     }
     boost::system::error_code ec;
     const bool data = slot->channel == core::PacketChannel::kData;
-    socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0, ec);
+    socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,
+                   ec);
     if (ec) {
       ++counters_.send_errors;
     } else if (data) {

@@ -1,11 +1,12 @@
 #include "lidaremu/daemon/settings.hpp"
 
+#include <toml++/toml.h>
+
 #include <charconv>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace lidaremu::daemon {
 namespace {
@@ -29,14 +30,16 @@ core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
   return id;
 }
 
-void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s, Problems& problems) {
+void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s,
+                  Problems& problems) {
   auto bad = [&](const std::string& key, const std::string& value, const std::string& accepted) {
     problems.push_back(at + key + " = '" + value + "': expected " + accepted);
   };
   s.model = core::find_sensor_model(f.model);
   if (!s.model) {
     std::string names;
-    for (const auto* m : core::all_sensor_models()) names += (names.empty() ? "" : "|") + std::string(m->name);
+    for (const auto* m : core::all_sensor_models())
+      names += (names.empty() ? "" : "|") + std::string(m->name);
     bad("model", f.model, names);
     return;
   }
@@ -44,9 +47,12 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
   if (velodyne) {
     if (!f.mode.empty()) bad("mode", f.mode, "no mode for a Velodyne model (use rpm)");
-    const auto r = core::make_velodyne_scan(*s.model, f.rpm ? f.rpm : s.model->velodyne.default_rpm);
-    if (!r.pattern) problems.push_back(at + "rpm: " + r.error);
-    else s.pattern = *r.pattern;
+    const auto r =
+        core::make_velodyne_scan(*s.model, f.rpm ? f.rpm : s.model->velodyne.default_rpm);
+    if (!r.pattern)
+      problems.push_back(at + "rpm: " + r.error);
+    else
+      s.pattern = *r.pattern;
   } else {
     if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for an Ouster model (use mode)");
     int columns = s.model->ouster.default_columns, fps = s.model->ouster.default_fps;
@@ -60,43 +66,69 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
       }
     }
     const auto r = core::make_ouster_scan(*s.model, columns, fps);
-    if (!r.pattern) problems.push_back(at + "mode: " + r.error);
-    else s.pattern = *r.pattern;
+    if (!r.pattern)
+      problems.push_back(at + "mode: " + r.error);
+    else
+      s.pattern = *r.pattern;
   }
-  if (f.sensor_id < 0 || f.sensor_id > 65535) bad("sensor_id", std::to_string(f.sensor_id), "0..65535");
+  if (f.sensor_id < 0 || f.sensor_id > 65535)
+    bad("sensor_id", std::to_string(f.sensor_id), "0..65535");
   s.sensor_id = static_cast<std::uint16_t>(f.sensor_id);
 
-  if (auto e = parse_endpoint(f.hits)) s.hits = *e;
-  else bad("hits", f.hits, "udp://HOST:PORT");
+  if (auto e = parse_endpoint(f.hits))
+    s.hits = *e;
+  else
+    bad("hits", f.hits, "udp://HOST:PORT");
   const std::uint16_t default_data = velodyne ? 2368 : 7502;
   const std::uint16_t default_telemetry = velodyne ? 8308 : 7503;
-  if (f.out.empty()) s.out = {"127.0.0.1", default_data};
-  else if (auto e = parse_endpoint(f.out)) s.out = *e;
-  else bad("out", f.out, "udp://HOST:PORT");
-  if (f.telemetry.empty()) s.telemetry = {s.out.host, default_telemetry};
-  else if (auto e = parse_endpoint(f.telemetry)) s.telemetry = *e;
-  else bad("telemetry", f.telemetry, "udp://HOST:PORT");
+  if (f.out.empty())
+    s.out = {"127.0.0.1", default_data};
+  else if (auto e = parse_endpoint(f.out))
+    s.out = *e;
+  else
+    bad("out", f.out, "udp://HOST:PORT");
+  if (f.telemetry.empty())
+    s.telemetry = {s.out.host, default_telemetry};
+  else if (auto e = parse_endpoint(f.telemetry))
+    s.telemetry = *e;
+  else
+    bad("telemetry", f.telemetry, "udp://HOST:PORT");
   if (s.out.port == 0) bad("out", f.out, "a non-zero port");
 
-  if (f.hits_format == "framed") s.hits_format = HitsFormat::kFramed;
-  else if (f.hits_format == "raw7") s.hits_format = HitsFormat::kRaw7;
-  else if (f.hits_format == "raw8") s.hits_format = HitsFormat::kRaw8;
-  else bad("hits_format", f.hits_format, "framed|raw7|raw8");
+  if (f.hits_format == "framed")
+    s.hits_format = HitsFormat::kFramed;
+  else if (f.hits_format == "raw7")
+    s.hits_format = HitsFormat::kRaw7;
+  else if (f.hits_format == "raw8")
+    s.hits_format = HitsFormat::kRaw8;
+  else
+    bad("hits_format", f.hits_format, "framed|raw7|raw8");
 
-  if (f.pace == "realtime") s.pace = Pace::kRealtime;
-  else if (f.pace == "afap") s.pace = Pace::kAfap;
-  else bad("pace", f.pace, "realtime|afap");
+  if (f.pace == "realtime")
+    s.pace = Pace::kRealtime;
+  else if (f.pace == "afap")
+    s.pace = Pace::kAfap;
+  else
+    bad("pace", f.pace, "realtime|afap");
 
-  if (f.clock == "wall") s.clock = ClockSource::kWall;
-  else if (f.clock == "sim") s.clock = ClockSource::kSim;
-  else bad("clock", f.clock, "wall|sim");
+  if (f.clock == "wall")
+    s.clock = ClockSource::kWall;
+  else if (f.clock == "sim")
+    s.clock = ClockSource::kSim;
+  else
+    bad("clock", f.clock, "wall|sim");
 
-  if (f.physics == "default") s.pipeline.mode = core::PhysicsMode::kDefault;
-  else if (f.physics == "ideal") s.pipeline.mode = core::PhysicsMode::kIdeal;
-  else bad("physics", f.physics, "ideal|default");
+  if (f.physics == "default")
+    s.pipeline.mode = core::PhysicsMode::kDefault;
+  else if (f.physics == "ideal")
+    s.pipeline.mode = core::PhysicsMode::kIdeal;
+  else
+    bad("physics", f.physics, "ideal|default");
 
-  if (auto e = protocol::engine_conventions(f.engine)) s.engine = *e;
-  else bad("engine", f.engine, "ros|unreal|unity");
+  if (auto e = protocol::engine_conventions(f.engine))
+    s.engine = *e;
+  else
+    bad("engine", f.engine, "ros|unreal|unity");
 
   if (f.idle_timeout_ms < 10 || f.idle_timeout_ms > 60000) {
     bad("idle_timeout_ms", std::to_string(f.idle_timeout_ms), "10..60000");
@@ -206,22 +238,30 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
       }
       for (const auto& [dk, dn] : *t) {
         const std::string path = "daemon." + std::string(dk.str());
-        if (dk.str() == "threads") read_value(dn, path, d.threads, problems);
-        else if (dk.str() == "log_level") read_value(dn, path, d.log_level, problems);
+        if (dk.str() == "threads")
+          read_value(dn, path, d.threads, problems);
+        else if (dk.str() == "log_level")
+          read_value(dn, path, d.log_level, problems);
         else if (dk.str() == "materials") {
           std::string m;
           read_value(dn, path, m, problems);
           d.materials = m;
-        } else if (dk.str() == "duration_s") read_value(dn, path, d.duration_s, problems);
-        else if (dk.str() == "stats_interval_s") read_value(dn, path, d.stats_interval_s, problems);
-        else problems.push_back(path + ": unknown key (accepted: threads, log_level, materials, duration_s, stats_interval_s)");
+        } else if (dk.str() == "duration_s")
+          read_value(dn, path, d.duration_s, problems);
+        else if (dk.str() == "stats_interval_s")
+          read_value(dn, path, d.stats_interval_s, problems);
+        else
+          problems.push_back(path +
+                             ": unknown key (accepted: threads, log_level, materials, duration_s, "
+                             "stats_interval_s)");
       }
     } else if (k != "sensor") {
       problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");
     }
   }
   const toml::array* sensors = doc["sensor"].as_array();
-  if (!sensors || sensors->empty()) problems.push_back("sensor: at least one [[sensor]] is required");
+  if (!sensors || sensors->empty())
+    problems.push_back("sensor: at least one [[sensor]] is required");
   for (std::size_t i = 0; sensors && i < sensors->size(); ++i) {
     const std::string at = "sensor[" + std::to_string(i) + "].";
     const toml::table* t = (*sensors)[i].as_table();
@@ -233,25 +273,46 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
     SensorSettings s;
     std::int64_t seed = 0;
     const std::map<std::string, std::function<void(const toml::node&, const std::string&)>> keys{
-        {"name", [&](const toml::node& n, const std::string& p) { read_value(n, p, s.name, problems); }},
-        {"model", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.model, problems); }},
-        {"hits", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.hits, problems); }},
-        {"hits_format", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.hits_format, problems); }},
-        {"out", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.out, problems); }},
-        {"telemetry", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.telemetry, problems); }},
-        {"pace", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.pace, problems); }},
-        {"seed", [&](const toml::node& n, const std::string& p) { read_value(n, p, seed, problems); }},
-        {"metadata_out", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.metadata_out, problems); }},
-        {"physics", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.physics, problems); }},
-        {"rpm", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.rpm, problems); }},
-        {"mode", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.mode, problems); }},
-        {"engine", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.engine, problems); }},
-        {"clock", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.clock, problems); }},
-        {"sensor_id", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.sensor_id, problems); }},
-        {"idle_timeout_ms", [&](const toml::node& n, const std::string& p) { read_value(n, p, f.idle_timeout_ms, problems); }},
-        {"physics_params", [&](const toml::node& n, const std::string& p) {
-           if (const auto* pt = n.as_table()) read_physics(*pt, p + ".", s.pipeline.params, problems);
-           else problems.push_back(p + ": must be a table");
+        {"name",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, s.name, problems); }},
+        {"model",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.model, problems); }},
+        {"hits",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.hits, problems); }},
+        {"hits_format", [&](const toml::node& n,
+                            const std::string& p) { read_value(n, p, f.hits_format, problems); }},
+        {"out",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.out, problems); }},
+        {"telemetry", [&](const toml::node& n,
+                          const std::string& p) { read_value(n, p, f.telemetry, problems); }},
+        {"pace",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.pace, problems); }},
+        {"seed",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, seed, problems); }},
+        {"metadata_out", [&](const toml::node& n,
+                             const std::string& p) { read_value(n, p, f.metadata_out, problems); }},
+        {"physics",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.physics, problems); }},
+        {"rpm",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.rpm, problems); }},
+        {"mode",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.mode, problems); }},
+        {"engine",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.engine, problems); }},
+        {"clock",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.clock, problems); }},
+        {"sensor_id", [&](const toml::node& n,
+                          const std::string& p) { read_value(n, p, f.sensor_id, problems); }},
+        {"idle_timeout_ms",
+         [&](const toml::node& n, const std::string& p) {
+           read_value(n, p, f.idle_timeout_ms, problems);
+         }},
+        {"physics_params",
+         [&](const toml::node& n, const std::string& p) {
+           if (const auto* pt = n.as_table())
+             read_physics(*pt, p + ".", s.pipeline.params, problems);
+           else
+             problems.push_back(p + ": must be a table");
          }},
     };
     for (const auto& [key, node] : *t) {

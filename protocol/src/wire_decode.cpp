@@ -16,25 +16,38 @@ constexpr std::uint8_t kMaxSegmentsPerPath = 16;
 
 std::string_view to_string(BatchError e) {
   switch (e) {
-    case BatchError::kNone: return "none";
-    case BatchError::kTooShort: return "too_short";
-    case BatchError::kUnknownIdentifier: return "unknown_identifier";
-    case BatchError::kVerifyFailed: return "verify_failed";
-    case BatchError::kUnknownSensor: return "unknown_sensor";
-    case BatchError::kBadLayout: return "bad_layout";
-    case BatchError::kRowCountMismatch: return "row_count_mismatch";
-    case BatchError::kColumnsOutOfRange: return "columns_out_of_range";
-    case BatchError::kObjectIdsMismatch: return "object_ids_mismatch";
-    case BatchError::kRawSizeNotRows: return "raw_size_not_rows";
-    case BatchError::kCount: break;
+    case BatchError::kNone:
+      return "none";
+    case BatchError::kTooShort:
+      return "too_short";
+    case BatchError::kUnknownIdentifier:
+      return "unknown_identifier";
+    case BatchError::kVerifyFailed:
+      return "verify_failed";
+    case BatchError::kUnknownSensor:
+      return "unknown_sensor";
+    case BatchError::kBadLayout:
+      return "bad_layout";
+    case BatchError::kRowCountMismatch:
+      return "row_count_mismatch";
+    case BatchError::kColumnsOutOfRange:
+      return "columns_out_of_range";
+    case BatchError::kObjectIdsMismatch:
+      return "object_ids_mismatch";
+    case BatchError::kRawSizeNotRows:
+      return "raw_size_not_rows";
+    case BatchError::kCount:
+      break;
   }
   return "unknown";
 }
 
 MessageKind identify(std::span<const std::uint8_t> datagram) {
   if (datagram.size() < 8) return MessageKind::kUnknown;
-  if (flatbuffers::BufferHasIdentifier(datagram.data(), kHitBatchIdentifier)) return MessageKind::kHitBatch;
-  if (flatbuffers::BufferHasIdentifier(datagram.data(), kControlIdentifier)) return MessageKind::kControl;
+  if (flatbuffers::BufferHasIdentifier(datagram.data(), kHitBatchIdentifier))
+    return MessageKind::kHitBatch;
+  if (flatbuffers::BufferHasIdentifier(datagram.data(), kControlIdentifier))
+    return MessageKind::kControl;
   return MessageKind::kUnknown;
 }
 
@@ -84,8 +97,8 @@ BatchError check_batch_shape(const BatchView& batch, std::uint32_t columns_per_f
       batch.column_count > columns_per_frame - batch.first_column) {
     return BatchError::kColumnsOutOfRange;
   }
-  const std::uint64_t rows = std::uint64_t{batch.column_count} * channels * batch.rays_per_beam *
-                             batch.segments_per_path;
+  const std::uint64_t rows =
+      std::uint64_t{batch.column_count} * channels * batch.rays_per_beam * batch.segments_per_path;
   if (rows * batch.floats_per_row != batch.rows.size()) return BatchError::kRowCountMismatch;
   if (!batch.object_ids.empty() && batch.object_ids.size() != rows) {
     return BatchError::kObjectIdsMismatch;
@@ -170,9 +183,9 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
       const std::size_t beam_in_batch = std::size_t{c} * channels + ch;
       const std::size_t beam = frame.shape.beam(column, ch);
       frame.material[beam] = 0;
-      const RowInput row{batch.rows.data() + beam_in_batch * beam_stride,
-                         batch.object_ids.empty() ? 0u
-                                                  : batch.object_ids[beam_in_batch * rows_per_beam]};
+      const RowInput row{
+          batch.rows.data() + beam_in_batch * beam_stride,
+          batch.object_ids.empty() ? 0u : batch.object_ids[beam_in_batch * rows_per_beam]};
       Eigen::Vector3d p, n;
       std::uint16_t material = 0;
       if (!convert_row(row, engine, batch.world_frame ? &world_to_sensor : nullptr, materials,

@@ -17,7 +17,9 @@ using Clock = std::chrono::steady_clock;
 
 std::string daemon_path() { return LIDAREMU_TEST_DAEMON; }
 std::string materials_path() { return LIDAREMU_TEST_MATERIALS; }
-std::string data_path(const std::string& relative) { return std::string(LIDAREMU_TEST_DATA) + "/" + relative; }
+std::string data_path(const std::string& relative) {
+  return std::string(LIDAREMU_TEST_DATA) + "/" + relative;
+}
 
 DaemonProcess::DaemonProcess(std::vector<std::string> args) {
   int pipe_fds[2];
@@ -46,7 +48,8 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
       const auto colon = output_.find(':', at + 12);
       const auto end = output_.find(' ', colon);
       if (colon != std::string::npos && end != std::string::npos) {
-        hits_port_ = static_cast<std::uint16_t>(std::stoi(output_.substr(colon + 1, end - colon - 1)));
+        hits_port_ =
+            static_cast<std::uint16_t>(std::stoi(output_.substr(colon + 1, end - colon - 1)));
         return;
       }
     }
@@ -69,7 +72,8 @@ void DaemonProcess::read_available(std::chrono::milliseconds wait) {
   pollfd p{stdout_fd_, POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return;
   char buf[4096];
-  for (ssize_t n; (n = ::read(stdout_fd_, buf, sizeof buf)) > 0;) output_.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(stdout_fd_, buf, sizeof buf)) > 0;)
+    output_.append(buf, static_cast<std::size_t>(n));
 }
 
 int DaemonProcess::stop() {
@@ -97,7 +101,8 @@ int DaemonProcess::stop() {
 
 std::uint64_t DaemonProcess::counter(const std::string& name_with_labels) const {
   const auto it = counters_.find(name_with_labels);
-  if (it == counters_.end()) throw std::runtime_error("no counter " + name_with_labels + " in:\n" + output_);
+  if (it == counters_.end())
+    throw std::runtime_error("no counter " + name_with_labels + " in:\n" + output_);
   return it->second;
 }
 
@@ -108,7 +113,8 @@ UdpReceiver::UdpReceiver() {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int buffer = 32 << 20;
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind failed");
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    throw std::runtime_error("bind failed");
   socklen_t len = sizeof addr;
   ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
@@ -116,7 +122,8 @@ UdpReceiver::UdpReceiver() {
 
 UdpReceiver::~UdpReceiver() { ::close(fd_); }
 
-std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count, std::chrono::milliseconds quiet,
+std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
+                                                        std::chrono::milliseconds quiet,
                                                         std::chrono::milliseconds deadline) {
   std::vector<Datagram> out;
   const auto start = Clock::now();
@@ -128,7 +135,8 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count, std::
     const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
     if (n < 0) continue;
     last = Clock::now();
-    out.push_back({{buf.begin(), buf.begin() + n}, std::chrono::duration<double>(last - start).count()});
+    out.push_back(
+        {{buf.begin(), buf.begin() + n}, std::chrono::duration<double>(last - start).count()});
   }
   return out;
 }

@@ -2,11 +2,10 @@
 // The built-in demo scene, ray-cast analytically in the sensor frame (x forward, y left, z up,
 // sensor at the origin): an asphalt road with painted stripes, concrete walls, a car of metal,
 // glass and rubber, a retroreflective sign on a pole, a lamp pole and vegetation.
+#include <Eigen/Core>
 #include <cstdint>
 #include <optional>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "lidaremu/core/sensor_model.hpp"
 

@@ -43,7 +43,6 @@ class PacketInspector {
 
  private:
   void finish_frame();
-  const core::SensorModel& model_;
   std::optional<core::velodyne::SpecDecoder> velodyne_;
   std::optional<core::ouster::LegacyDecoder> ouster_;
   OnFrame on_frame_;

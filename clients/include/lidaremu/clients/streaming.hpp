@@ -16,8 +16,8 @@ core::ScanPattern scan_for(const std::string& model, int rpm, const std::string&
 
 struct StreamOptions {
   std::uint16_t sensor_id = 0;
-  double speed = 1.0;         // 1: the sensor's real rate; 2: twice as fast; 0: as fast as possible
-  bool raw = false;           // headerless rows instead of HitBatch
+  double speed = 1.0;  // 1: the sensor's real rate; 2: twice as fast; 0: as fast as possible
+  bool raw = false;    // headerless rows instead of HitBatch
   int floats_per_row = 7;
 };
 

@@ -12,11 +12,10 @@ namespace lidaremu::core {
 template <typename T>
 inline void store_le(std::span<std::uint8_t> out, std::size_t offset, T value) {
   static_assert(std::is_integral_v<T> || std::is_floating_point_v<T>);
-  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t,
-                                  std::conditional_t<sizeof(T) == 4, std::uint32_t,
-                                                     std::conditional_t<sizeof(T) == 2,
-                                                                        std::uint16_t,
-                                                                        std::uint8_t>>>;
+  using Bits = std::conditional_t<
+      sizeof(T) == 8, std::uint64_t,
+      std::conditional_t<sizeof(T) == 4, std::uint32_t,
+                         std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>;
   const auto bits = std::bit_cast<Bits>(value);
   for (std::size_t i = 0; i < sizeof(T); ++i) {
     out[offset + i] = static_cast<std::uint8_t>((bits >> (8 * i)) & 0xFFu);
@@ -25,11 +24,10 @@ inline void store_le(std::span<std::uint8_t> out, std::size_t offset, T value) {
 
 template <typename T>
 inline T load_le(std::span<const std::uint8_t> in, std::size_t offset) {
-  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t,
-                                  std::conditional_t<sizeof(T) == 4, std::uint32_t,
-                                                     std::conditional_t<sizeof(T) == 2,
-                                                                        std::uint16_t,
-                                                                        std::uint8_t>>>;
+  using Bits = std::conditional_t<
+      sizeof(T) == 8, std::uint64_t,
+      std::conditional_t<sizeof(T) == 4, std::uint32_t,
+                         std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>;
   Bits bits = 0;
   for (std::size_t i = 0; i < sizeof(T); ++i) {
     bits = static_cast<Bits>(bits | (static_cast<Bits>(in[offset + i]) << (8 * i)));

@@ -23,18 +23,16 @@ class CounterRng {
 
   // Four independent 32-bit words for draw number `draw` of this key.
   [[nodiscard]] std::array<std::uint32_t, 4> words(std::uint32_t draw) const {
-    std::array<std::uint32_t, 4> counter{key_.frame, key_.beam,
-                                         (static_cast<std::uint32_t>(key_.stage) << 16) ^ key_.sensor,
-                                         draw};
+    std::array<std::uint32_t, 4> counter{
+        key_.frame, key_.beam, (static_cast<std::uint32_t>(key_.stage) << 16) ^ key_.sensor, draw};
     std::array<std::uint32_t, 2> k{static_cast<std::uint32_t>(key_.seed),
                                    static_cast<std::uint32_t>(key_.seed >> 32)};
     for (int round = 0; round < 10; ++round) {
       const std::uint64_t p0 = std::uint64_t{kMul0} * counter[0];
       const std::uint64_t p1 = std::uint64_t{kMul1} * counter[2];
-      counter = {static_cast<std::uint32_t>(p1 >> 32) ^ counter[1] ^ k[0],
-                 static_cast<std::uint32_t>(p1),
-                 static_cast<std::uint32_t>(p0 >> 32) ^ counter[3] ^ k[1],
-                 static_cast<std::uint32_t>(p0)};
+      counter = {
+          static_cast<std::uint32_t>(p1 >> 32) ^ counter[1] ^ k[0], static_cast<std::uint32_t>(p1),
+          static_cast<std::uint32_t>(p0 >> 32) ^ counter[3] ^ k[1], static_cast<std::uint32_t>(p0)};
       k[0] += kWeyl0;
       k[1] += kWeyl1;
     }

@@ -37,8 +37,8 @@ struct FrameHits {
 struct FrameReturns {
   FrameShape shape;
   std::uint32_t frame_number = 0;
-  std::vector<float> range_m;         // quantised; 0 = no return
-  std::vector<float> power_w;         // detected power P_out
+  std::vector<float> range_m;              // quantised; 0 = no return
+  std::vector<float> power_w;              // detected power P_out
   std::vector<std::uint8_t> reflectivity;  // calibrated, Velodyne/Ouster scale
   std::vector<std::uint16_t> signal_photons;
 

@@ -11,10 +11,10 @@ namespace lidaremu::core {
 struct Material {
   std::uint16_t id = 0;
   std::string name;
-  double diffuse = 0;           // alpha
-  double specular = 0;          // beta
-  double retroreflective = 0;   // gamma
-  double lobe_width_deg = 1;    // sigma
+  double diffuse = 0;          // alpha
+  double specular = 0;         // beta
+  double retroreflective = 0;  // gamma
+  double lobe_width_deg = 1;   // sigma
 };
 
 class MaterialTable {

@@ -21,7 +21,8 @@ inline constexpr double kImuRateHz = 100.0;
 
 constexpr std::size_t legacy_packet_size(int channels, int columns_per_packet = 16) {
   return columns_per_packet *
-         (kLegacyColumnHeader + static_cast<std::size_t>(channels) * kLegacyPixel + kLegacyColumnFooter);
+         (kLegacyColumnHeader + static_cast<std::size_t>(channels) * kLegacyPixel +
+          kLegacyColumnFooter);
 }
 static_assert(legacy_packet_size(64) == 12608, "FORMATS.md: LEGACY OS-x-64 packet is 12608 bytes");
 

@@ -50,8 +50,7 @@ inline double kim_size_exponent(double visibility_m) {
   return 0.0;
 }
 inline double extinction_from_visibility(double visibility_m, double wavelength_nm) {
-  return 3.912 / visibility_m *
-         std::pow(wavelength_nm / 550.0, -kim_size_exponent(visibility_m));
+  return 3.912 / visibility_m * std::pow(wavelength_nm / 550.0, -kim_size_exponent(visibility_m));
 }
 
 // Section 3, seed 000 eq. 1.10-1.13.
@@ -80,15 +79,15 @@ inline double quantise_range(double range_m, double unit_m, double max_m) {
 // 0..1 maps to 0..100; 1..1000 (a retroreflector's gain) maps log-scaled to 101..255.
 inline int calibrated_reflectivity(double lambertian_equivalent) {
   if (!(lambertian_equivalent > 0)) return 0;
-  if (lambertian_equivalent <= 1.0) return static_cast<int>(std::lround(100.0 * lambertian_equivalent));
+  if (lambertian_equivalent <= 1.0)
+    return static_cast<int>(std::lround(100.0 * lambertian_equivalent));
   const double decades = std::min(std::log10(lambertian_equivalent), 3.0);
   return 101 + static_cast<int>(std::lround(decades / 3.0 * 154.0));
 }
 
 // The Lambertian-equivalent reflectivity of a return: received fraction I, corrected for range
 // and two-way transmission, in units of the seed's diffuse term at normal incidence.
-inline double lambertian_equivalent(double returned_fraction, double range_m,
-                                    double transmission) {
+inline double lambertian_equivalent(double returned_fraction, double range_m, double transmission) {
   return returned_fraction / transmission * 2.0 * range_m * range_m;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Sensor models are data: one SensorModel row per model in the registry (sensor_registry.cpp),
 // read by generic geometry, timing and encoder code. Adding a model never adds a code path.
+#include <Eigen/Core>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -9,17 +10,15 @@
 #include <string_view>
 #include <vector>
 
-#include <Eigen/Core>
-
 namespace lidaremu::core {
 
 enum class SensorFamily : std::uint8_t { kVelodyne, kOuster };
 
 struct VelodyneTraits {
-  std::uint8_t product_id = 0;          // byte 1205
-  double sequence_period_us = 0;        // one firing sequence of every laser
-  double laser_spacing_us = 0;          // delay between consecutive lasers of a sequence
-  int sequences_per_block = 0;          // VLP-16: two sequences of 16 lasers share a block
+  std::uint8_t product_id = 0;    // byte 1205
+  double sequence_period_us = 0;  // one firing sequence of every laser
+  double laser_spacing_us = 0;    // delay between consecutive lasers of a sequence
+  int sequences_per_block = 0;    // VLP-16: two sequences of 16 lasers share a block
   int blocks_per_packet = 12;
   int default_rpm = 600;
   int min_rpm = 300;
@@ -27,7 +26,7 @@ struct VelodyneTraits {
 };
 
 struct OusterTraits {
-  std::string_view prod_line;           // "OS-1-64"
+  std::string_view prod_line;  // "OS-1-64"
   std::string_view prod_pn;
   double lidar_origin_to_beam_origin_mm = 0;
   std::array<double, 16> lidar_to_sensor{};  // row-major 4x4, translation in mm
@@ -57,10 +56,10 @@ struct SensorModel {
 struct ScanPattern {
   const SensorModel* model = nullptr;
   int columns_per_frame = 0;
-  double column_period_s = 0;   // time between consecutive columns
-  double frame_period_s = 0;    // columns_per_frame * column_period_s
-  double rpm = 0;               // rotation rate the azimuths are generated for
-  int frames_per_second = 0;    // Ouster only
+  double column_period_s = 0;  // time between consecutive columns
+  double frame_period_s = 0;   // columns_per_frame * column_period_s
+  double rpm = 0;              // rotation rate the azimuths are generated for
+  int frames_per_second = 0;   // Ouster only
 };
 
 // Errors are values here: the caller turns them into a start-up message.

@@ -52,7 +52,13 @@ class VelodyneEncoder final : public Encoder {
 
 // ---- decoding (spec decoder) ----
 
-enum class DecodeError : std::uint8_t { kNone, kWrongSize, kBadBlockFlag, kBadAzimuth, kWrongProduct };
+enum class DecodeError : std::uint8_t {
+  kNone,
+  kWrongSize,
+  kBadBlockFlag,
+  kBadAzimuth,
+  kWrongProduct
+};
 const char* to_string(DecodeError e);
 
 struct Point {

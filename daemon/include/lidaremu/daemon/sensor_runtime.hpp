@@ -3,14 +3,15 @@
 // runs the physics under TBB and encodes, and an emit thread that paces packets like the real
 // unit. Bounded queues join them; when input outruns processing the oldest whole frame is
 // dropped and counted.
+#include <tbb/concurrent_queue.h>
+
+#include <array>
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <array>
-#include <atomic>
 #include <memory>
 #include <optional>
-#include <tbb/concurrent_queue.h>
 #include <thread>
 #include <vector>
 
@@ -67,7 +68,6 @@ class SensorRuntime {
 
   SensorSettings settings_;
   const core::MaterialTable& materials_;
-  boost::asio::io_context& io_;
   boost::asio::ip::udp::socket hits_socket_;
   boost::asio::steady_timer idle_timer_;
   boost::asio::ip::udp::endpoint sender_;

@@ -18,7 +18,9 @@ namespace lidaremu::daemon {
 struct Endpoint {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  [[nodiscard]] std::string to_string() const { return "udp://" + host + ":" + std::to_string(port); }
+  [[nodiscard]] std::string to_string() const {
+    return "udp://" + host + ":" + std::to_string(port);
+  }
 };
 // "udp://HOST:PORT"; nothing on error (the caller names the key).
 std::optional<Endpoint> parse_endpoint(const std::string& text);

@@ -1,11 +1,10 @@
 #pragma once
 // Engine conventions are configuration, not code: units and axes are converted once, at ingest,
 // into the sensor frame the real driver reports in (x forward, y left, z up, metres).
+#include <Eigen/Geometry>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <Eigen/Geometry>
 
 namespace lidaremu::protocol {
 

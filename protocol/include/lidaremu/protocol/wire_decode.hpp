@@ -1,11 +1,10 @@
 #pragma once
 // The only code that reads bytes from engines. Every datagram is verified before any field is
 // read; every problem is a value (an error enum the daemon counts), never an exception.
+#include <Eigen/Geometry>
 #include <cstdint>
 #include <span>
 #include <string_view>
-
-#include <Eigen/Geometry>
 
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/materials.hpp"
@@ -20,15 +19,15 @@ inline constexpr char kControlIdentifier[] = "LCT1";
 // Why a whole datagram was refused. Stable names: they are metric labels.
 enum class BatchError : std::uint8_t {
   kNone,
-  kTooShort,            // fewer bytes than a FlatBuffer header
-  kUnknownIdentifier,   // neither LHB1 nor LCT1
-  kVerifyFailed,        // FlatBuffers verifier refused it
-  kUnknownSensor,       // no sensor with that id on this port
-  kBadLayout,           // rays, segments or layout out of range
-  kRowCountMismatch,    // row floats disagree with the header
-  kColumnsOutOfRange,   // first_column + column_count beyond the frame
-  kObjectIdsMismatch,   // object_ids neither empty nor one per row
-  kRawSizeNotRows,      // raw datagram not a whole number of rows
+  kTooShort,           // fewer bytes than a FlatBuffer header
+  kUnknownIdentifier,  // neither LHB1 nor LCT1
+  kVerifyFailed,       // FlatBuffers verifier refused it
+  kUnknownSensor,      // no sensor with that id on this port
+  kBadLayout,          // rays, segments or layout out of range
+  kRowCountMismatch,   // row floats disagree with the header
+  kColumnsOutOfRange,  // first_column + column_count beyond the frame
+  kObjectIdsMismatch,  // object_ids neither empty nor one per row
+  kRawSizeNotRows,     // raw datagram not a whole number of rows
   kCount
 };
 std::string_view to_string(BatchError e);
