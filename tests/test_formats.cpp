@@ -94,19 +94,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-class CollectingSink final : public PacketSink {
- public:
-  struct Packet {
-    PacketChannel channel;
-    std::vector<std::uint8_t> bytes;
-    double time_s;
-  };
-  std::vector<Packet> packets;
-  void on_packet(PacketChannel channel, std::span<const std::uint8_t> bytes, double t) override {
-    packets.push_back({channel, {bytes.begin(), bytes.end()}, t});
-  }
-};
-
 }  // namespace
 
 TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on a real VLP-16 capture",

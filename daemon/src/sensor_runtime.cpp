@@ -162,7 +162,7 @@ void SensorRuntime::on_datagram(std::size_t size) {
   counters_.bytes_in += size;
   const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
   if (size > protocol::kMaxDatagram) {
-    counters_.reject(protocol::BatchError::kTooShort);
+    log_rejection(protocol::BatchError::kOversized);
     return;
   }
   if (protocol::identify(datagram) == protocol::MessageKind::kControl) {

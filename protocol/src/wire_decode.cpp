@@ -20,6 +20,8 @@ std::string_view to_string(BatchError e) {
       return "none";
     case BatchError::kTooShort:
       return "too_short";
+    case BatchError::kOversized:
+      return "oversized";
     case BatchError::kUnknownIdentifier:
       return "unknown_identifier";
     case BatchError::kVerifyFailed:
@@ -166,6 +168,24 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
   return true;
 }
 
+void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
+               const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
+               std::uint32_t object_id) {
+  const std::size_t beam = frame.shape.beam(column, channel);
+  frame.x[beam] = static_cast<float>(point.x());
+  frame.y[beam] = static_cast<float>(point.y());
+  frame.z[beam] = static_cast<float>(point.z());
+  frame.nx[beam] = static_cast<float>(normal.x());
+  frame.ny[beam] = static_cast<float>(normal.y());
+  frame.nz[beam] = static_cast<float>(normal.z());
+  frame.material[beam] = material;
+  frame.object_id[beam] = object_id;
+  if (!frame.column_received[column]) {
+    frame.column_received[column] = 1;
+    ++frame.columns_received;
+  }
+}
+
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
                       const core::MaterialTable& materials, core::FrameHits& frame) {
   RowCounts counts;
@@ -181,8 +201,7 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
     const std::uint32_t column = batch.first_column + c;
     for (std::uint16_t ch = 0; ch < channels; ++ch) {
       const std::size_t beam_in_batch = std::size_t{c} * channels + ch;
-      const std::size_t beam = frame.shape.beam(column, ch);
-      frame.material[beam] = 0;
+      frame.material[frame.shape.beam(column, ch)] = 0;
       const RowInput row{
           batch.rows.data() + beam_in_batch * beam_stride,
           batch.object_ids.empty() ? 0u : batch.object_ids[beam_in_batch * rows_per_beam]};
@@ -192,14 +211,7 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
                        counts, p, n, material)) {
         continue;
       }
-      frame.x[beam] = static_cast<float>(p.x());
-      frame.y[beam] = static_cast<float>(p.y());
-      frame.z[beam] = static_cast<float>(p.z());
-      frame.nx[beam] = static_cast<float>(n.x());
-      frame.ny[beam] = static_cast<float>(n.y());
-      frame.nz[beam] = static_cast<float>(n.z());
-      frame.material[beam] = material;
-      frame.object_id[beam] = row.object_id;
+      store_row(frame, column, ch, p, n, material, row.object_id);
       ++counts.stored;
     }
     if (!frame.column_received[column]) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/protocol/wire_decode.hpp"
+
 namespace lidaremu::clients {
 
 struct BatchHeader {
@@ -32,14 +34,8 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
                                                            std::uint64_t column_period_ns,
                                                            std::size_t max_bytes = 65507);
 
-struct ControlMessage {
-  std::uint16_t sensor_id = 0;
-  float rain_mm_per_h = -1;
-  float fog_visibility_m = -1;
-  float sun_irradiance_w_per_m2 = -1;
-  bool pause = false;
-  bool resume = false;
-};
+// Weather (negative = unchanged), pause and resume for one sensor.
+using ControlMessage = protocol::ControlView;
 std::vector<std::uint8_t> build_control(const ControlMessage& message);
 
 // A connected UDP socket to the daemon's hit port.

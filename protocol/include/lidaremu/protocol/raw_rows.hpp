@@ -53,19 +53,7 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
       on_wrap();
     }
     last_column_ = index.column;
-    core::FrameHits& f = *frame;
-    const std::size_t beam = f.shape.beam(index.column, index.channel);
-    f.x[beam] = static_cast<float>(p.x());
-    f.y[beam] = static_cast<float>(p.y());
-    f.z[beam] = static_cast<float>(p.z());
-    f.nx[beam] = static_cast<float>(n.x());
-    f.ny[beam] = static_cast<float>(n.y());
-    f.nz[beam] = static_cast<float>(n.z());
-    f.material[beam] = material;
-    if (!f.column_received[index.column]) {
-      f.column_received[index.column] = 1;
-      ++f.columns_received;
-    }
+    store_row(*frame, index.column, index.channel, p, n, material, 0);
     ++counts.stored;
   }
   return counts;

@@ -20,6 +20,7 @@ inline constexpr char kControlIdentifier[] = "LCT1";
 enum class BatchError : std::uint8_t {
   kNone,
   kTooShort,           // fewer bytes than a FlatBuffer header
+  kOversized,          // more than a UDP datagram can carry (65,507 bytes)
   kUnknownIdentifier,  // neither LHB1 nor LCT1
   kVerifyFailed,       // FlatBuffers verifier refused it
   kUnknownSensor,      // no sensor with that id on this port
@@ -85,6 +86,11 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
                  const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
                  RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
                  std::uint16_t& material);
+
+// Writes one converted row into its beam of the frame and marks the column received.
+void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
+               const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
+               std::uint32_t object_id);
 
 // Copies the centre ray of every beam of a verified batch into the frame (first segment of a
 // path for 8-float rows; multi-ray and multi-bounce physics come with their stages).
