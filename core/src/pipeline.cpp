@@ -6,6 +6,18 @@
 #include <algorithm>
 #include <cmath>
 
+// Debian's libtbb is not built for ThreadSanitizer, so TSan cannot see that parallel_for's join
+// orders the workers' writes before the caller's reads. Tell it, in TSan builds only.
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
+extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
+#define LIDAREMU_TSAN_RELEASE(addr) __tsan_release(addr)
+#define LIDAREMU_TSAN_ACQUIRE(addr) __tsan_acquire(addr)
+#else
+#define LIDAREMU_TSAN_RELEASE(addr) static_cast<void>(addr)
+#define LIDAREMU_TSAN_ACQUIRE(addr) static_cast<void>(addr)
+#endif
+
 namespace lidaremu::core {
 namespace {
 
@@ -192,7 +204,9 @@ void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
                                                out,       geometry_, materials_, settings_.params,
                                                base};
                       for (const auto& stage : stages_) stage->run(block);
+                      LIDAREMU_TSAN_RELEASE(&out);
                     });
+  LIDAREMU_TSAN_ACQUIRE(&out);
 }
 
 }  // namespace lidaremu::core

@@ -155,7 +155,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int shown = app.exit(e);  // prints help, or the error and a hint
+    return shown == 0 ? 0 : kExitUsage;
   }
 
   daemon::DaemonSettings settings;

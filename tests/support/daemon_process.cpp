@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -96,7 +97,11 @@ int DaemonProcess::stop() {
     const auto space = line.rfind(' ');
     counters_[line.substr(0, space)] = std::stoull(line.substr(space + 1));
   }
-  return waited == 0 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  const int code =
+      waited == 0 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  if (code != 0)
+    std::fprintf(stderr, "lidaremud exited with %d; it said:\n%s\n", code, output_.c_str());
+  return code;
 }
 
 std::uint64_t DaemonProcess::counter(const std::string& name_with_labels) const {
