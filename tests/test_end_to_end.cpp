@@ -302,10 +302,10 @@ TEST_CASE("Same input, config and seed give the same bytes, with 1 or 2 threads"
 
 TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]") {
   // Exit codes as the README states: 2 usage, 3 configuration.
-  const std::string daemon = test::daemon_path();
-  CHECK(WEXITSTATUS(std::system((daemon + " --no-such-flag 2>/dev/null").c_str())) == 2);
-  CHECK(WEXITSTATUS(std::system((daemon + " --rpm 5000 2>/dev/null").c_str())) == 3);
-  CHECK(WEXITSTATUS(std::system((daemon + " --help >/dev/null").c_str())) == 0);
+  const std::string binary = test::daemon_path();
+  CHECK(WEXITSTATUS(std::system((binary + " --no-such-flag 2>/dev/null").c_str())) == 2);
+  CHECK(WEXITSTATUS(std::system((binary + " --rpm 5000 2>/dev/null").c_str())) == 3);
+  CHECK(WEXITSTATUS(std::system((binary + " --help >/dev/null").c_str())) == 0);
   test::UdpReceiver taken;
   // The hits port is taken by another socket (UDP on the same address and port).
   try {
