@@ -225,51 +225,50 @@ TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2
   CHECK(check_velodyne_round_trip(all, scene_rows(pattern)) == valid - poisoned_valid);
 }
 
+// Streams 25 frames of the demo scene at the sensor's own rate through a realtime daemon and
+// returns the packets that came out, with their arrival times.
+std::vector<test::UdpReceiver::Datagram> stream_realtime(const char* model, std::size_t expected) {
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", model, "--hits", "udp://127.0.0.1:0", "--out", data.url(),
+                              "--telemetry", telemetry.url(), "--pace", "realtime"});
+  const auto pattern = clients::scan_for(model, 0, "");
+  const auto rows = scene_rows(pattern);
+  std::thread engine([&] {
+    clients::UdpSender sender(hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
+    for (int f = 0; f < 25; ++f) streamer.send_frame(rows);
+  });
+  auto packets = data.receive(expected, 1s, 10s);
+  engine.join();
+  daemon.stop();
+  return packets;
+}
+
+// Packets per second between packets[skip_head] and packets[size - skip_tail].
+double steady_rate(const std::vector<test::UdpReceiver::Datagram>& packets, std::size_t skip_head,
+                   std::size_t skip_tail) {
+  const auto& first = packets[skip_head];
+  const auto& last = packets[packets.size() - skip_tail];
+  return double(packets.size() - skip_head - skip_tail) / (last.arrival_s - first.arrival_s);
+}
+
 TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
   SECTION("VLP-16: 754 packets per second") {
-    test::UdpReceiver data, telemetry;
-    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
-                                data.url(), "--telemetry", telemetry.url(), "--pace", "realtime"});
-    const auto pattern = clients::scan_for("vlp16", 600, "");
-    const auto rows = scene_rows(pattern);
-    std::thread engine([&] {
-      clients::UdpSender sender(hits_url(daemon));
-      clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
-      for (int f = 0; f < 25; ++f) streamer.send_frame(rows);
-    });
-    const auto packets = data.receive(1500, 1s, 10s);
-    engine.join();
-    daemon.stop();
+    const auto packets = stream_realtime("vlp16", 1500);
     REQUIRE(packets.size() > 1200);
     // Skip the start-up: measure over the steady stream.
-    const auto& first = packets[100];
-    const auto& last = packets[packets.size() - 50];
-    const double rate = double(packets.size() - 150) / (last.arrival_s - first.arrival_s);
+    const double rate = steady_rate(packets, 100, 50);
     INFO("measured " << rate << " packets/s");
     CHECK(rate == Approx(1e6 / 1327.104).epsilon(0.01));
   }
   SECTION("OS1-64 1024x10: 64 packets per frame, 10 frames per second") {
-    test::UdpReceiver data, imu;
-    test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
-                                data.url(), "--telemetry", imu.url(), "--pace", "realtime"});
-    const auto pattern = clients::scan_for("os1-64", 0, "");
-    const auto rows = scene_rows(pattern);
-    std::thread engine([&] {
-      clients::UdpSender sender(hits_url(daemon));
-      clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
-      for (int f = 0; f < 25; ++f) streamer.send_frame(rows);
-    });
-    const auto packets = data.receive(25 * 64, 1s, 10s);
-    engine.join();
-    daemon.stop();
+    const auto packets = stream_realtime("os1-64", 25 * 64);
     REQUIRE(packets.size() > 1200);
     std::map<std::uint16_t, int> per_frame;
     for (const auto& p : packets)
       ++per_frame[static_cast<std::uint16_t>(p.bytes[10] | (p.bytes[11] << 8))];
     for (const auto& [frame, count] : per_frame) CHECK(count == 64);
-    const auto& first = packets[64];
-    const auto& last = packets[packets.size() - 64];
-    const double rate = double(packets.size() - 128) / (last.arrival_s - first.arrival_s);
+    const double rate = steady_rate(packets, 64, 64);
     INFO("measured " << rate << " packets/s");
     CHECK(rate == Approx(640).epsilon(0.01));
   }

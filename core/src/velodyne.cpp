@@ -16,15 +16,16 @@ constexpr std::size_t kNmeaOffset = 0xCE;
 constexpr std::uint8_t kPpsLocked = 2;
 constexpr double kDeg = std::numbers::pi / 180.0;
 
-std::string nmea_angle(double deg, int degree_digits, char positive, char negative) {
+// "ddmm.mmmm,H" (latitude, 2 degree digits) or "dddmm.mmmm,H" (longitude, 3).
+int format_nmea_angle(char* out, std::size_t size, double deg, int degree_digits, char positive,
+                      char negative) {
   const char hemisphere = deg >= 0 ? positive : negative;
   deg = std::fabs(deg);
   const int whole = static_cast<int>(deg);
   const double minutes = (deg - whole) * 60.0;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%0*d%07.4f,%c", degree_digits, whole, minutes, hemisphere);
-  return buf;
+  return std::snprintf(out, size, "%0*d%07.4f,%c", degree_digits, whole, minutes, hemisphere);
 }
+
 }  // namespace
 
 std::uint32_t micros_past_hour(double time_s) {
@@ -34,20 +35,28 @@ std::uint32_t micros_past_hour(double time_s) {
          3'600'000'000u;
 }
 
-std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longitude_deg) {
+std::size_t format_gprmc(std::span<char> out, double unix_time_s, double latitude_deg,
+                         double longitude_deg) {
   const auto seconds = static_cast<std::time_t>(std::floor(unix_time_s));
   std::tm utc{};
   gmtime_r(&seconds, &utc);
+  char latitude[24];
+  char longitude[24];
+  format_nmea_angle(latitude, sizeof latitude, latitude_deg, 2, 'N', 'S');
+  format_nmea_angle(longitude, sizeof longitude, longitude_deg, 3, 'E', 'W');
   char body[128];
   std::snprintf(body, sizeof body, "GPRMC,%02d%02d%02d,A,%s,%s,000.0,000.0,%02d%02d%02d,000.0,E,A",
-                utc.tm_hour, utc.tm_min, utc.tm_sec, nmea_angle(latitude_deg, 2, 'N', 'S').c_str(),
-                nmea_angle(longitude_deg, 3, 'E', 'W').c_str(), utc.tm_mday, utc.tm_mon + 1,
-                utc.tm_year % 100);
+                utc.tm_hour, utc.tm_min, utc.tm_sec, latitude, longitude, utc.tm_mday,
+                utc.tm_mon + 1, utc.tm_year % 100);
   std::uint8_t checksum = 0;
   for (const char* c = body; *c; ++c) checksum ^= static_cast<std::uint8_t>(*c);
-  char sentence[160];
-  std::snprintf(sentence, sizeof sentence, "$%s*%02X\r\n", body, checksum);
-  return sentence;
+  const int n = std::snprintf(out.data(), out.size(), "$%s*%02X\r\n", body, checksum);
+  return n < 0 ? 0 : std::min(static_cast<std::size_t>(n), out.size() - 1);
+}
+
+std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longitude_deg) {
+  std::array<char, kMaxNmeaBytes> buffer{};
+  return {buffer.data(), format_gprmc(buffer, unix_time_s, latitude_deg, longitude_deg)};
 }
 
 std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s,
@@ -55,11 +64,10 @@ std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s
   std::array<std::uint8_t, kPositionPacketSize> p{};
   store_le<std::uint32_t>(p, kPositionTimestampOffset, micros_past_hour(unix_time_s));
   p[kPpsStatusOffset] = kPpsLocked;
-  const std::string nmea =
-      gprmc_sentence(unix_time_s, identity.latitude_deg, identity.longitude_deg);
-  for (std::size_t i = 0; i < nmea.size() && kNmeaOffset + i < p.size(); ++i) {
-    p[kNmeaOffset + i] = static_cast<std::uint8_t>(nmea[i]);
-  }
+  std::array<char, kMaxNmeaBytes> nmea{};
+  const std::size_t n =
+      format_gprmc(nmea, unix_time_s, identity.latitude_deg, identity.longitude_deg);
+  std::copy_n(nmea.begin(), n, p.begin() + kNmeaOffset);
   return p;
 }
 
