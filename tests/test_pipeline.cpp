@@ -62,11 +62,19 @@ FrameHits scene_frame(const ScanPattern& pattern, std::uint32_t number) {
   return f;
 }
 
+PipelineSettings settings_for(const ScanPattern& pattern, PhysicsMode mode, std::uint64_t seed) {
+  PipelineSettings s;
+  s.mode = mode;
+  s.params = default_physics_params(*pattern.model);
+  s.seed = seed;
+  return s;
+}
+
 std::vector<CollectingSink::Packet> run(const char* model, PhysicsMode mode, int threads,
                                         int frames, FrameReturns* last = nullptr) {
   const auto pattern = pattern_for(model);
   const auto materials = MaterialTable::load(test::materials_path());
-  Pipeline pipeline(pattern, materials, {mode, {}, 1234, 0});
+  Pipeline pipeline(pattern, materials, settings_for(pattern, mode, 1234));
   auto encoder = make_encoder(pattern, {992200000001ull, 0x123456});
   CollectingSink sink;
   FrameReturns returns;
@@ -97,8 +105,8 @@ TEST_CASE("Same input and seed give byte-identical packets with 1 and 2 threads"
     const auto materials = MaterialTable::load(test::materials_path());
     FrameReturns a, b;
     const auto hits = scene_frame(pattern, 0);
-    Pipeline(pattern, materials, {PhysicsMode::kDefault, {}, 1, 0}).process(hits, a);
-    Pipeline(pattern, materials, {PhysicsMode::kDefault, {}, 2, 0}).process(hits, b);
+    Pipeline(pattern, materials, settings_for(pattern, PhysicsMode::kDefault, 1)).process(hits, a);
+    Pipeline(pattern, materials, settings_for(pattern, PhysicsMode::kDefault, 2)).process(hits, b);
     CHECK(a.range_m != b.range_m);
   }
 }
@@ -109,7 +117,7 @@ TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "
     const auto pattern = pattern_for(model);
     const auto materials = MaterialTable::load(test::materials_path());
     const auto hits = scene_frame(pattern, 0);
-    Pipeline pipeline(pattern, materials, {PhysicsMode::kIdeal, {}, 0, 0});
+    Pipeline pipeline(pattern, materials, settings_for(pattern, PhysicsMode::kIdeal, 0));
     FrameReturns out;
     pipeline.process(hits, out);
     const BeamGeometry g(pattern);
@@ -146,9 +154,10 @@ TEST_CASE(
       if (out.range_m[i] > 0) {
         ++asphalt_detected;
         // Beyond 8 m the road is seen at more than 77 degrees: the specular lobe (sigma 30) is
-        // gone and a calibrated sensor reads alpha cos(theta) = 9 % cos(theta).
+        // gone and a calibrated sensor reads Gamma(theta) = Gamma(0) cos(theta), 10 % cos(theta)
+        // for asphalt (seed 002, eq. 4).
         const double cos_theta = -hits.z[i] / range;
-        reflectivity_error += std::fabs(out.reflectivity[i] - 9.0 * cos_theta);
+        reflectivity_error += std::fabs(out.reflectivity[i] - 10.0 * cos_theta);
       }
     }
     if (hits.material[i] == clients::material::kRetroreflector && out.range_m[i] > 0)

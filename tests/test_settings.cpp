@@ -76,7 +76,8 @@ mode = "512x20"
 hits = "udp://127.0.0.1:9871"
 out = "udp://127.0.0.1:7502"
 seed = 7
-physics_params = { visibility_m = 500.0, range_noise_sigma_m = 0.02 }
+physics_params = { range_noise_sigma_m = 0.02 }
+weather = { visibility_m = 500.0 }
 
 [[sensor]]
 model = "vlp16"
@@ -90,7 +91,7 @@ pace = "afap"
   CHECK(d.threads == 2);
   CHECK(d.sensors[0].name == "roof");
   CHECK(d.sensors[0].pattern.columns_per_frame == 512);
-  CHECK(d.sensors[0].pipeline.params.visibility_m == 500.0);
+  CHECK(d.sensors[0].pipeline.params.weather.visibility_m == 500.0);
   CHECK(d.sensors[0].pipeline.seed == 7);
   CHECK(d.sensors[1].pattern.columns_per_frame == 904);
   CHECK(d.sensors[1].pace == Pace::kAfap);

@@ -4,10 +4,11 @@
 
 namespace lidaremu::core {
 
-void FrameHits::reshape(FrameShape s) {
+void FrameHits::reshape(FrameShape s, HitLayout l) {
   shape = s;
-  const std::size_t n = s.beams();
-  for (auto* v : {&x, &y, &z, &nx, &ny, &nz}) v->assign(n, 0.0f);
+  layout = l;
+  const std::size_t n = s.beams() * l.hits_per_beam();
+  for (auto* v : {&x, &y, &z, &nx, &ny, &nz, &angle_deg}) v->assign(n, 0.0f);
   material.assign(n, 0);
   object_id.assign(n, 0);
   column_received.assign(s.columns, 0);
@@ -26,11 +27,14 @@ void FrameHits::clear(std::uint32_t new_frame_number) {
 
 void FrameReturns::reshape(FrameShape s) {
   shape = s;
-  const std::size_t n = s.beams();
+  const std::size_t n = s.beams() * kMaxEchoes;
   range_m.assign(n, 0.0f);
   power_w.assign(n, 0.0f);
   reflectivity.assign(n, 0);
   signal_photons.assign(n, 0);
+  pulse_width_ns.assign(n, 0.0f);
+  object_id.assign(n, 0);
+  kind.assign(n, 0);
 }
 
 }  // namespace lidaremu::core

@@ -55,6 +55,7 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
       continue;
     }
     Material m;
+    bool reflectivity_given = false;
     for (const auto& [key, value] : *t) {
       const std::string k(key.str());
       const std::string at = where(source_name, value) + ": " + path + "." + k;
@@ -83,11 +84,24 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
       } else if (k == "sigma_deg") {
         if (!(*number > 0) || *number > 90) problems.push_back(at + " must be in (0, 90] degrees");
         m.lobe_width_deg = *number;
+      } else if (k == "reflectivity") {
+        if (*number < 0 || *number > 1) problems.push_back(at + " must be between 0 and 1");
+        m.reflectivity = *number;
+        reflectivity_given = true;
+      } else if (k == "retro_peak_per_sr") {
+        if (*number < 1 || *number > 1e4) problems.push_back(at + " must be from 1 to 10000 /sr");
+        m.retro_peak_per_sr = *number;
+      } else if (k == "retro_observation_deg" || k == "retro_entrance_deg") {
+        if (!(*number > 0) || *number > 90) problems.push_back(at + " must be in (0, 90] degrees");
+        (k == "retro_observation_deg" ? m.retro_observation_deg : m.retro_entrance_deg) = *number;
       } else {
         problems.push_back(at +
-                           ": unknown key (accepted: id, name, alpha, beta, gamma, sigma_deg)");
+                           ": unknown key (accepted: id, name, alpha, beta, gamma, sigma_deg, "
+                           "reflectivity, retro_peak_per_sr, retro_observation_deg, "
+                           "retro_entrance_deg)");
       }
     }
+    if (!reflectivity_given) m.reflectivity = m.diffuse;
     if (m.diffuse + m.specular + m.retroreflective > 1.0 + 1e-9) {
       problems.push_back(where(source_name, *t) + ": " + path +
                          ": alpha + beta + gamma must not exceed 1 (energy conservation)");

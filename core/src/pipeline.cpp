@@ -4,7 +4,10 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <numbers>
+#include <stdexcept>
 
 // Debian's libtbb is not built for ThreadSanitizer, so TSan cannot see that parallel_for's join
 // orders the workers' writes before the caller's reads. Tell it, in TSan builds only.
@@ -21,168 +24,773 @@ extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identif
 namespace lidaremu::core {
 namespace {
 
-DrawKey key_for(const BlockContext& block, std::size_t beam, StageId stage) {
+constexpr int kMaxRaysUsed = 12;  // rays beyond this are ignored (the seed uses 5)
+constexpr int kMaxDropPulses = 3;
+// Reflectivity is estimated as the sensor does: from power and range, assuming clear air.
+constexpr double kCalibrationVisibilityM = 23000.0;
+
+CounterRng rng_for(const BlockContext& block, std::size_t beam, StageId stage) {
   DrawKey k = block.key;
   k.beam = static_cast<std::uint32_t>(beam);
   k.stage = static_cast<std::uint16_t>(stage);
-  return k;
+  return CounterRng(k);
 }
 
-// Section 1: range, incidence, back faces, the sensor's range window.
+Pulse* pulses_of(const BlockContext& b, std::size_t beam) {
+  return b.work.pulses.data() + beam * BeamWork::kMaxPulses;
+}
+
+// Adds a candidate; when the beam is full, it replaces the weakest if stronger.
+void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
+  Pulse* pulses = pulses_of(b, beam);
+  auto& count = b.work.pulse_count[beam];
+  if (count < BeamWork::kMaxPulses) {
+    pulses[count++] = p;
+    return;
+  }
+  Pulse* weakest = std::min_element(pulses, pulses + count, [](const Pulse& l, const Pulse& r) {
+    return l.power_w < r.power_w;
+  });
+  if (weakest->power_w < p.power_w) *weakest = p;
+}
+
+// Share of the beam's power a ray carries: the centre and a ring at the 1/e^2 edge of a
+// Gaussian beam (seed 000's roses), normalised so a beam fully on one surface returns as one ray.
+double ray_weight(int ray, int rays) {
+  if (rays <= 1) return 1.0;
+  const double edge = std::exp(-2.0);
+  const double centre = 1.0 / (1.0 + (rays - 1) * edge);
+  return ray == 0 ? centre : centre * edge;
+}
+
+Eigen::Vector3d hit_point(const FrameHits& h, std::size_t i) { return {h.x[i], h.y[i], h.z[i]}; }
+Eigen::Vector3d hit_normal(const FrameHits& h, std::size_t i) {
+  return {h.nx[i], h.ny[i], h.nz[i]};
+}
+
+// Section 1: one candidate per ray from its first hit: range, incidence, back faces, the
+// sensor's range window, the footprint's range extent at grazing incidence.
 class GeometryStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "geometry"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kHitsIn; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
   void run(const BlockContext& b) const override {
     const auto& h = b.hits;
     const auto& model = *b.geometry.pattern().model;
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      b.work.alive[i] = 0;
-      if (h.material[i] == 0) continue;
-      const Eigen::Vector3d p(h.x[i], h.y[i], h.z[i]);
-      const double distance = p.norm();
-      const auto column = static_cast<std::uint32_t>(i / h.shape.channels);
-      const double range = b.geometry.reported_range(p, column);
-      // The emitter sits within millimetres of the origin: -p/|p| is the way back.
-      const double cos_theta = physics::cos_incidence(p.x() / distance, p.y() / distance,
-                                                      p.z() / distance, h.nx[i], h.ny[i], h.nz[i]);
-      if (!(cos_theta > 0.0) || range < model.min_range_m || range > model.max_range_m) continue;
-      b.work.range_m[i] = static_cast<float>(range);
-      b.work.cos_incidence[i] = static_cast<float>(cos_theta);
-      b.work.transmission[i] = 1.0;
-      b.work.alive[i] = 1;
+    const int rays = std::min<int>(h.layout.rays_per_beam, kMaxRaysUsed);
+    const Eigen::Vector3d sun(b.constants.sun_direction[0], b.constants.sun_direction[1],
+                              b.constants.sun_direction[2]);
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      b.work.pulse_count[beam] = 0;
+      b.work.range_offset_m[beam] = 0;
+      b.work.drops_crossed[beam] = 0;
+      b.work.bloom[beam] = Pulse{};
+      const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
+      for (int ray = 0; ray < rays; ++ray) {
+        const std::size_t i = h.hit(beam, ray, 0);
+        if (h.material[i] == 0) continue;
+        const Eigen::Vector3d p = hit_point(h, i);
+        const Eigen::Vector3d n = hit_normal(h, i);
+        const double distance = p.norm();
+        // The emitter sits within millimetres of the origin: -p/|p| is the way back.
+        const double cos_theta = -p.dot(n) / distance;
+        if (!(cos_theta > 0.0) || distance < model.min_range_m || distance > model.max_range_m) {
+          continue;
+        }
+        if (ray == 0) {
+          b.work.range_offset_m[beam] =
+              static_cast<float>(b.geometry.reported_range(p, column) - distance);
+        }
+        const double footprint = 2.0 * physics::beam_radius_m(b.params.beam_exit_radius_m,
+                                                               b.params.beam_divergence_rad,
+                                                               distance);
+        const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
+        Pulse pulse;
+        pulse.range_m = static_cast<float>(distance);
+        pulse.extent_m = static_cast<float>(std::min(footprint * tan_theta, 10.0));
+        pulse.object_id = h.object_id[i];
+        pulse.kind = ReturnKind::kTarget;
+        pulse.cos_incidence = static_cast<float>(cos_theta);
+        pulse.cos_sun = static_cast<float>(n.dot(sun));
+        pulse.material = h.material[i];
+        pulse.ray = static_cast<std::uint8_t>(ray);
+        pulse.gain = 1.0f;
+        add_pulse(b, beam, pulse);
+      }
     }
   }
 };
 
-// Section 2a: the seed-000 mixture.
+// Section 9: rows from depth images lie on the pixel's direction, not the beam's; move the centre
+// ray's hit along the true beam direction onto the surface's plane.
+class RasterCorrectionStage final : public Stage {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "geometry.raster_correction"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kHitsIn | kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
+  void run(const BlockContext& b) const override {
+    const auto& h = b.hits;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+        Pulse& pulse = pulses[k];
+        if (pulse.ray != 0) continue;
+        const std::size_t i = h.hit(beam, 0, 0);
+        const Eigen::Vector3d p = hit_point(h, i);
+        const Eigen::Vector3d n = hit_normal(h, i);
+        const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
+        const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
+        const Eigen::Vector3d v = b.geometry.ray(column, channel).direction;
+        const double r = p.norm();
+        const double corrected = physics::raster_corrected_range(p.dot(n) / r, v.dot(n), r);
+        if (!(corrected > 0) || !std::isfinite(corrected)) continue;
+        pulse.range_m = static_cast<float>(corrected);
+        pulse.cos_incidence = static_cast<float>(std::max(-v.dot(n), 1e-6));
+      }
+    }
+  }
+};
+
+// Section 6: 8-float paths. A mirror-like first hit passes its light on; the first hit that is not
+// mirror-like returns it. The point lies along the first segment at half the optical path: the
+// ghost behind the glass. The return enters the receiver directly when theta_in is within the
+// angular resolution, otherwise back along the mirrors (one more reflection per mirror).
+class MultiBounceStage final : public Stage {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "paths.multibounce"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kHitsIn | kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
+  void run(const BlockContext& b) const override {
+    const auto& h = b.hits;
+    const int segments = h.layout.segments_per_path;
+    if (segments < 2) return;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+        follow_path(b, beam, segments, pulses[k]);
+      }
+    }
+  }
+
+ private:
+  static void follow_path(const BlockContext& b, std::size_t beam, int segments, Pulse& pulse) {
+    const auto& h = b.hits;
+    Eigen::Vector3d previous = Eigen::Vector3d::Zero();
+    double travelled = 0;
+    double mirror_gain = 1;
+    for (int s = 0; s < segments; ++s) {
+      const std::size_t i = h.hit(beam, pulse.ray, s);
+      const Material* m = h.material[i] ? b.materials.find(h.material[i]) : nullptr;
+      if (!m) return;  // the path ended (padding) before a diffuse hit: keep the first return
+      const Eigen::Vector3d p = hit_point(h, i);
+      const Eigen::Vector3d n = hit_normal(h, i);
+      const Eigen::Vector3d incoming = (p - previous).normalized();
+      const double leg = (p - previous).norm();
+      travelled += leg;
+      const bool next_exists =
+          s + 1 < segments && h.material[h.hit(beam, pulse.ray, s + 1)] != 0;
+      if (physics::is_mirror_like(*m) && next_exists) {
+        mirror_gain *= m->specular;
+        previous = p;
+        continue;
+      }
+      if (s == 0) return;  // an ordinary first hit: geometry already made its pulse
+      const double cos_theta = -incoming.dot(n);
+      if (!(cos_theta > 0)) {
+        pulse.kind = ReturnKind::kNone;
+        pulse.power_w = 0;
+        return;
+      }
+      const bool direct = h.angle_deg[i] <= b.constants.multibounce_resolution_deg;
+      const double back = direct ? p.norm() : travelled;
+      const double gain = direct ? mirror_gain : mirror_gain * mirror_gain;
+      pulse.range_m = static_cast<float>((travelled + back) / 2.0);
+      pulse.cos_incidence = static_cast<float>(cos_theta);
+      pulse.material = h.material[i];
+      pulse.object_id = h.object_id[i];
+      pulse.gain = static_cast<float>(gain);
+      pulse.kind = ReturnKind::kGhost;
+      return;
+    }
+  }
+};
+
+// Section 2b, the default: the range equation with a BRDF, the system constant from the
+// datasheet, the crossover function, and each ray's share of the beam (a target smaller than the
+// footprint returns only the rays that hit it: A_TA / A_T).
+class BrdfSurfaceStage final : public Stage {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "surface.brdf"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
+  void run(const BlockContext& b) const override {
+    const int rays = std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
+    const double baseline = b.params.optics.baseline_m;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+        Pulse& p = pulses[k];
+        if (p.kind == ReturnKind::kNone) continue;
+        const Material* m = b.materials.find(p.material);
+        if (!m) continue;
+        const double range = p.range_m;
+        const double observation = baseline > 0 ? std::atan(baseline / range) : 0.0;
+        const double brdf = physics::material_brdf(*m, p.cos_incidence, observation) * p.gain;
+        p.lambertian = static_cast<float>(brdf * std::numbers::pi);
+        p.power_w = static_cast<float>(
+            physics::received_power(b.constants.system_constant, brdf, range, 1.0,
+                                    physics::crossover(b.params.optics, range)) *
+            ray_weight(p.ray, rays));
+      }
+    }
+  }
+};
+
+// Section 2a: the seed-000 mixture, kept for fidelity to the seed (no 1/r^2 on its specular and
+// retroreflective terms).
 class IpspSurfaceStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "surface.ipsp"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
   void run(const BlockContext& b) const override {
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      if (!b.work.alive[i]) continue;
-      const Material* m = b.materials.find(b.hits.material[i]);
-      b.work.returned_fraction[i] =
-          m ? physics::ipsp_returned_fraction(*m, b.work.range_m[i], b.work.cos_incidence[i]) : 0.0;
+    const int rays = std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+        Pulse& p = pulses[k];
+        if (p.kind == ReturnKind::kNone) continue;
+        const Material* m = b.materials.find(p.material);
+        if (!m) continue;
+        const double fraction =
+            physics::ipsp_returned_fraction(*m, p.range_m, p.cos_incidence) * p.gain;
+        p.lambertian = static_cast<float>(
+            physics::lambertian_equivalent(fraction, p.range_m, 1.0));
+        p.power_w = static_cast<float>(physics::detected_power(fraction, b.params.peak_power_w,
+                                                               b.params.detector_efficiency) *
+                                       ray_weight(p.ray, rays));
+      }
     }
   }
 };
 
-// Section 4a: two-way Beer-Lambert in clear air.
+// Section 4a: two-way Beer-Lambert with the extinction of clear air or fog (visibility).
 class ClearAirStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "atmosphere.clear_air"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
   void run(const BlockContext& b) const override {
-    const double extinction = b.params.extinction_per_m();
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      if (!b.work.alive[i]) continue;
-      const double t = physics::two_way_transmission(extinction, b.work.range_m[i]);
-      b.work.transmission[i] *= t;
-      b.work.returned_fraction[i] *= t;
+    const double extinction = b.constants.clear_extinction_per_m;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+        pulses[k].power_w *=
+            static_cast<float>(physics::two_way_transmission(extinction, pulses[k].range_m));
+      }
     }
   }
 };
 
-// Section 3: detector noise and the 3-sigma threshold.
-class NoisyDetectionStage final : public Stage {
+// Section 4b, seed 004: Poisson drops in the beam's cone, two-way extinction from the seed's
+// table, drop returns as false positives, range jitter in proportion to the drops crossed.
+// Only drops that could beat the noise are sampled one by one (a thinned Poisson process: the
+// drops larger than D_t are Poisson with mean mu exp(-Lambda D_t)); the rest are only counted.
+class RainStage final : public Stage {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "atmosphere.rain"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
+  void run(const BlockContext& b) const override {
+    const auto& c = b.constants;
+    if (!(c.rain_drops_per_m3 > 0)) return;
+    const auto& prm = b.params;
+    const double w0 = prm.beam_exit_radius_m;
+    const double theta = prm.beam_divergence_rad;
+    const double near = std::max(prm.rain_min_range_m, 0.05);
+    // The smallest drop that could reach the noise level anywhere on the beam (at `near`).
+    const double w_near = physics::beam_radius_m(w0, theta, near);
+    const double d_min_m = std::sqrt(c.noise_w * 4.0 * w_near * w_near * near * near *
+                                     prm.rain_lidar_ratio_sr / (2.0 * c.system_constant));
+    const double big_share = std::exp(-c.rain_slope_per_mm * d_min_m * 1e3);
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      const int targets = b.work.pulse_count[beam];
+      double reach = 0;
+      for (int k = 0; k < targets; ++k) reach = std::max<double>(reach, pulses[k].range_m);
+      if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
+      const CounterRng count_rng = rng_for(b, beam, StageId::kRainCount);
+      std::uint32_t draw = 0;
+      const double mu_all =
+          c.rain_drops_per_m3 * physics::beam_volume_m3(w0, theta, 0.0, reach);
+      const double mu_big = reach > near ? c.rain_drops_per_m3 * big_share *
+                                               physics::beam_volume_m3(w0, theta, near, reach)
+                                         : 0.0;
+      const std::uint32_t big = count_rng.poisson(mu_big, draw);
+      const std::uint32_t small = count_rng.poisson(std::max(mu_all - mu_big, 0.0), draw);
+      const std::uint32_t crossed = big + small;
+      b.work.drops_crossed[beam] = static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
+      // Extinction and jitter of what the beam hit.
+      const CounterRng jitter_rng = rng_for(b, beam, StageId::kRainJitter);
+      const double sigma = prm.rain_range_jitter_m_per_drop * crossed;
+      for (int k = 0; k < targets; ++k) {
+        Pulse& p = pulses[k];
+        p.power_w *= static_cast<float>(
+            physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
+        p.range_m += static_cast<float>(sigma * jitter_rng.normal(static_cast<std::uint32_t>(k)));
+      }
+      // The drops that may return light: position in the cone, diameter above D_t.
+      const CounterRng drop_rng = rng_for(b, beam, StageId::kRainDrops);
+      const double w_near_cube = std::pow(w_near, 3);
+      const double w_far_cube = std::pow(physics::beam_radius_m(w0, theta, reach), 3);
+      const double t = std::tan(theta);
+      for (std::uint32_t d = 0; d < std::min<std::uint32_t>(big, kMaxDropPulses); ++d) {
+        const auto u = drop_rng.words(d);
+        const double u_pos = (u[0] + 0.5) * 0x1.0p-32;
+        const double u_size = (u[1] + 0.5) * 0x1.0p-32;
+        // Inverse of the cone's volume CDF (uniform in volume).
+        const double r =
+            t < 1e-12 ? near + u_pos * (reach - near)
+                      : (std::cbrt(w_near_cube + u_pos * (w_far_cube - w_near_cube)) - w0) / t;
+        const double diameter_m = d_min_m - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
+        const double share = physics::drop_brdf_area_ratio(
+            diameter_m, physics::beam_radius_m(w0, theta, r), prm.rain_lidar_ratio_sr);
+        const double transmission =
+            physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r);
+        Pulse drop;
+        drop.range_m = static_cast<float>(r);
+        drop.power_w = static_cast<float>(physics::received_power(
+            c.system_constant, share, r, transmission, physics::crossover(prm.optics, r)));
+        drop.lambertian = static_cast<float>(share * std::numbers::pi);
+        drop.kind = ReturnKind::kRainDrop;
+        add_pulse(b, beam, drop);
+      }
+    }
+  }
+};
+
+// Section 7, seed 001: beam-level blooming. Beams bright enough to reach a neighbour above the
+// noise scatter kernel-weighted copies of their strongest return to the beams around them;
+// contributions at one range (within dR) add, different ranges do not: the dominant bin is kept.
+// Beams that cannot bloom are skipped (the seed's slice skipping).
+class BloomingStage final : public Stage {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "blooming"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kBloomed; }
+  [[nodiscard]] bool whole_frame() const override { return true; }
+  void run(const BlockContext& b) const override {
+    const auto& prm = b.params;
+    const auto& model = *b.geometry.pattern().model;
+    const auto shape = b.hits.shape;
+    const double column_step_deg = 360.0 / shape.columns;
+    const auto kernel = [&](double offset_deg) {
+      return physics::bloom_kernel_1d(offset_deg, prm.bloom_core_sigma_deg, prm.bloom_skirt_level,
+                                      prm.bloom_skirt_decay_deg);
+    };
+    const double nearest = kernel(column_step_deg);
+    const int column_reach =
+        std::min<int>(static_cast<int>(prm.bloom_extent_deg / column_step_deg), shape.columns / 2);
+    for (std::size_t src = b.begin; src < b.end; ++src) {
+      const Pulse* pulses = pulses_of(b, src);
+      const Pulse* brightest = nullptr;
+      for (int k = 0; k < b.work.pulse_count[src]; ++k) {
+        if (pulses[k].kind != ReturnKind::kNone &&
+            (!brightest || pulses[k].power_w > brightest->power_w)) {
+          brightest = &pulses[k];
+        }
+      }
+      if (!brightest || brightest->power_w * nearest < b.constants.noise_w) continue;
+      const auto column = static_cast<int>(src / shape.channels);
+      const auto channel = static_cast<int>(src % shape.channels);
+      for (int dc = -column_reach; dc <= column_reach; ++dc) {
+        const double k_az = kernel(dc * column_step_deg);
+        if (brightest->power_w * k_az < b.constants.noise_w) continue;
+        const auto nc = static_cast<std::uint32_t>((column + dc + static_cast<int>(shape.columns)) %
+                                                   static_cast<int>(shape.columns));
+        for (int ch = 0; ch < shape.channels; ++ch) {
+          if (dc == 0 && ch == channel) continue;
+          const double d_el = model.elevation_deg[ch] - model.elevation_deg[channel];
+          if (std::fabs(d_el) > prm.bloom_extent_deg) continue;
+          const double power = brightest->power_w * k_az * kernel(d_el);
+          if (power < b.constants.noise_w) continue;
+          deposit(b.work.bloom[shape.beam(nc, static_cast<std::uint16_t>(ch))], *brightest, power,
+                  prm.range_resolution_m);
+        }
+      }
+    }
+  }
+
+ private:
+  static void deposit(Pulse& bin, const Pulse& source, double power, double resolution) {
+    if (bin.kind != ReturnKind::kNone && std::fabs(bin.range_m - source.range_m) < resolution) {
+      bin.power_w += static_cast<float>(power);
+      return;
+    }
+    if (bin.kind == ReturnKind::kNone || power > bin.power_w) {
+      bin = Pulse{};
+      bin.range_m = source.range_m;
+      bin.power_w = static_cast<float>(power);
+      bin.lambertian = source.lambertian;
+      bin.kind = ReturnKind::kBloom;
+    }
+  }
+};
+
+// Sorts a beam's candidates by range and merges those closer than the range resolution: one
+// return whose power is the sum (seed 000, 1.3.5). The merged return keeps the leading edge's
+// range and the strongest member's identity; its extent spans the members.
+int merge_pulses(const BlockContext& b, std::size_t beam) {
+  Pulse* pulses = pulses_of(b, beam);
+  int count = b.work.pulse_count[beam];
+  const Pulse& bloom = b.work.bloom[beam];
+  if (bloom.kind != ReturnKind::kNone) {
+    add_pulse(b, beam, bloom);
+    count = b.work.pulse_count[beam];
+  }
+  count = static_cast<int>(std::remove_if(pulses, pulses + count,
+                                          [](const Pulse& p) {
+                                            return p.kind == ReturnKind::kNone;
+                                          }) -
+                           pulses);
+  std::sort(pulses, pulses + count,
+            [](const Pulse& l, const Pulse& r) { return l.range_m < r.range_m; });
+  int merged = 0;
+  for (int k = 0; k < count; ++k) {
+    if (merged > 0 &&
+        pulses[k].range_m - pulses[merged - 1].range_m < b.params.range_resolution_m) {
+      Pulse& into = pulses[merged - 1];
+      const float far_edge = std::max(into.range_m + into.extent_m,
+                                      pulses[k].range_m + pulses[k].extent_m);
+      if (pulses[k].power_w > into.power_w) {
+        into.object_id = pulses[k].object_id;
+        into.kind = pulses[k].kind;
+        into.material = pulses[k].material;
+        into.cos_sun = pulses[k].cos_sun;
+      }
+      into.lambertian = std::max(into.lambertian, pulses[k].lambertian);
+      into.power_w += pulses[k].power_w;
+      into.extent_m = far_edge - into.range_m;
+      continue;
+    }
+    pulses[merged++] = pulses[k];
+  }
+  b.work.pulse_count[beam] = static_cast<std::uint8_t>(merged);
+  return merged;
+}
+
+// Section 3: detector noise (plus the shot noise of ambient sunlight on the target) and the
+// 3-sigma threshold, per merged return.
+class ThresholdDetectionStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "detection.threshold"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kDetections; }
   void run(const BlockContext& b) const override {
-    const double p_noise = b.params.noise_power_w();
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      if (!b.work.alive[i]) continue;
-      const double p_r = physics::detected_power(b.work.returned_fraction[i], b.params.peak_power_w,
-                                                 b.params.detector_efficiency);
-      const double p_out = p_r + p_noise * CounterRng(key_for(b, i, StageId::kDetection)).normal(0);
-      b.work.power_w[i] = p_out;
-      b.work.alive[i] = physics::beats_threshold(p_out, p_noise) ? 1 : 0;
+    const auto& prm = b.params;
+    const double sun = prm.weather.sun_irradiance_w_per_m2;
+    const double noise2 = b.constants.noise_w * b.constants.noise_w;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const int count = merge_pulses(b, beam);
+      Pulse* pulses = pulses_of(b, beam);
+      const CounterRng rng = rng_for(b, beam, StageId::kDetection);
+      for (int k = 0; k < count; ++k) {
+        Pulse& p = pulses[k];
+        double variance = noise2;
+        if (sun > 0) {
+          const Material* m = p.material ? b.materials.find(p.material) : nullptr;
+          const double ambient = physics::ambient_power_w(
+              sun, p.cos_sun, m ? m->reflectivity : 0.0, prm.receiver_etendue_m2_sr);
+          variance += physics::ambient_noise_variance_w2(ambient, prm.wavelength_nm,
+                                                         prm.bandwidth_hz,
+                                                         prm.quantum_efficiency);
+        }
+        const double sigma = std::sqrt(variance);
+        const double out = p.power_w + sigma * rng.normal(static_cast<std::uint32_t>(k));
+        p.threshold_w = static_cast<float>(3.0 * sigma);
+        if (out > 3.0 * sigma) {
+          p.power_w = static_cast<float>(out);
+        } else {
+          p.kind = ReturnKind::kNone;
+        }
+      }
     }
   }
 };
 
-// Ideal mode: the power is what the surface returns, and every valid hit is detected.
+// Seed 002's alternative: detected iff R_L(d) <= Gamma(theta); no noise.
+class CapabilityDetectionStage final : public Stage {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "detection.capability"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kDetections; }
+  void run(const BlockContext& b) const override {
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const int count = merge_pulses(b, beam);
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < count; ++k) {
+        Pulse& p = pulses[k];
+        p.threshold_w = static_cast<float>(b.constants.threshold_w);
+        if (!physics::capability_detects(p.lambertian, p.range_m,
+                                         b.params.capability_max_range_m,
+                                         b.params.capability_max_reflectance_limit)) {
+          p.kind = ReturnKind::kNone;
+        }
+      }
+    }
+  }
+};
+
+// Ideal mode: every candidate is detected with the power the surface returns.
 class IdealDetectionStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "detection.ideal"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
+  [[nodiscard]] std::uint32_t writes() const override { return kDetections; }
   void run(const BlockContext& b) const override {
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      if (!b.work.alive[i]) continue;
-      b.work.power_w[i] = physics::detected_power(
-          b.work.returned_fraction[i], b.params.peak_power_w, b.params.detector_efficiency);
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const int count = merge_pulses(b, beam);
+      Pulse* pulses = pulses_of(b, beam);
+      for (int k = 0; k < count; ++k) pulses[k].threshold_w = 0;
     }
   }
 };
 
-// Section 3: Gaussian range noise.
+// Section 8: which detected returns the sensor reports. Plane 0 holds the single-return mode's
+// echo; dual adds the last (or, when the strongest is the last, the second strongest), triple the
+// next strongest; a further echo must lie the minimum separation away from those kept.
+class EchoSelectionStage final : public Stage {
+ public:
+  explicit EchoSelectionStage(EchoMode mode) : mode_(mode) {}
+  [[nodiscard]] std::string_view name() const override {
+    switch (mode_) {
+      case EchoMode::kStrongest: return "echoes.strongest";
+      case EchoMode::kLast: return "echoes.last";
+      case EchoMode::kFirst: return "echoes.first";
+      case EchoMode::kDual: return "echoes.dual";
+      case EchoMode::kTriple: return "echoes.triple";
+    }
+    return "echoes";
+  }
+  [[nodiscard]] std::uint32_t reads() const override { return kDetections; }
+  [[nodiscard]] std::uint32_t writes() const override { return kEchoesOut; }
+  void run(const BlockContext& b) const override {
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const Pulse* pulses = pulses_of(b, beam);
+      const int count = b.work.pulse_count[beam];
+      std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
+      std::fill(pick, pick + FrameReturns::kMaxEchoes, std::int8_t{-1});
+      int strongest = -1, first = -1, last = -1;
+      for (int k = 0; k < count; ++k) {
+        if (pulses[k].kind == ReturnKind::kNone) continue;
+        if (first < 0) first = k;
+        last = k;  // sorted by range
+        if (strongest < 0 || pulses[k].power_w > pulses[strongest].power_w) strongest = k;
+      }
+      if (strongest < 0) continue;
+      const auto separated = [&](int k, int upto) {
+        for (int e = 0; e < upto; ++e) {
+          if (std::fabs(pulses[k].range_m - pulses[pick[e]].range_m) <
+              b.params.echo_min_separation_m) {
+            return false;
+          }
+        }
+        return true;
+      };
+      const auto next_strongest = [&](int upto) {
+        int best = -1;
+        for (int k = 0; k < count; ++k) {
+          if (pulses[k].kind == ReturnKind::kNone || !separated(k, upto)) continue;
+          if (best < 0 || pulses[k].power_w > pulses[best].power_w) best = k;
+        }
+        return best;
+      };
+      switch (mode_) {
+        case EchoMode::kStrongest: pick[0] = static_cast<std::int8_t>(strongest); break;
+        case EchoMode::kLast: pick[0] = static_cast<std::int8_t>(last); break;
+        case EchoMode::kFirst: pick[0] = static_cast<std::int8_t>(first); break;
+        case EchoMode::kDual:
+        case EchoMode::kTriple: {
+          pick[0] = static_cast<std::int8_t>(strongest);
+          const int second = last != strongest && separated(last, 1) ? last : next_strongest(1);
+          pick[1] = static_cast<std::int8_t>(second);
+          if (mode_ == EchoMode::kTriple && second >= 0) {
+            pick[2] = static_cast<std::int8_t>(next_strongest(2));
+          }
+          break;
+        }
+      }
+    }
+  }
+
+ private:
+  EchoMode mode_;
+};
+
+// Section 3: Gaussian range noise on every reported echo.
 class RangeNoiseStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "range.noise"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kEchoesOut; }
+  [[nodiscard]] std::uint32_t writes() const override { return kEchoesOut; }
   void run(const BlockContext& b) const override {
     const double sigma = b.params.range_noise_sigma_m;
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      if (!b.work.alive[i]) continue;
-      b.work.range_m[i] +=
-          static_cast<float>(sigma * CounterRng(key_for(b, i, StageId::kRangeNoise)).normal(0));
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = pulses_of(b, beam);
+      const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
+      const CounterRng rng = rng_for(b, beam, StageId::kRangeNoise);
+      for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
+        if (pick[e] < 0) continue;
+        pulses[pick[e]].range_m +=
+            static_cast<float>(sigma * rng.normal(static_cast<std::uint32_t>(e)));
+      }
     }
   }
 };
 
-// Quantisation to the format's range unit and the calibrated reflectivity drivers read.
+// Quantisation to the format's range unit, the calibrated reflectivity drivers read (from the
+// received power, as the sensor computes it), pulse width, ground truth.
 class ReportStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "report"; }
+  [[nodiscard]] std::uint32_t reads() const override { return kEchoesOut; }
+  [[nodiscard]] std::uint32_t writes() const override { return kEchoesOut; }
   void run(const BlockContext& b) const override {
     const auto& model = *b.geometry.pattern().model;
-    const double p_noise = b.params.noise_power_w();
-    const double gain = b.params.peak_power_w * b.params.detector_efficiency;
-    for (std::size_t i = b.begin; i < b.end; ++i) {
-      const double range =
-          b.work.alive[i]
-              ? physics::quantise_range(b.work.range_m[i], model.range_unit_m, model.max_range_m)
+    const auto& c = b.constants;
+    const double calibration_extinction =
+        physics::extinction_from_visibility(kCalibrationVisibilityM, b.params.wavelength_nm);
+    const double tau_h = b.params.pulse_half_width_ns * 1e-9;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const Pulse* pulses = pulses_of(b, beam);
+      const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
+      for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
+        const std::size_t slot = b.out.slot(beam, e);
+        const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
+        const double range =
+            p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
+                                        model.range_unit_m, model.max_range_m)
               : 0.0;
-      b.out.range_m[i] = static_cast<float>(range);
-      if (range == 0.0) {
-        b.out.power_w[i] = 0;
-        b.out.reflectivity[i] = 0;
-        b.out.signal_photons[i] = 0;
-        continue;
+        b.out.range_m[slot] = static_cast<float>(range);
+        if (range == 0.0) {
+          b.out.power_w[slot] = 0;
+          b.out.reflectivity[slot] = 0;
+          b.out.signal_photons[slot] = 0;
+          b.out.pulse_width_ns[slot] = 0;
+          b.out.object_id[slot] = 0;
+          b.out.kind[slot] = 0;
+          continue;
+        }
+        const double r = p->range_m;
+        const double expected_per_unit_brdf = physics::received_power(
+            c.system_constant, 1.0 / std::numbers::pi, r,
+            physics::two_way_transmission(calibration_extinction, r),
+            physics::crossover(b.params.optics, r));
+        const double equivalent = p->power_w / expected_per_unit_brdf;
+        b.out.power_w[slot] = p->power_w;
+        b.out.reflectivity[slot] =
+            static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
+        b.out.signal_photons[slot] = static_cast<std::uint16_t>(
+            std::clamp(std::lround(p->power_w / c.noise_w), 1L, 65535L));
+        b.out.pulse_width_ns[slot] = static_cast<float>(
+            physics::echo_pulse_width_s(p->power_w, p->threshold_w, tau_h, p->extent_m) * 1e9);
+        b.out.object_id[slot] = p->object_id;
+        b.out.kind[slot] = static_cast<std::uint8_t>(p->kind);
       }
-      const double power = b.work.power_w[i];
-      const double equivalent =
-          physics::lambertian_equivalent(power / gain, b.work.range_m[i], b.work.transmission[i]);
-      b.out.power_w[i] = static_cast<float>(power);
-      b.out.reflectivity[i] =
-          static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
-      b.out.signal_photons[i] =
-          static_cast<std::uint16_t>(std::clamp(std::lround(power / p_noise), 1L, 65535L));
     }
   }
 };
 
+void check_chain(const std::vector<std::unique_ptr<Stage>>& stages) {
+  std::uint32_t available = kHitsIn;
+  const auto describe = [](std::uint32_t mask) {
+    std::string s;
+    const std::array<std::pair<std::uint32_t, const char*>, 5> names{
+        {{kHitsIn, "hits"},
+         {kPulses, "candidate returns"},
+         {kBloomed, "bloom contributions"},
+         {kDetections, "detections"},
+         {kEchoesOut, "selected echoes"}}};
+    for (const auto& [bit, n] : names) {
+      if (mask & bit) s += (s.empty() ? "" : ", ") + std::string(n);
+    }
+    return s;
+  };
+  for (const auto& stage : stages) {
+    const std::uint32_t missing = stage->reads() & ~available;
+    if (missing) {
+      throw std::invalid_argument("physics stage '" + std::string(stage->name()) + "' needs " +
+                                  describe(missing) + ", which no earlier stage provides");
+    }
+    available |= stage->writes();
+  }
+  if (!(available & kEchoesOut)) {
+    throw std::invalid_argument("physics chain never selects echoes to report");
+  }
+}
+
 }  // namespace
 
+PhysicsParams default_physics_params(const SensorModel& model) {
+  PhysicsParams p;
+  p.datasheet_range_m = model.optics.datasheet_range_m;
+  p.datasheet_reflectivity = model.optics.datasheet_reflectivity;
+  p.beam_exit_radius_m = model.optics.beam_exit_radius_m;
+  p.beam_divergence_rad = model.optics.beam_divergence_rad;
+  p.range_noise_sigma_m = model.optics.range_noise_sigma_m;
+  // The kernel core is the beam itself: its 1/e^2 half-angle is two standard deviations.
+  p.bloom_core_sigma_deg = model.optics.beam_divergence_rad * 180.0 / std::numbers::pi / 2.0;
+  return p;
+}
+
 void BeamWork::resize(std::size_t beams) {
-  range_m.assign(beams, 0);
-  cos_incidence.assign(beams, 0);
-  returned_fraction.assign(beams, 0);
-  transmission.assign(beams, 1);
-  power_w.assign(beams, 0);
-  alive.assign(beams, 0);
+  pulses.assign(beams * kMaxPulses, Pulse{});
+  pulse_count.assign(beams, 0);
+  range_offset_m.assign(beams, 0);
+  drops_crossed.assign(beams, 0);
+  bloom.assign(beams, Pulse{});
+  echo_pick.assign(beams * FrameReturns::kMaxEchoes, -1);
 }
 
 Pipeline::Pipeline(const ScanPattern& pattern, const MaterialTable& materials,
                    PipelineSettings settings)
     : geometry_(pattern), materials_(materials), settings_(settings) {
+  const PhysicsStages& s = settings_.stages;
+  const PhysicsParams& p = settings_.params;
+  const bool ideal = settings_.mode == PhysicsMode::kIdeal;
   stages_.push_back(std::make_unique<GeometryStage>());
-  stages_.push_back(std::make_unique<IpspSurfaceStage>());
-  if (settings_.mode == PhysicsMode::kDefault) {
-    stages_.push_back(std::make_unique<ClearAirStage>());
-    stages_.push_back(std::make_unique<NoisyDetectionStage>());
-    stages_.push_back(std::make_unique<RangeNoiseStage>());
+  if (s.raster_correction) stages_.push_back(std::make_unique<RasterCorrectionStage>());
+  if (s.multibounce) stages_.push_back(std::make_unique<MultiBounceStage>());
+  if (s.surface == SurfaceModel::kBrdf) {
+    stages_.push_back(std::make_unique<BrdfSurfaceStage>());
+    system_constant_ = physics::system_constant_from_datasheet(
+        p.threshold_w(), p.datasheet_range_m, p.datasheet_reflectivity,
+        physics::two_way_transmission(
+            physics::extinction_from_visibility(kCalibrationVisibilityM, p.wavelength_nm),
+            p.datasheet_range_m),
+        physics::crossover(p.optics, p.datasheet_range_m));
   } else {
-    stages_.push_back(std::make_unique<IdealDetectionStage>());
+    stages_.push_back(std::make_unique<IpspSurfaceStage>());
+    // The seed's diffuse term, cos / (2 r^2) * P_peak * efficiency, is K Gamma / (pi r^2) with:
+    system_constant_ = std::numbers::pi * p.peak_power_w * p.detector_efficiency / 2.0;
   }
+  if (!ideal) {
+    if (s.clear_air) stages_.push_back(std::make_unique<ClearAirStage>());
+    if (s.rain) stages_.push_back(std::make_unique<RainStage>());
+    if (s.blooming) stages_.push_back(std::make_unique<BloomingStage>());
+  }
+  if (ideal) {
+    stages_.push_back(std::make_unique<IdealDetectionStage>());
+  } else if (s.detection == DetectionModel::kCapability) {
+    stages_.push_back(std::make_unique<CapabilityDetectionStage>());
+  } else {
+    stages_.push_back(std::make_unique<ThresholdDetectionStage>());
+  }
+  stages_.push_back(std::make_unique<EchoSelectionStage>(s.echoes));
+  if (!ideal && s.range_noise) stages_.push_back(std::make_unique<RangeNoiseStage>());
   stages_.push_back(std::make_unique<ReportStage>());
+  check_chain(stages_);
 }
 
 std::vector<std::string_view> Pipeline::stage_names() const {
@@ -191,22 +799,64 @@ std::vector<std::string_view> Pipeline::stage_names() const {
   return names;
 }
 
+FrameConstants Pipeline::constants_for(const Weather& weather) const {
+  const PhysicsParams& p = settings_.params;
+  FrameConstants c;
+  c.system_constant = system_constant_;
+  c.noise_w = p.noise_power_w();
+  c.threshold_w = p.threshold_w();
+  c.clear_extinction_per_m = physics::extinction_from_visibility(weather.visibility_m,
+                                                                 p.wavelength_nm);
+  c.rain_extinction_per_m = physics::rain_extinction_per_m(weather.rain_mm_per_h);
+  c.rain_drops_per_m3 = physics::rain_drop_density_per_m3(weather.rain_mm_per_h);
+  c.rain_slope_per_mm =
+      weather.rain_mm_per_h > 0 ? physics::marshall_palmer_slope_per_mm(weather.rain_mm_per_h)
+                                : 0.0;
+  c.multibounce_resolution_deg = p.multibounce_resolution_deg > 0
+                                     ? p.multibounce_resolution_deg
+                                     : 360.0 / geometry_.pattern().columns_per_frame;
+  const double el = physics::deg_to_rad(p.sun_elevation_deg);
+  const double az = physics::deg_to_rad(p.sun_azimuth_deg);
+  c.sun_direction[0] = std::cos(el) * std::cos(az);
+  c.sun_direction[1] = std::cos(el) * std::sin(az);
+  c.sun_direction[2] = std::sin(el);
+  return c;
+}
+
 void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
   const std::size_t beams = hits.shape.beams();
-  if (work_.alive.size() != beams) work_.resize(beams);
-  if (out.range_m.size() != beams) out.reshape(hits.shape);
+  if (work_.pulse_count.size() != beams) work_.resize(beams);
+  if (out.range_m.size() != beams * FrameReturns::kMaxEchoes) out.reshape(hits.shape);
   out.frame_number = hits.frame_number;
+  PhysicsParams params = settings_.params;
+  params.weather = hits.weather;
+  const FrameConstants constants = constants_for(hits.weather);
   const DrawKey base{settings_.seed, settings_.sensor_index, hits.frame_number, 0, 0};
   constexpr std::size_t kBeamsPerBlock = 1024;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      const BlockContext block{r.begin(), r.end(),   hits,       work_,
-                                               out,       geometry_, materials_, settings_.params,
-                                               base};
-                      for (const auto& stage : stages_) stage->run(block);
-                      LIDAREMU_TSAN_RELEASE(&out);
-                    });
-  LIDAREMU_TSAN_ACQUIRE(&out);
+  // Runs consecutive per-beam stages fused over blocks; a frame stage runs alone between them.
+  const auto context = [&](std::size_t begin, std::size_t end) {
+    return BlockContext{begin,      end,      hits,      work_,           out,
+                        geometry_,  materials_, params,  constants,       settings_.stages,
+                        base};
+  };
+  std::size_t first = 0;
+  while (first < stages_.size()) {
+    if (stages_[first]->whole_frame()) {
+      stages_[first]->run(context(0, beams));
+      ++first;
+      continue;
+    }
+    std::size_t last = first;
+    while (last < stages_.size() && !stages_[last]->whole_frame()) ++last;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        const BlockContext block = context(r.begin(), r.end());
+                        for (std::size_t s = first; s < last; ++s) stages_[s]->run(block);
+                        LIDAREMU_TSAN_RELEASE(&out);
+                      });
+    LIDAREMU_TSAN_ACQUIRE(&out);
+    first = last;
+  }
 }
 
 }  // namespace lidaremu::core

@@ -19,6 +19,14 @@ SensorModel make_vlp16() {
   m.range_unit_m = 0.002;
   m.max_range_m = 65535 * 0.002;
   m.min_range_m = 0.002;
+  // VLP-16 datasheet: range up to 100 m (taken at a 10 % target), accuracy +/-3 cm; Velodyne
+  // manuals: divergence 3.0 mrad horizontal x 1.5 mrad vertical (half-angle 1.06 mrad, their
+  // geometric mean), exit spot 12.7 x 9.5 mm.
+  m.optics = SensorOptics{.datasheet_range_m = 100,
+                          .datasheet_reflectivity = 0.10,
+                          .beam_exit_radius_m = 0.0055,
+                          .beam_divergence_rad = 0.00106,
+                          .range_noise_sigma_m = 0.015};
   m.velodyne = VelodyneTraits{.product_id = 0x22,
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
@@ -54,6 +62,13 @@ SensorModel make_os1_64() {
   m.range_unit_m = 0.001;
   m.max_range_m = ((1u << 20) - 1) * 0.001;
   m.min_range_m = 0.001;
+  // OS1 (gen 1) datasheet: 120 m at 80 % reflectivity (and 40 m at 10 %, which the range
+  // equation then gives as 42 m); divergence 0.13 deg FWHM; precision +/-3 cm.
+  m.optics = SensorOptics{.datasheet_range_m = 120,
+                          .datasheet_reflectivity = 0.80,
+                          .beam_exit_radius_m = 0.005,
+                          .beam_divergence_rad = 0.0011,
+                          .range_noise_sigma_m = 0.015};
   m.ouster =
       OusterTraits{.prod_line = "OS-1-64",
                    .prod_pn = "840-102144-D",

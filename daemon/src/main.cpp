@@ -128,7 +128,28 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", f.seed, "seed of every random draw")->capture_default_str();
   app.add_option("--metadata-out", f.metadata_out, "write the Ouster sensor metadata JSON here");
-  app.add_option("--physics", f.physics, "ideal (no noise, no loss) | default (PHYSICS.md 1-4a)")
+  app.add_option("--physics", f.physics,
+                 "default (the realistic chain of PHYSICS.md) | ideal (no noise, no loss)")
+      ->capture_default_str();
+  app.add_option("--surface", f.surface,
+                 "surface model: brdf (range equation, datasheet-calibrated) | ipsp (seed 000)")
+      ->capture_default_str();
+  app.add_option("--detection", f.detection,
+                 "threshold (noise + 3 sigma) | capability (seed 002 reflectance limit)")
+      ->capture_default_str();
+  app.add_option("--echoes", f.echoes, "strongest|last|first|dual|triple")->capture_default_str();
+  app.add_option("--rain", f.rain_mm_per_h, "rain rate at start, mm/h (Control changes it)")
+      ->capture_default_str();
+  app.add_option("--visibility", f.visibility_m, "meteorological visibility at start, m (fog)")
+      ->capture_default_str();
+  app.add_option("--sun", f.sun_irradiance_w_per_m2,
+                 "in-band solar irradiance at start, W/m^2 (ambient light)")
+      ->capture_default_str();
+  app.add_option("--rays-per-beam", f.rays_per_beam,
+                 "rays the engine casts per beam, centre first (beam divergence), 1..12")
+      ->capture_default_str();
+  app.add_option("--segments-per-path", f.segments_per_path,
+                 "segments per multi-bounce path (8-float rows), 1..16")
       ->capture_default_str();
   app.add_option("--rpm", f.rpm, "Velodyne rotation rate, 300..1200 (default 600)");
   app.add_option("--mode", f.mode,

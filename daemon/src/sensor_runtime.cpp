@@ -86,14 +86,14 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       idle_timer_(io),
       pipeline_(settings.pattern, materials, settings.pipeline),
       encoder_(core::make_encoder(settings.pattern, settings.identity)),
-      visibility_m_(settings.pipeline.params.visibility_m) {
+      weather_(settings.pipeline.params.weather) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
   free_frames_.set_capacity(settings_.frame_buffers);
   ready_frames_.set_capacity(settings_.frame_buffers + 1);  // + the stop marker
   for (int i = 0; i < settings_.frame_buffers; ++i) {
     frame_pool_.push_back(std::make_unique<core::FrameHits>());
-    frame_pool_.back()->reshape(shape);
+    frame_pool_.back()->reshape(shape, settings_.layout);
     free_frames_.push(frame_pool_.back().get());
   }
   // Two frames of packets in flight, plus telemetry.
@@ -223,6 +223,7 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     current_->sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
     current_->has_sim_time = batch.sim_time_ns != 0;
   }
+  current_->weather = weather_;  // a Control message takes effect from the next batch on
   const auto rows = protocol::store_batch(batch, settings_.engine, materials_, *current_);
   counters_.add_rows(rows);
   if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
@@ -245,9 +246,11 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     return;
   }
   if (!current_) current_ = acquire_frame(raw_frame_counter_++);
+  current_->weather = weather_;
   const auto rows = raw_->store(datagram, settings_.engine, materials_, current_, [this] {
     submit_current();
     current_ = acquire_frame(raw_frame_counter_++);
+    current_->weather = weather_;
   });
   counters_.add_rows(rows);
 }
@@ -266,15 +269,14 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
   ++counters_.control_messages;
   if (control.pause) paused_ = true;
   if (control.resume) paused_ = false;
-  if (control.fog_visibility_m > 0) visibility_m_ = control.fog_visibility_m;
-  if (control.rain_mm_per_h >= 0 || control.sun_irradiance_w_per_m2 >= 0) {
-    spdlog::warn(
-        "sensor {}: rain and sun are not modelled by this version's physics; only fog "
-        "visibility, pause and resume take effect",
-        settings_.name);
+  if (control.fog_visibility_m > 0) weather_.visibility_m = control.fog_visibility_m;
+  if (control.rain_mm_per_h >= 0) weather_.rain_mm_per_h = control.rain_mm_per_h;
+  if (control.sun_irradiance_w_per_m2 >= 0) {
+    weather_.sun_irradiance_w_per_m2 = control.sun_irradiance_w_per_m2;
   }
-  spdlog::info("sensor {}: control: paused={} visibility={} m", settings_.name, paused_,
-               visibility_m_.load());
+  spdlog::info("sensor {}: control: paused={} rain={} mm/h visibility={} m sun={} W/m^2",
+               settings_.name, paused_, weather_.rain_mm_per_h, weather_.visibility_m,
+               weather_.sun_irradiance_w_per_m2);
 }
 
 void SensorRuntime::arm_idle_timer() {
@@ -340,9 +342,6 @@ void SensorRuntime::process_loop() {
     ready_frames_.pop(frame);
     if (!frame) break;
     const auto begin = Clock::now();
-    core::PipelineSettings changed = settings_.pipeline;
-    changed.params.visibility_m = visibility_m_.load();
-    pipeline_.set_params(changed.params);
     pipeline_.process(*frame, returns_);
     const double start = frame_start_time(*frame);
     free_frames_.push(frame);

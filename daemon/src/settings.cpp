@@ -2,10 +2,12 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace lidaremu::daemon {
@@ -28,6 +30,15 @@ core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
   h ^= h >> 29;
   id.init_id = static_cast<std::uint32_t>(h & 0xFFFFFF) | 1u;
   return id;
+}
+
+std::optional<core::EchoMode> echo_mode(const std::string& name) {
+  static const std::map<std::string, core::EchoMode> kModes{
+      {"strongest", core::EchoMode::kStrongest}, {"last", core::EchoMode::kLast},
+      {"first", core::EchoMode::kFirst},         {"dual", core::EchoMode::kDual},
+      {"triple", core::EchoMode::kTriple}};
+  const auto it = kModes.find(name);
+  return it == kModes.end() ? std::nullopt : std::optional(it->second);
 }
 
 void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s,
@@ -124,6 +135,34 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     s.pipeline.mode = core::PhysicsMode::kIdeal;
   else
     bad("physics", f.physics, "ideal|default");
+  s.pipeline.params = core::default_physics_params(*s.model);
+  auto& stages = s.pipeline.stages;
+  if (f.surface == "brdf")
+    stages.surface = core::SurfaceModel::kBrdf;
+  else if (f.surface == "ipsp")
+    stages.surface = core::SurfaceModel::kIpsp;
+  else
+    bad("surface", f.surface, "brdf|ipsp");
+  if (f.detection == "threshold")
+    stages.detection = core::DetectionModel::kThreshold;
+  else if (f.detection == "capability")
+    stages.detection = core::DetectionModel::kCapability;
+  else
+    bad("detection", f.detection, "threshold|capability");
+  if (auto e = echo_mode(f.echoes))
+    stages.echoes = *e;
+  else
+    bad("echoes", f.echoes, "strongest|last|first|dual|triple");
+  auto& weather = s.pipeline.params.weather;
+  if (!(f.rain_mm_per_h >= 0 && f.rain_mm_per_h <= 500))
+    bad("rain", std::to_string(f.rain_mm_per_h), "0..500 mm/h");
+  weather.rain_mm_per_h = f.rain_mm_per_h;
+  if (!(f.visibility_m >= 10 && f.visibility_m <= 1e6))
+    bad("visibility", std::to_string(f.visibility_m), "10..1000000 m");
+  weather.visibility_m = f.visibility_m;
+  if (!(f.sun_irradiance_w_per_m2 >= 0 && f.sun_irradiance_w_per_m2 <= 2000))
+    bad("sun", std::to_string(f.sun_irradiance_w_per_m2), "0..2000 W/m^2");
+  weather.sun_irradiance_w_per_m2 = f.sun_irradiance_w_per_m2;
 
   if (auto e = protocol::engine_conventions(f.engine))
     s.engine = *e;
@@ -134,6 +173,12 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("idle_timeout_ms", std::to_string(f.idle_timeout_ms), "10..60000");
   }
   s.idle_timeout_s = f.idle_timeout_ms / 1000.0;
+  if (f.rays_per_beam < 1 || f.rays_per_beam > 12)
+    bad("rays_per_beam", std::to_string(f.rays_per_beam), "1..12 (centre ray first)");
+  if (f.segments_per_path < 1 || f.segments_per_path > 16)
+    bad("segments_per_path", std::to_string(f.segments_per_path), "1..16");
+  s.layout = core::HitLayout{static_cast<std::uint8_t>(std::clamp(f.rays_per_beam, 1, 12)),
+                             static_cast<std::uint8_t>(std::clamp(f.segments_per_path, 1, 16))};
   if (!f.metadata_out.empty() && velodyne) {
     bad("metadata_out", f.metadata_out, "nothing for a Velodyne model (Ouster only)");
   }
@@ -154,17 +199,10 @@ void read_value(const toml::node& node, const std::string& path, T& out, Problem
   }
 }
 
-void read_physics(const toml::table& t, const std::string& at, core::PhysicsParams& p,
+// Applies a table of numeric keys to the fields named in `keys`, each with its accepted range.
+using NumericKeys = std::map<std::string, std::pair<double*, std::pair<double, double>>>;
+void read_numbers(const toml::table& t, const std::string& at, const NumericKeys& keys,
                   Problems& problems) {
-  const std::map<std::string, std::pair<double*, std::pair<double, double>>> keys{
-      {"peak_power_w", {&p.peak_power_w, {1e-3, 1e4}}},
-      {"detector_efficiency", {&p.detector_efficiency, {1e-9, 1}}},
-      {"nep_w_per_sqrt_hz", {&p.nep_w_per_sqrt_hz, {1e-15, 1e-6}}},
-      {"bandwidth_hz", {&p.bandwidth_hz, {1e6, 1e11}}},
-      {"wavelength_nm", {&p.wavelength_nm, {400, 2000}}},
-      {"visibility_m", {&p.visibility_m, {10, 1e6}}},
-      {"range_noise_sigma_m", {&p.range_noise_sigma_m, {0, 1}}},
-  };
   for (const auto& [key, node] : t) {
     const std::string path = at + std::string(key.str());
     const auto it = keys.find(std::string(key.str()));
@@ -175,7 +213,11 @@ void read_physics(const toml::table& t, const std::string& at, core::PhysicsPara
       continue;
     }
     double v = 0;
-    read_value(node, path, v, problems);
+    if (!node.value<double>()) {
+      problems.push_back(path + ": wrong type (expected a number)");
+      continue;
+    }
+    v = *node.value<double>();
     const auto [lo, hi] = it->second.second;
     if (!(v >= lo && v <= hi)) {
       problems.push_back(path + " = " + std::to_string(v) + ": expected " + std::to_string(lo) +
@@ -184,6 +226,79 @@ void read_physics(const toml::table& t, const std::string& at, core::PhysicsPara
       *it->second.first = v;
     }
   }
+}
+
+void read_physics_params(const toml::table& t, const std::string& at, core::PhysicsParams& p,
+                         Problems& problems) {
+  const NumericKeys keys{
+      {"peak_power_w", {&p.peak_power_w, {1e-3, 1e4}}},
+      {"detector_efficiency", {&p.detector_efficiency, {1e-9, 1}}},
+      {"nep_w_per_sqrt_hz", {&p.nep_w_per_sqrt_hz, {1e-15, 1e-6}}},
+      {"bandwidth_hz", {&p.bandwidth_hz, {1e6, 1e11}}},
+      {"wavelength_nm", {&p.wavelength_nm, {400, 2000}}},
+      {"quantum_efficiency", {&p.quantum_efficiency, {1e-3, 1}}},
+      {"receiver_etendue_m2_sr", {&p.receiver_etendue_m2_sr, {0, 1e-3}}},
+      {"datasheet_range_m", {&p.datasheet_range_m, {1, 2000}}},
+      {"datasheet_reflectivity", {&p.datasheet_reflectivity, {0.01, 1}}},
+      {"beam_exit_radius_m", {&p.beam_exit_radius_m, {0, 0.1}}},
+      {"beam_divergence_rad", {&p.beam_divergence_rad, {0, 0.05}}},
+      {"bistatic_baseline_m", {&p.optics.baseline_m, {0, 1}}},
+      {"tx_aperture_radius_m", {&p.optics.tx_aperture_radius_m, {0, 0.1}}},
+      {"rx_aperture_radius_m", {&p.optics.rx_aperture_radius_m, {0, 0.1}}},
+      {"tx_opening_rad", {&p.optics.tx_opening_rad, {1e-5, 0.5}}},
+      {"rx_opening_rad", {&p.optics.rx_opening_rad, {1e-5, 0.5}}},
+      {"pulse_half_width_ns", {&p.pulse_half_width_ns, {0.1, 100}}},
+      {"range_noise_sigma_m", {&p.range_noise_sigma_m, {0, 1}}},
+      {"range_resolution_m", {&p.range_resolution_m, {0.001, 5}}},
+      {"echo_min_separation_m", {&p.echo_min_separation_m, {0, 50}}},
+      {"capability_max_range_m", {&p.capability_max_range_m, {1, 2000}}},
+      {"capability_max_reflectance_limit", {&p.capability_max_reflectance_limit, {0.01, 10}}},
+      {"sun_elevation_deg", {&p.sun_elevation_deg, {-90, 90}}},
+      {"sun_azimuth_deg", {&p.sun_azimuth_deg, {-360, 360}}},
+      {"rain_lidar_ratio_sr", {&p.rain_lidar_ratio_sr, {1, 1000}}},
+      {"rain_min_range_m", {&p.rain_min_range_m, {0.05, 100}}},
+      {"rain_range_jitter_m_per_drop", {&p.rain_range_jitter_m_per_drop, {0, 0.01}}},
+      {"bloom_core_sigma_deg", {&p.bloom_core_sigma_deg, {1e-4, 5}}},
+      {"bloom_skirt_level", {&p.bloom_skirt_level, {0, 0.5}}},
+      {"bloom_skirt_decay_deg", {&p.bloom_skirt_decay_deg, {1e-3, 10}}},
+      {"bloom_extent_deg", {&p.bloom_extent_deg, {0, 20}}},
+      {"multibounce_resolution_deg", {&p.multibounce_resolution_deg, {0, 10}}},
+  };
+  read_numbers(t, at, keys, problems);
+}
+
+void read_stage_switches(const toml::table& t, const std::string& at, SensorFlags& f,
+                         core::PhysicsStages& stages, Problems& problems) {
+  const std::map<std::string, std::string*> choices{
+      {"surface", &f.surface}, {"detection", &f.detection}, {"echoes", &f.echoes}};
+  const std::map<std::string, bool*> switches{
+      {"raster_correction", &stages.raster_correction}, {"multibounce", &stages.multibounce},
+      {"clear_air", &stages.clear_air},                 {"rain", &stages.rain},
+      {"blooming", &stages.blooming},                   {"range_noise", &stages.range_noise}};
+  for (const auto& [key, node] : t) {
+    const std::string k(key.str());
+    const std::string path = at + k;
+    if (const auto c = choices.find(k); c != choices.end()) {
+      read_value(node, path, *c->second, problems);
+    } else if (const auto sw = switches.find(k); sw != switches.end()) {
+      if (auto v = node.value<bool>())
+        *sw->second = *v;
+      else
+        problems.push_back(path + ": wrong type (expected true or false)");
+    } else {
+      problems.push_back(path +
+                         ": unknown key (accepted: surface, detection, echoes, raster_correction, "
+                         "multibounce, clear_air, rain, blooming, range_noise)");
+    }
+  }
+}
+
+void read_weather(const toml::table& t, const std::string& at, SensorFlags& f,
+                  Problems& problems) {
+  const NumericKeys keys{{"rain_mm_per_h", {&f.rain_mm_per_h, {0, 500}}},
+                         {"visibility_m", {&f.visibility_m, {10, 1e6}}},
+                         {"sun_irradiance_w_per_m2", {&f.sun_irradiance_w_per_m2, {0, 2000}}}};
+  read_numbers(t, at, keys, problems);
 }
 
 }  // namespace
@@ -272,6 +387,8 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
     SensorFlags f;
     SensorSettings s;
     std::int64_t seed = 0;
+    std::pair<const toml::table*, std::string> params_table{nullptr, ""};
+    core::PhysicsStages switches;
     const std::map<std::string, std::function<void(const toml::node&, const std::string&)>> keys{
         {"name",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, s.name, problems); }},
@@ -307,10 +424,33 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
          [&](const toml::node& n, const std::string& p) {
            read_value(n, p, f.idle_timeout_ms, problems);
          }},
+        {"rays_per_beam",
+         [&](const toml::node& n, const std::string& p) {
+           read_value(n, p, f.rays_per_beam, problems);
+         }},
+        {"segments_per_path",
+         [&](const toml::node& n, const std::string& p) {
+           read_value(n, p, f.segments_per_path, problems);
+         }},
         {"physics_params",
          [&](const toml::node& n, const std::string& p) {
+           // Applied after the model's defaults, below.
            if (const auto* pt = n.as_table())
-             read_physics(*pt, p + ".", s.pipeline.params, problems);
+             params_table = {pt, p + "."};
+           else
+             problems.push_back(p + ": must be a table");
+         }},
+        {"physics_stages",
+         [&](const toml::node& n, const std::string& p) {
+           if (const auto* pt = n.as_table())
+             read_stage_switches(*pt, p + ".", f, switches, problems);
+           else
+             problems.push_back(p + ": must be a table");
+         }},
+        {"weather",
+         [&](const toml::node& n, const std::string& p) {
+           if (const auto* pt = n.as_table())
+             read_weather(*pt, p + ".", f, problems);
            else
              problems.push_back(p + ": must be a table");
          }},
@@ -328,9 +468,17 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
     }
     if (seed < 0) problems.push_back(at + "seed: must not be negative");
     f.seed = static_cast<std::uint64_t>(seed);
-    const core::PhysicsParams params = s.pipeline.params;
     build_sensor(f, at, s, problems);
-    s.pipeline.params = params;
+    const core::PhysicsStages chosen = s.pipeline.stages;
+    s.pipeline.stages = switches;
+    s.pipeline.stages.surface = chosen.surface;
+    s.pipeline.stages.detection = chosen.detection;
+    s.pipeline.stages.echoes = chosen.echoes;
+    if (params_table.first) {
+      const core::Weather weather = s.pipeline.params.weather;
+      read_physics_params(*params_table.first, params_table.second, s.pipeline.params, problems);
+      s.pipeline.params.weather = weather;
+    }
     d.sensors.push_back(std::move(s));
   }
   for (std::size_t i = 0; i < d.sensors.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "lidaremu/protocol/wire_decode.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -120,8 +121,11 @@ BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& o
     out.rain_mm_per_h = w->rain_mm_per_h();
     out.fog_visibility_m = w->fog_visibility_m();
     out.sun_irradiance_w_per_m2 = w->sun_irradiance_w_per_m2();
+    // Negative means "unchanged"; beyond these bounds the value is absurd, not weather.
     if (!std::isfinite(out.rain_mm_per_h) || !std::isfinite(out.fog_visibility_m) ||
-        !std::isfinite(out.sun_irradiance_w_per_m2)) {
+        !std::isfinite(out.sun_irradiance_w_per_m2) || out.rain_mm_per_h > 500 ||
+        (out.fog_visibility_m >= 0 && out.fog_visibility_m < 10) ||
+        out.fog_visibility_m > 1e6 || out.sun_irradiance_w_per_m2 > 2000) {
       return BatchError::kBadLayout;
     }
   }
@@ -168,22 +172,33 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
   return true;
 }
 
-void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
-               const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
-               std::uint32_t object_id) {
-  const std::size_t beam = frame.shape.beam(column, channel);
-  frame.x[beam] = static_cast<float>(point.x());
-  frame.y[beam] = static_cast<float>(point.y());
-  frame.z[beam] = static_cast<float>(point.z());
-  frame.nx[beam] = static_cast<float>(normal.x());
-  frame.ny[beam] = static_cast<float>(normal.y());
-  frame.nz[beam] = static_cast<float>(normal.z());
-  frame.material[beam] = material;
-  frame.object_id[beam] = object_id;
+void store_hit(core::FrameHits& frame, std::size_t hit, const Eigen::Vector3d& point,
+               const Eigen::Vector3d& normal, std::uint16_t material, std::uint32_t object_id,
+               float angle_deg) {
+  frame.x[hit] = static_cast<float>(point.x());
+  frame.y[hit] = static_cast<float>(point.y());
+  frame.z[hit] = static_cast<float>(point.z());
+  frame.nx[hit] = static_cast<float>(normal.x());
+  frame.ny[hit] = static_cast<float>(normal.y());
+  frame.nz[hit] = static_cast<float>(normal.z());
+  frame.angle_deg[hit] = angle_deg;
+  frame.material[hit] = material;
+  frame.object_id[hit] = object_id;
+}
+
+void mark_column(core::FrameHits& frame, std::uint32_t column) {
   if (!frame.column_received[column]) {
     frame.column_received[column] = 1;
     ++frame.columns_received;
   }
+}
+
+void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
+               const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
+               std::uint32_t object_id) {
+  const std::size_t beam = frame.shape.beam(column, channel);
+  store_hit(frame, frame.hit(beam, 0, 0), point, normal, material, object_id, 0.0f);
+  mark_column(frame, column);
 }
 
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
@@ -193,31 +208,40 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
   if (batch.world_frame) {
     world_to_sensor = engine.pose(batch.pose_position, batch.pose_orientation).inverse();
   }
+  const Eigen::Isometry3d* pose = batch.world_frame ? &world_to_sensor : nullptr;
   const std::uint16_t channels = frame.shape.channels;
-  const std::size_t row_stride = std::size_t{batch.floats_per_row} * batch.segments_per_path;
-  const std::size_t beam_stride = row_stride * batch.rays_per_beam;
-  const std::size_t rows_per_beam = std::size_t{batch.rays_per_beam} * batch.segments_per_path;
+  const std::size_t batch_rays = batch.rays_per_beam;
+  const std::size_t batch_segments = batch.segments_per_path;
+  const std::size_t rays = std::min<std::size_t>(batch_rays, frame.layout.rays_per_beam);
+  const std::size_t segments =
+      std::min<std::size_t>(batch_segments, frame.layout.segments_per_path);
+  const std::size_t hits_per_beam = frame.layout.hits_per_beam();
   for (std::uint32_t c = 0; c < batch.column_count; ++c) {
     const std::uint32_t column = batch.first_column + c;
     for (std::uint16_t ch = 0; ch < channels; ++ch) {
+      const std::size_t beam = frame.shape.beam(column, ch);
       const std::size_t beam_in_batch = std::size_t{c} * channels + ch;
-      frame.material[frame.shape.beam(column, ch)] = 0;
-      const RowInput row{
-          batch.rows.data() + beam_in_batch * beam_stride,
-          batch.object_ids.empty() ? 0u : batch.object_ids[beam_in_batch * rows_per_beam]};
-      Eigen::Vector3d p, n;
-      std::uint16_t material = 0;
-      if (!convert_row(row, engine, batch.world_frame ? &world_to_sensor : nullptr, materials,
-                       counts, p, n, material)) {
-        continue;
+      std::fill_n(frame.material.begin() + static_cast<std::ptrdiff_t>(beam * hits_per_beam),
+                  hits_per_beam, std::uint16_t{0});
+      for (std::size_t ray = 0; ray < rays; ++ray) {
+        for (std::size_t seg = 0; seg < segments; ++seg) {
+          const std::size_t row = (beam_in_batch * batch_rays + ray) * batch_segments + seg;
+          const RowInput input{batch.rows.data() + row * batch.floats_per_row,
+                               batch.object_ids.empty() ? 0u : batch.object_ids[row]};
+          Eigen::Vector3d p, n;
+          std::uint16_t material = 0;
+          if (!convert_row(input, engine, pose, materials, counts, p, n, material)) break;
+          const float angle = batch.floats_per_row == 8 ? input.values[7] : 0.0f;
+          if (!std::isfinite(angle)) {
+            ++counts.non_finite;
+            break;
+          }
+          store_hit(frame, frame.hit(beam, ray, seg), p, n, material, input.object_id, angle);
+          ++counts.stored;
+        }
       }
-      store_row(frame, column, ch, p, n, material, row.object_id);
-      ++counts.stored;
     }
-    if (!frame.column_received[column]) {
-      frame.column_received[column] = 1;
-      ++frame.columns_received;
-    }
+    mark_column(frame, column);
   }
   return counts;
 }

@@ -45,6 +45,42 @@ class CounterRng {
     return to_open_unit(w[0], w[1]);
   }
 
+  // Poisson(mu) from consecutive draws starting at `draw` (advanced past what was used):
+  // multiplication of uniforms below mu = 30, Hormann's transformed rejection (PTRS, 1993)
+  // above. Both loops are bounded; the bound is never reached in practice.
+  [[nodiscard]] std::uint32_t poisson(double mu, std::uint32_t& draw) const {
+    if (!(mu > 0)) return 0;
+    if (mu < 30) {
+      const double limit = std::exp(-mu);
+      double product = 1.0;
+      for (std::uint32_t k = 0; k < 1000; ++k) {
+        product *= uniform(draw++);
+        if (product <= limit) return k;
+      }
+      return 1000;
+    }
+    const double smu = std::sqrt(mu);
+    const double b = 0.931 + 2.53 * smu;
+    const double a = -0.059 + 0.02483 * b;
+    const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+    const double vr = 0.9277 - 3.6224 / (b - 2);
+    const double log_mu = std::log(mu);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const auto w = words(draw++);
+      const double u = to_open_unit(w[0], w[1]) - 0.5;
+      const double v = to_open_unit(w[2], w[3]);
+      const double us = 0.5 - std::fabs(u);
+      const double k = std::floor((2 * a / us + b) * u + mu + 0.43);
+      if (us >= 0.07 && v <= vr) return static_cast<std::uint32_t>(k);
+      if (k < 0 || (us < 0.013 && v > us)) continue;
+      if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <=
+          -mu + k * log_mu - std::lgamma(k + 1)) {
+        return static_cast<std::uint32_t>(k);
+      }
+    }
+    return static_cast<std::uint32_t>(std::lround(mu));
+  }
+
   // Standard normal by Box-Muller over one counter block.
   [[nodiscard]] double normal(std::uint32_t draw) const {
     const auto w = words(draw);
@@ -71,6 +107,9 @@ class CounterRng {
 enum class StageId : std::uint16_t {
   kDetection = 1,
   kRangeNoise = 2,
+  kRainCount = 3,
+  kRainDrops = 4,
+  kRainJitter = 5,
 };
 
 }  // namespace lidaremu::core

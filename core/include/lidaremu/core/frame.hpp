@@ -16,33 +16,70 @@ struct FrameShape {
   }
 };
 
+// How many hits describe one beam: rays for beam divergence (centre first, seed 000 "roses"),
+// segments for multi-bounce paths (seed 000 "guns", 8-float rows).
+struct HitLayout {
+  std::uint8_t rays_per_beam = 1;
+  std::uint8_t segments_per_path = 1;
+  [[nodiscard]] std::size_t hits_per_beam() const {
+    return std::size_t{rays_per_beam} * segments_per_path;
+  }
+};
+
+// The weather a frame was taken in; Control messages change it between batches.
+struct Weather {
+  double rain_mm_per_h = 0;
+  double visibility_m = 23000;          // meteorological visibility; fog is a small one
+  double sun_irradiance_w_per_m2 = 0;   // in the receiver's optical band, on a surface facing the sun
+  bool operator==(const Weather&) const = default;
+};
+
 // What the engine said each beam hit, in the sensor frame, metres. Material 0 means nothing.
+// Hit index: (beam * rays + ray) * segments + segment.
 struct FrameHits {
   FrameShape shape;
+  HitLayout layout;
   std::uint32_t frame_number = 0;
   std::uint64_t sim_time_ns = 0;  // simulation time of column 0
   bool has_sim_time = false;
+  Weather weather;
   std::vector<float> x, y, z, nx, ny, nz;
+  std::vector<float> angle_deg;  // 8th float: angle between p_i - p_0 and p_1 - p_0
   std::vector<std::uint16_t> material;
   std::vector<std::uint32_t> object_id;
   std::vector<std::uint8_t> column_received;
   std::uint32_t columns_received = 0;
 
-  void reshape(FrameShape s);
+  void reshape(FrameShape s, HitLayout l = {});
   // Forget the previous frame's content without giving memory back.
   void clear(std::uint32_t new_frame_number);
+  [[nodiscard]] std::size_t hit(std::size_t beam, std::size_t ray, std::size_t segment) const {
+    return (beam * layout.rays_per_beam + ray) * layout.segments_per_path + segment;
+  }
 };
 
-// What the sensor reports per beam (strongest return).
+// What the sensor reports: up to three echoes per beam, in planes. Plane 0 is what a single-return
+// format encodes (the selected echo: strongest, last or first); planes 1 and 2 hold the further
+// echoes of dual and triple modes. Index: echo * beams + beam. Range 0 = no return.
 struct FrameReturns {
+  static constexpr int kMaxEchoes = 3;
   FrameShape shape;
   std::uint32_t frame_number = 0;
-  std::vector<float> range_m;              // quantised; 0 = no return
-  std::vector<float> power_w;              // detected power P_out
+  std::vector<float> range_m;  // quantised
+  std::vector<float> power_w;  // detected power P_out
   std::vector<std::uint8_t> reflectivity;  // calibrated, Velodyne/Ouster scale
   std::vector<std::uint16_t> signal_photons;
+  std::vector<float> pulse_width_ns;  // echo pulse width (PHYSICS.md 8)
+  std::vector<std::uint32_t> object_id;  // ground truth from the batch; 0 = rain, bloom, none
+  std::vector<std::uint8_t> kind;        // what produced the echo (ReturnKind)
 
   void reshape(FrameShape s);
+  [[nodiscard]] std::size_t slot(std::size_t beam, int echo) const {
+    return static_cast<std::size_t>(echo) * shape.beams() + beam;
+  }
 };
+
+// Ground truth of what made an echo, for validation tools and exports.
+enum class ReturnKind : std::uint8_t { kNone, kTarget, kGhost, kRainDrop, kBloom };
 
 }  // namespace lidaremu::core

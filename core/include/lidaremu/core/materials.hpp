@@ -1,5 +1,6 @@
 #pragma once
-// The material table of seed 000 (section 1.3.4), as data read from config/materials.toml.
+// The material table of seed 000 (section 1.3.4) plus the BRDF parameters of PHYSICS.md 2b, as
+// data read from config/materials.toml.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -15,6 +16,11 @@ struct Material {
   double specular = 0;         // beta
   double retroreflective = 0;  // gamma
   double lobe_width_deg = 1;   // sigma
+  // Range-equation model (PHYSICS.md 2b).
+  double reflectivity = 0;             // Lambertian Gamma(0) at 905 nm; defaults to alpha
+  double retro_peak_per_sr = 500;      // retroreflector BRDF peak, 100-1000 /sr (seed 001)
+  double retro_observation_deg = 0.5;  // width of the peak in observation angle
+  double retro_entrance_deg = 40;      // width of the fall-off with entrance angle
 };
 
 class MaterialTable {

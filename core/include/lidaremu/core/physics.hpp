@@ -1,8 +1,10 @@
 #pragma once
-// Closed-form physics of PHYSICS.md sections 1-4a as pure functions. Stages (pipeline.hpp)
-// apply them to blocks of beams; tests check them against the document's oracles.
+// Closed-form physics of PHYSICS.md as pure functions, named after the seed that gives each.
+// Stages (pipeline.cpp) apply them to blocks of beams; tests check them against the oracles.
 #include <algorithm>
 #include <cmath>
+#include <array>
+#include <limits>
 #include <numbers>
 
 #include "lidaremu/core/materials.hpp"
@@ -89,6 +91,250 @@ inline int calibrated_reflectivity(double lambertian_equivalent) {
 // and two-way transmission, in units of the seed's diffuse term at normal incidence.
 inline double lambertian_equivalent(double returned_fraction, double range_m, double transmission) {
   return returned_fraction / transmission * 2.0 * range_m * range_m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 2b: the range equation with a BRDF (seeds 003, 001, 002). Per steradian, monostatic.
+
+inline constexpr double kSpeedOfLight = 299792458.0;
+inline double deg_to_rad(double d) { return d * std::numbers::pi / 180.0; }
+
+// Lambertian, beta_0 = Gamma / pi, with Gamma(theta) = Gamma(0) cos(theta) (seed 002, eq. 4).
+inline double lambertian_brdf(double reflectivity, double cos_theta) {
+  return reflectivity * std::max(cos_theta, 0.0) / std::numbers::pi;
+}
+
+// A Gaussian specular lobe of width sigma holding the mirror reflectance rho_s, normalised over
+// solid angle. The detector sits 2 theta away from the mirror direction (unlike seed 000's form).
+inline double specular_brdf(double rho_s, double theta_rad, double sigma_rad) {
+  const double off = 2.0 * theta_rad / sigma_rad;
+  return rho_s * std::exp(-0.5 * off * off) / (2.0 * std::numbers::pi * sigma_rad * sigma_rad);
+}
+
+// Retroreflector (seed 001, I-B): a peak of 100-1000 /sr at zero observation angle (the angle
+// between incoming and outgoing rays), falling steeply with it, and more gently with the
+// entrance angle theta, as retroreflective sheeting does.
+inline double retro_brdf(double peak_per_sr, double observation_rad, double observation_width_rad,
+                         double theta_rad, double entrance_width_rad) {
+  const double o = observation_rad / observation_width_rad;
+  const double e = theta_rad / entrance_width_rad;
+  return peak_per_sr * std::exp(-o * o) * std::exp(-e * e);
+}
+
+// The material's BRDF back towards a monostatic sensor; the observation angle is that of a
+// bistatic baseline seen from the range (zero for coaxial optics).
+inline double material_brdf(const Material& m, double cos_theta, double observation_rad) {
+  const double theta = std::acos(std::clamp(cos_theta, -1.0, 1.0));
+  return lambertian_brdf(m.reflectivity, cos_theta) +
+         specular_brdf(m.specular, theta, deg_to_rad(m.lobe_width_deg)) +
+         m.retroreflective * retro_brdf(m.retro_peak_per_sr, observation_rad,
+                                        deg_to_rad(m.retro_observation_deg), theta,
+                                        deg_to_rad(m.retro_entrance_deg));
+}
+
+// A hit passes most of its light on along the mirror direction (seed 000's "reflector" branch of
+// the guns algorithm): specular weight dominating and a narrow lobe.
+inline bool is_mirror_like(const Material& m) {
+  return m.specular > m.diffuse + m.retroreflective && m.lobe_width_deg <= 10.0;
+}
+
+// Bistatic optics with parallel axes (seed 003): transmitter and receiver cones of opening
+// angles gamma_t, gamma_r (full angles) from apertures of radius rho_t, rho_r, axes d apart.
+struct BistaticOptics {
+  double baseline_m = 0;  // d; 0 = coaxial, crossover 1 everywhere
+  double tx_aperture_radius_m = 0.005;
+  double rx_aperture_radius_m = 0.01;
+  double tx_opening_rad = 0.003;
+  double rx_opening_rad = 0.01;
+};
+
+// First contact R_1 and full overlap R_2 (seed 003).
+inline double crossover_start_m(const BistaticOptics& o) {
+  return (o.baseline_m - o.tx_aperture_radius_m - o.rx_aperture_radius_m) /
+         (std::tan(o.tx_opening_rad / 2) + std::tan(o.rx_opening_rad / 2));
+}
+inline double crossover_full_m(const BistaticOptics& o) {
+  const double spread = std::tan(o.rx_opening_rad / 2) - std::tan(o.tx_opening_rad / 2);
+  if (!(spread > 0)) return std::numeric_limits<double>::infinity();
+  return (o.baseline_m - o.rx_aperture_radius_m + o.tx_aperture_radius_m) / spread;
+}
+
+// The crossover function xi(R): the share of the illuminated area the receiver sees (seed 003,
+// closed form for two circles: 0 below R_1, 1 above R_2, the lens-shaped overlap between).
+inline double crossover(const BistaticOptics& o, double range_m) {
+  if (o.baseline_m <= 0) return 1.0;
+  if (range_m <= crossover_start_m(o)) return 0.0;
+  if (range_m >= crossover_full_m(o)) return 1.0;
+  const double d = o.baseline_m;
+  const double rt = range_m * std::tan(o.tx_opening_rad / 2) + o.tx_aperture_radius_m;
+  const double rr = range_m * std::tan(o.rx_opening_rad / 2) + o.rx_aperture_radius_m;
+  const double phi_t =
+      2.0 * std::acos(std::clamp((rt * rt - rr * rr + d * d) / (2 * d * rt), -1.0, 1.0));
+  const double phi_r =
+      2.0 * std::acos(std::clamp((rr * rr - rt * rt + d * d) / (2 * d * rr), -1.0, 1.0));
+  const double overlap = rt * rt * (phi_t - std::sin(phi_t)) + rr * rr * (phi_r - std::sin(phi_r));
+  return std::clamp(overlap / (2 * std::numbers::pi * rt * rt), 0.0, 1.0);
+}
+
+// Received power of a hard target filling the beam (seed 003):
+// P_R = K beta T^2 xi / R^2, with K = E_P C_A the system constant (W m^2 sr).
+inline double received_power(double system_constant, double brdf_per_sr, double range_m,
+                             double two_way_transmission_factor, double crossover_factor) {
+  return system_constant * brdf_per_sr * two_way_transmission_factor * crossover_factor /
+         (range_m * range_m);
+}
+
+// Datasheet calibration: the system constant for which a Lambertian target of the datasheet
+// reflectivity at the datasheet range, at normal incidence, returns exactly the threshold.
+inline double system_constant_from_datasheet(double threshold_w, double range_m,
+                                             double reflectivity,
+                                             double two_way_transmission_factor,
+                                             double crossover_factor) {
+  return threshold_w * range_m * range_m /
+         (lambertian_brdf(reflectivity, 1.0) * two_way_transmission_factor * crossover_factor);
+}
+
+// Range at which a Lambertian target at normal incidence returns the threshold, ignoring
+// extinction: R = sqrt(K Gamma / (pi P_T)). A 40 % target reaches twice as far as a 10 % one.
+inline double lambertian_reach_m(double system_constant, double reflectivity,
+                                 double threshold_w) {
+  return std::sqrt(system_constant * lambertian_brdf(reflectivity, 1.0) / threshold_w);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 3: detection.
+
+// Ambient light (seed 001): sunlight reflected by the target into the receiver's field of view,
+// P_amb = E_sun max(0, n.s) (Gamma / pi) * etendue, and the shot noise it adds,
+// sigma^2 = 2 h nu P_amb B / quantum efficiency (W^2).
+inline double ambient_power_w(double sun_irradiance_w_per_m2, double cos_sun, double reflectivity,
+                              double receiver_etendue_m2_sr) {
+  return sun_irradiance_w_per_m2 * std::max(cos_sun, 0.0) * reflectivity / std::numbers::pi *
+         receiver_etendue_m2_sr;
+}
+inline double ambient_noise_variance_w2(double ambient_w, double wavelength_nm,
+                                        double bandwidth_hz, double quantum_efficiency) {
+  constexpr double kPlanck = 6.62607015e-34;
+  const double photon_j = kPlanck * kSpeedOfLight / (wavelength_nm * 1e-9);
+  return 2.0 * photon_j * ambient_w * bandwidth_hz / quantum_efficiency;
+}
+
+// The capability (reflectance-limit) model of seed 002: detected iff R_L(d) <= Gamma(theta),
+// R_L(d) = R_L,max d / d_max, and nothing beyond d_max.
+inline bool capability_detects(double lambertian_reflectivity, double range_m, double max_range_m,
+                               double max_reflectance_limit) {
+  if (range_m > max_range_m) return false;
+  return max_reflectance_limit * range_m / max_range_m <= lambertian_reflectivity;
+}
+
+// Section 8: echo pulse width. The sin^2 pulse of seed 003 with half-power width tau_h and peak
+// A stays above the threshold T for 2 tau_h (1 - (2/pi) asin(sqrt(T/A))); a target that spreads
+// the return over a range extent dR adds its two-way time 2 dR / c (seed 001, II-C).
+inline double echo_pulse_width_s(double peak_w, double threshold_w, double tau_h_s,
+                                 double range_extent_m) {
+  if (!(peak_w > threshold_w)) return 0.0;
+  const double above = 2.0 * tau_h_s * (1.0 - 2.0 / std::numbers::pi *
+                                                  std::asin(std::sqrt(threshold_w / peak_w)));
+  return above + 2.0 * range_extent_m / kSpeedOfLight;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 4b: rain (seed 004 section 3.4, seed 003).
+
+// Marshall-Palmer slope in mm^-1. The seed prints 41 R^-0.21 "mm^-1", which is the cm^-1 value.
+inline double marshall_palmer_slope_per_mm(double rain_mm_per_h) {
+  return 4.1 * std::pow(rain_mm_per_h, -0.21);
+}
+inline constexpr double kMarshallPalmerIntercept = 8000.0;  // m^-3 mm^-1
+// N_total = N_0 / Lambda, drops per cubic metre over all diameters.
+inline double rain_drop_density_per_m3(double rain_mm_per_h) {
+  if (!(rain_mm_per_h > 0)) return 0.0;
+  return kMarshallPalmerIntercept / marshall_palmer_slope_per_mm(rain_mm_per_h);
+}
+
+// Extinction coefficient at 905 nm (seed 004, table 3.2): log-log interpolation between the
+// table's points; outside them the least-squares power law through all four, anchored at the
+// end point so the curve stays continuous.
+struct RainExtinctionPoint {
+  double rain_mm_per_h;
+  double extinction_per_m;
+};
+inline constexpr std::array<RainExtinctionPoint, 4> kRainExtinctionTable{
+    {{5.0, 0.00132}, {12.5, 0.00244}, {25.0, 0.00387}, {100.0, 0.00991}}};
+inline double rain_extinction_exponent() {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& p : kRainExtinctionTable) {
+    const double x = std::log(p.rain_mm_per_h);
+    const double y = std::log(p.extinction_per_m);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double n = kRainExtinctionTable.size();
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+inline double rain_extinction_per_m(double rain_mm_per_h) {
+  if (!(rain_mm_per_h > 0)) return 0.0;
+  const auto& t = kRainExtinctionTable;
+  const auto power_from = [&](const RainExtinctionPoint& p) {
+    return p.extinction_per_m * std::pow(rain_mm_per_h / p.rain_mm_per_h,
+                                         rain_extinction_exponent());
+  };
+  if (rain_mm_per_h <= t.front().rain_mm_per_h) return power_from(t.front());
+  if (rain_mm_per_h >= t.back().rain_mm_per_h) return power_from(t.back());
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    if (rain_mm_per_h <= t[i].rain_mm_per_h) {
+      const double f = std::log(rain_mm_per_h / t[i - 1].rain_mm_per_h) /
+                       std::log(t[i].rain_mm_per_h / t[i - 1].rain_mm_per_h);
+      return std::exp(std::log(t[i - 1].extinction_per_m) +
+                      f * std::log(t[i].extinction_per_m / t[i - 1].extinction_per_m));
+    }
+  }
+  return t.back().extinction_per_m;
+}
+
+// Beam radius at range r for an exit radius w0 and divergence half-angle Theta (seed 000, 1.3.5:
+// spot diameter 2 L sin(Theta) far from the exit).
+inline double beam_radius_m(double exit_radius_m, double half_angle_rad, double range_m) {
+  return exit_radius_m + range_m * std::tan(half_angle_rad);
+}
+// Volume of the beam between r0 and r1: a truncated cone, pi r_beam^2 * distance when Theta = 0.
+inline double beam_volume_m3(double exit_radius_m, double half_angle_rad, double r0, double r1) {
+  const double t = std::tan(half_angle_rad);
+  if (t < 1e-12) return std::numbers::pi * exit_radius_m * exit_radius_m * (r1 - r0);
+  const double w0 = beam_radius_m(exit_radius_m, half_angle_rad, r0);
+  const double w1 = beam_radius_m(exit_radius_m, half_angle_rad, r1);
+  return std::numbers::pi * (w1 * w1 * w1 - w0 * w0 * w0) / (3.0 * t);
+}
+
+// A drop of diameter D at range r inside the beam returns like a small target: its share of the
+// footprint (pi D^2/4) / (pi w^2) times its backscatter per steradian. For water spheres the
+// backscatter is the extinction cross-section (2 x geometric) over the lidar ratio S (sr).
+inline double drop_brdf_area_ratio(double diameter_m, double beam_radius, double lidar_ratio_sr) {
+  const double share = (diameter_m * diameter_m / 4.0) / (beam_radius * beam_radius);
+  return std::min(share, 1.0) * 2.0 / lidar_ratio_sr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 7: blooming. One axis of the separable kernel kappa * eta: a Gaussian core of width
+// sigma_core and an exponential skirt of relative level s, so the intensity falls about six
+// orders of magnitude over about 3 degrees with the defaults (seed 001).
+inline double bloom_kernel_1d(double offset_deg, double core_sigma_deg, double skirt_level,
+                              double skirt_decay_deg) {
+  const double x = std::fabs(offset_deg);
+  const double c = x / core_sigma_deg;
+  return (1.0 - skirt_level) * std::exp(-0.5 * c * c) + skirt_level * std::exp(-x / skirt_decay_deg);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section 9: rasterising engines. A hit found on pixel direction p at range r lies on the
+// surface (point q, normal n); the true beam direction v meets that plane at
+// r_corr = (p . n) / (v . n) * r.
+inline double raster_corrected_range(double pixel_dot_normal, double beam_dot_normal,
+                                     double range_m) {
+  if (std::fabs(beam_dot_normal) < 1e-9) return range_m;
+  return pixel_dot_normal / beam_dot_normal * range_m;
 }
 
 }  // namespace lidaremu::core::physics

@@ -36,6 +36,15 @@ struct OusterTraits {
   int default_fps = 10;
 };
 
+// Datasheet figures the physics starts from (PHYSICS.md 2b): range performance, beam, accuracy.
+struct SensorOptics {
+  double datasheet_range_m = 100;        // reached at 50 % detection by...
+  double datasheet_reflectivity = 0.10;  // ...a Lambertian target of this reflectivity
+  double beam_exit_radius_m = 0.005;
+  double beam_divergence_rad = 0.001;  // half-angle of the beam cone
+  double range_noise_sigma_m = 0.01;
+};
+
 struct SensorModel {
   std::string_view name;  // the --model spelling
   SensorFamily family = SensorFamily::kVelodyne;
@@ -48,6 +57,7 @@ struct SensorModel {
   double range_unit_m = 0.001;  // quantum of the format's range field
   double max_range_m = 0;       // the largest range the format can carry
   double min_range_m = 0;       // below this the sensor reports nothing
+  SensorOptics optics;
   VelodyneTraits velodyne;
   OusterTraits ouster;
 };

@@ -84,7 +84,7 @@ class SensorRuntime {
   std::optional<std::uint32_t> last_submitted_frame_;
   std::uint32_t raw_frame_counter_ = 0;
   bool paused_ = false;
-  std::atomic<double> visibility_m_;
+  core::Weather weather_;  // receive thread only; stamped on every frame a batch lands in
 
   std::vector<std::unique_ptr<PacketSlot>> slot_pool_;
   tbb::concurrent_bounded_queue<PacketSlot*> free_slots_;

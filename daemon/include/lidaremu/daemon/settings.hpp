@@ -46,6 +46,7 @@ struct SensorSettings {
   core::SensorIdentity identity;
   double idle_timeout_s = 0.2;
   int frame_buffers = 4;
+  core::HitLayout layout;  // rays per beam and segments per path the engine sends
 };
 
 struct DaemonSettings {
@@ -74,12 +75,20 @@ struct SensorFlags {
   std::uint64_t seed = 0;
   std::string metadata_out;
   std::string physics = "default";
+  std::string surface = "brdf";
+  std::string detection = "threshold";
+  std::string echoes = "strongest";
+  double rain_mm_per_h = 0;
+  double visibility_m = 23000;
+  double sun_irradiance_w_per_m2 = 0;
   int rpm = 0;
   std::string mode;
   std::string engine = "ros";
   std::string clock = "wall";
   int sensor_id = 0;
   int idle_timeout_ms = 200;
+  int rays_per_beam = 1;
+  int segments_per_path = 1;
 };
 
 SensorSettings sensor_from_flags(const SensorFlags& flags);

@@ -87,13 +87,18 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
                  RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
                  std::uint16_t& material);
 
-// Writes one converted row into its beam of the frame and marks the column received.
+// Writes one converted row into a hit slot of the frame.
+void store_hit(core::FrameHits& frame, std::size_t hit, const Eigen::Vector3d& point,
+               const Eigen::Vector3d& normal, std::uint16_t material, std::uint32_t object_id,
+               float angle_deg);
+void mark_column(core::FrameHits& frame, std::uint32_t column);
+// Writes one converted row as the centre ray of its beam and marks the column received.
 void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
                const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
                std::uint32_t object_id);
 
-// Copies the centre ray of every beam of a verified batch into the frame (first segment of a
-// path for 8-float rows; multi-ray and multi-bounce physics come with their stages).
+// Copies every ray and path segment of a verified batch into the frame, up to the frame's
+// layout (the sensor's rays_per_beam and segments_per_path). A rejected row ends its path.
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
                       const core::MaterialTable& materials, core::FrameHits& frame);
 
