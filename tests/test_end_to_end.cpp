@@ -353,3 +353,41 @@ TEST_CASE("The Python client's example reaches the daemon and comes out as a wal
   CHECK(daemon.counter(
             "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"verify_failed\"}") == 0);
 }
+
+TEST_CASE("Weather from a Control message takes effect from the next batch on",
+          "[e2e][physics][rain]") {
+  test::UdpReceiver data, imu;
+  const std::string metadata = "/tmp/lidaremu-e2e-weather-os1-64.json";
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", imu.url(), "--pace", "afap", "--clock",
+                              "sim", "--seed", "3", "--metadata-out", metadata});
+  const auto pattern = clients::scan_for("os1-64", 0, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(rows);  // dry
+  const auto dry = data.receive(64, 3s, 20s);
+  sender.send(clients::build_control({.rain_mm_per_h = 100}));
+  streamer.send_frame(rows);  // in heavy rain
+  const auto rainy = data.receive(64, 3s, 20s);
+  REQUIRE(daemon.stop() == 0);
+  CHECK_THAT(daemon.output(), Catch::Contains("rain=100 mm/h"));
+  REQUIRE(dry.size() == 64);
+  REQUIRE(rainy.size() == 64);
+  const auto decoder = core::ouster::LegacyDecoder(core::ouster::parse_metadata(slurp(metadata)));
+  const auto far_returns = [&](const std::vector<test::UdpReceiver::Datagram>& packets) {
+    std::size_t far = 0;
+    for (const auto& d : packets) {
+      std::vector<core::ouster::Column> columns;
+      REQUIRE(decoder.decode(d.bytes, columns) == core::ouster::DecodeError::kNone);
+      for (const auto& c : columns) {
+        for (const auto& px : c.pixels) far += px.range_mm > 30000;
+      }
+    }
+    return far;
+  };
+  const std::size_t far_dry = far_returns(dry), far_rainy = far_returns(rainy);
+  INFO("returns beyond 30 m: dry " << far_dry << ", 100 mm/h " << far_rainy);
+  CHECK(far_dry > 500);
+  CHECK(far_rainy < far_dry * 0.8);
+}

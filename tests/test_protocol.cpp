@@ -191,3 +191,44 @@ TEST_CASE("Control messages decode, and hostile values are refused", "[protocol]
             clients::build_control({.rain_mm_per_h = std::numeric_limits<float>::quiet_NaN()}),
             c) == BatchError::kBadLayout);
 }
+
+TEST_CASE("Rays per beam and multi-bounce segments land in their hit slots", "[protocol]") {
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  // One column of 16 beams, 3 rays each, 2 segments per path, 8-float rows.
+  clients::BatchHeader h{.column_count = 1, .rays_per_beam = 3, .segments_per_path = 2,
+                         .floats_per_row = 8};
+  std::vector<float> rows;
+  std::vector<std::uint32_t> ids;
+  for (int ch = 0; ch < 16; ++ch) {
+    for (int ray = 0; ray < 3; ++ray) {
+      // Segment 0: metal at 10 m + ray; segment 1: a wall, or padding (material 0) on ray 2.
+      rows.insert(rows.end(), {10.0f + ray, 0.1f * ch, 0, -1, 0, 0, 3, 0});
+      rows.insert(rows.end(), {10.0f + ray, 5, 0, 0, -1, 0, ray == 2 ? 0.0f : 8.0f, 26.5f});
+      ids.push_back(100 + ray);
+      ids.push_back(200 + ray);
+    }
+  }
+  protocol::BatchView v;
+  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, rows, ids), v) ==
+          BatchError::kNone);
+  core::FrameHits frame;
+  frame.reshape({1808, 16}, {3, 2});
+  const auto counts =
+      protocol::store_batch(v, *protocol::engine_conventions("ros"), materials, frame);
+  CHECK(counts.stored == 16 * 5);
+  CHECK(counts.no_hit == 16);  // the padding ends ray 2's path
+  const std::size_t beam = 4;
+  CHECK(frame.x[frame.hit(beam, 1, 0)] == 11.0f);
+  CHECK(frame.material[frame.hit(beam, 1, 0)] == 3);
+  CHECK(frame.material[frame.hit(beam, 1, 1)] == 8);
+  CHECK(frame.angle_deg[frame.hit(beam, 1, 1)] == 26.5f);
+  CHECK(frame.object_id[frame.hit(beam, 1, 1)] == 201);
+  CHECK(frame.material[frame.hit(beam, 2, 1)] == 0);
+  // A sensor configured for fewer rays and segments keeps the centre ray's first segment.
+  core::FrameHits narrow;
+  narrow.reshape({1808, 16});
+  protocol::store_batch(v, *protocol::engine_conventions("ros"), materials, narrow);
+  CHECK(narrow.x[beam] == 10.0f);
+  CHECK(narrow.material[beam] == 3);
+  CHECK(narrow.object_id[beam] == 100);
+}

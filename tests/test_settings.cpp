@@ -133,6 +133,61 @@ seed = "seven"
                     Catch::Contains("cannot read the config file"));
 }
 
+TEST_CASE("Physics stages, parameters and weather from config; model defaults underneath",
+          "[settings][config][physics]") {
+  const auto d = load_config_text(R"(
+[[sensor]]
+model = "os1-64"
+rays_per_beam = 5
+segments_per_path = 3
+physics_stages = { surface = "ipsp", detection = "capability", echoes = "dual", blooming = false, raster_correction = true }
+physics_params = { bloom_skirt_level = 1e-4, rain_lidar_ratio_sr = 20.0 }
+weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2 = 30.0 }
+)",
+                                  "physics.toml");
+  const auto& s = d.sensors.at(0);
+  CHECK(s.layout.rays_per_beam == 5);
+  CHECK(s.layout.segments_per_path == 3);
+  CHECK(s.pipeline.stages.surface == lidaremu::core::SurfaceModel::kIpsp);
+  CHECK(s.pipeline.stages.detection == lidaremu::core::DetectionModel::kCapability);
+  CHECK(s.pipeline.stages.echoes == lidaremu::core::EchoMode::kDual);
+  CHECK_FALSE(s.pipeline.stages.blooming);
+  CHECK(s.pipeline.stages.raster_correction);
+  CHECK(s.pipeline.stages.rain);
+  CHECK(s.pipeline.params.bloom_skirt_level == 1e-4);
+  CHECK(s.pipeline.params.rain_lidar_ratio_sr == 20.0);
+  CHECK(s.pipeline.params.weather.rain_mm_per_h == 12.5);
+  CHECK(s.pipeline.params.weather.visibility_m == 2000.0);
+  CHECK(s.pipeline.params.weather.sun_irradiance_w_per_m2 == 30.0);
+  // Untouched keys keep the model's datasheet figures (OS1: 120 m at 80 %).
+  CHECK(s.pipeline.params.datasheet_range_m == 120.0);
+  CHECK(s.pipeline.params.datasheet_reflectivity == 0.80);
+
+  try {
+    load_config_text(R"(
+[[sensor]]
+model = "vlp16"
+rays_per_beam = 40
+physics_stages = { surface = "mirror", blooming = "yes", colour = 1 }
+weather = { rain_mm_per_h = -3.0 }
+)",
+                     "bad.toml");
+    FAIL("accepted a bad physics config");
+  } catch (const SettingsError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg, Catch::Contains("sensor[0].rays_per_beam = '40': expected 1..12"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].surface = 'mirror': expected brdf|ipsp"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].physics_stages.blooming: wrong type"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].physics_stages.colour: unknown key"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].weather.rain_mm_per_h"));
+  }
+  SensorFlags f;
+  f.echoes = "all";
+  f.rain_mm_per_h = 1e9;
+  CHECK_THROWS_WITH(sensor_from_flags(f), Catch::Contains("--echoes = 'all'") &&
+                                              Catch::Contains("--rain"));
+}
+
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {
   int loaded = 0;
   for (const auto& entry : std::filesystem::directory_iterator(LIDAREMU_TEST_CONFIG_DIR)) {
