@@ -120,12 +120,12 @@ TEST_CASE("Section 3: concrete wall at 10 m is detected; far and tilted it is dr
   const PhysicsParams p;
   const Material concrete{8, "concrete", 0.15, 0.10, 0.0, 10.0};
   auto p_r = [&](double range, double cos_theta) {
-    return physics::detected_power(physics::ipsp_returned_fraction(concrete, range, cos_theta) *
-                                       physics::two_way_transmission(
-                                       physics::extinction_from_visibility(
-                                           p.weather.visibility_m, p.wavelength_nm),
-                                       range),
-                                   p.peak_power_w, p.detector_efficiency);
+    return physics::detected_power(
+        physics::ipsp_returned_fraction(concrete, range, cos_theta) *
+            physics::two_way_transmission(
+                physics::extinction_from_visibility(p.weather.visibility_m, p.wavelength_nm),
+                range),
+        p.peak_power_w, p.detector_efficiency);
   };
   CHECK(physics::detection_probability(p_r(10, 1.0), p.noise_power_w()) > 0.999999);
   // Tilted 60 degrees the specular lobe is gone; at 150 m P_r < 3 P_noise.

@@ -86,8 +86,8 @@ TEST_CASE("lidaremu-physics draws a PNG with gnuplot", "[report][tool]") {
   const auto png = dir / "blooming.png";
   std::filesystem::remove(png);
   const std::string command = std::string(LIDAREMU_TEST_PHYSICS_TOOL) + " --materials " +
-                              test::materials_path() + " blooming --png " + png.string() +
-                              " > " + (dir / "out.txt").string();
+                              test::materials_path() + " blooming --png " + png.string() + " > " +
+                              (dir / "out.txt").string();
   REQUIRE(std::system(command.c_str()) == 0);  // NOLINT(cert-env33-c)
   std::ifstream in(png, std::ios::binary);
   char magic[8] = {};

@@ -347,8 +347,7 @@ TEST_CASE("4b: Marshall-Palmer drops, beam volume and the Poisson count", "[phys
     double sum = 0, sum2 = 0;
     for (int b = 0; b < kBeams; ++b) {
       std::uint32_t draw = 0;
-      const double n =
-          CounterRng({5, 1, 2, static_cast<std::uint32_t>(b), 3}).poisson(mu, draw);
+      const double n = CounterRng({5, 1, 2, static_cast<std::uint32_t>(b), 3}).poisson(mu, draw);
       sum += n;
       sum2 += n * n;
     }
@@ -519,7 +518,8 @@ SignScene place_sign(Bench& bench, std::uint16_t sign_material) {
     const double plane = on_sign ? 20.0 : 40.0;
     bench.set(b, 0, 0, d * (plane / d.x()), -Eigen::Vector3d::UnitX(),
               on_sign ? sign_material : kConcrete);
-    if (on_sign) scene.geometric++, scene.max_azimuth_deg = std::max(scene.max_azimuth_deg, std::fabs(az));
+    if (on_sign)
+      scene.geometric++, scene.max_azimuth_deg = std::max(scene.max_azimuth_deg, std::fabs(az));
   }
   return scene;
 }
@@ -530,8 +530,8 @@ SignScene near_returns(Bench& bench, const FrameReturns& out) {
     if (out.range_m[b] > 0 && out.range_m[b] < 25) {
       const Eigen::Vector3d d = bench.direction(b);
       ++seen.geometric;
-      seen.max_azimuth_deg =
-          std::max(seen.max_azimuth_deg, std::fabs(std::atan2(d.y(), d.x()) * 180 / std::numbers::pi));
+      seen.max_azimuth_deg = std::max(seen.max_azimuth_deg,
+                                      std::fabs(std::atan2(d.y(), d.x()) * 180 / std::numbers::pi));
       CHECK(out.range_m[b] == Approx(20.0 / d.x()).margin(0.3));  // at the sign's range
     }
   }
@@ -641,10 +641,16 @@ TEST_CASE("The chain names its stages; weather reaches the stages through the fr
   auto s = bench.settings();
   Pipeline pipeline(bench.pattern(), materials, s);
   const auto names = pipeline.stage_names();
-  const std::vector<std::string_view> expected{
-      "geometry",          "paths.multibounce",   "surface.brdf", "atmosphere.clear_air",
-      "atmosphere.rain",   "blooming",            "detection.threshold",
-      "echoes.strongest",  "range.noise",         "report"};
+  const std::vector<std::string_view> expected{"geometry",
+                                               "paths.multibounce",
+                                               "surface.brdf",
+                                               "atmosphere.clear_air",
+                                               "atmosphere.rain",
+                                               "blooming",
+                                               "detection.threshold",
+                                               "echoes.strongest",
+                                               "range.noise",
+                                               "report"};
   CHECK(names == expected);
   s.stages.surface = SurfaceModel::kIpsp;
   s.stages.detection = DetectionModel::kCapability;

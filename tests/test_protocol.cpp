@@ -195,8 +195,8 @@ TEST_CASE("Control messages decode, and hostile values are refused", "[protocol]
 TEST_CASE("Rays per beam and multi-bounce segments land in their hit slots", "[protocol]") {
   const auto materials = core::MaterialTable::load(test::materials_path());
   // One column of 16 beams, 3 rays each, 2 segments per path, 8-float rows.
-  clients::BatchHeader h{.column_count = 1, .rays_per_beam = 3, .segments_per_path = 2,
-                         .floats_per_row = 8};
+  clients::BatchHeader h{
+      .column_count = 1, .rays_per_beam = 3, .segments_per_path = 2, .floats_per_row = 8};
   std::vector<float> rows;
   std::vector<std::uint32_t> ids;
   for (int ch = 0; ch < 16; ++ch) {

@@ -184,8 +184,8 @@ weather = { rain_mm_per_h = -3.0 }
   SensorFlags f;
   f.echoes = "all";
   f.rain_mm_per_h = 1e9;
-  CHECK_THROWS_WITH(sensor_from_flags(f), Catch::Contains("--echoes = 'all'") &&
-                                              Catch::Contains("--rain"));
+  CHECK_THROWS_WITH(sensor_from_flags(f),
+                    Catch::Contains("--echoes = 'all'") && Catch::Contains("--rain"));
 }
 
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {

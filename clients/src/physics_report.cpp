@@ -138,10 +138,10 @@ void plot_png(const Table& table, const std::filesystem::path& png) {
          << "set title " << quoted(table.title) << "\n"
          << "set xlabel " << quoted(table.x_label) << "\nset ylabel " << quoted(table.y_label)
          << "\n"
-         << (table.log_x ? "set logscale x\n" : "") << (table.log_y ? "set logscale y\nset format y '10^{%L}'\n" : "");
+         << (table.log_x ? "set logscale x\n" : "")
+         << (table.log_y ? "set logscale y\nset format y '10^{%L}'\n" : "");
   if (table.y_min != 0) script << "set yrange [" << table.y_min << ":*]\n";
-  script
-         << "plot for [i=2:" << table.columns.size() << "] " << quoted(data.string())
+  script << "plot for [i=2:" << table.columns.size() << "] " << quoted(data.string())
          << " using 1:i with linespoints pointsize 0.5 title columnheader(i)";
   if (table.reference_y != 0) {
     script << ", " << table.reference_y << " with lines dashtype 2 lc rgb 'black' title "
@@ -171,7 +171,7 @@ Table detection_vs_range(const Setup& setup, const std::vector<double>& reflecti
                          double max_range_m, double step_m) {
   Table t;
   t.title = std::string(setup.pattern.model->name) +
-                   ": detection probability vs range (Lambertian targets, normal incidence)";
+            ": detection probability vs range (Lambertian targets, normal incidence)";
   t.x_label = "range (m)";
   t.y_label = "share of beams detected";
   t.columns = {"range_m"};
@@ -181,8 +181,7 @@ Table detection_vs_range(const Setup& setup, const std::vector<double>& reflecti
   const auto materials = targets(reflectivities);
   std::vector<std::unique_ptr<core::Pipeline>> pipelines;
   for (std::size_t i = 0; i < reflectivities.size(); ++i) {
-    pipelines.push_back(
-        std::make_unique<core::Pipeline>(setup.pattern, materials, setup.settings));
+    pipelines.push_back(std::make_unique<core::Pipeline>(setup.pattern, materials, setup.settings));
   }
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
@@ -252,8 +251,8 @@ Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
 
 Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ranges_m,
                                const std::vector<double>& rates_mm_per_h) {
-  Table t = rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), core::EchoMode::kFirst,
-                       true);
+  Table t =
+      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), core::EchoMode::kFirst, true);
   t.title = std::string(setup.pattern.model->name) +
             ": beams whose first echo is a rain drop (false positives), 10 % target";
   t.x_label = "rain rate (mm/h)";
@@ -264,10 +263,9 @@ Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ra
 Table power_vs_incidence(const Setup& setup, const core::MaterialTable& materials,
                          const std::vector<std::uint16_t>& ids) {
   Table t;
-  t.title = std::string(setup.pattern.model->name) +
-                   ": received power at 10 m vs incidence angle (" +
-                   (setup.settings.stages.surface == core::SurfaceModel::kBrdf ? "brdf" : "ipsp") +
-                   " surface)";
+  t.title =
+      std::string(setup.pattern.model->name) + ": received power at 10 m vs incidence angle (" +
+      (setup.settings.stages.surface == core::SurfaceModel::kBrdf ? "brdf" : "ipsp") + " surface)";
   t.x_label = "incidence angle (deg)";
   t.y_label = "received power (W)";
   t.log_y = true;
@@ -291,8 +289,8 @@ Table power_vs_incidence(const Setup& setup, const core::MaterialTable& material
       const Eigen::Vector3d d = frame.direction(static_cast<std::size_t>(a));
       const Eigen::Vector3d side = d.unitOrthogonal();
       const double theta = a * std::numbers::pi / 180.0;
-      frame.set(static_cast<std::size_t>(a), d * 10.0, -d * std::cos(theta) + side * std::sin(theta),
-                id);
+      frame.set(static_cast<std::size_t>(a), d * 10.0,
+                -d * std::cos(theta) + side * std::sin(theta), id);
     }
     pipeline.process(frame.hits(), out);
     std::vector<double> powers;
@@ -310,7 +308,7 @@ Table power_vs_incidence(const Setup& setup, const core::MaterialTable& material
 Table blooming_width(const Setup& setup, const std::vector<double>& equivalent_reflectivities) {
   Table t;
   t.title = std::string(setup.pattern.model->name) +
-                   ": azimuthal half-width of a sign (2 deg half-width, 20 m) as reported";
+            ": azimuthal half-width of a sign (2 deg half-width, 20 m) as reported";
   t.x_label = "sign reflectivity, Lambertian-equivalent (pi x BRDF peak)";
   t.y_label = "reported half-width (deg)";
   t.log_x = true;

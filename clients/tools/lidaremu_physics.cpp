@@ -22,9 +22,9 @@ void emit(const report::Table& table, const std::filesystem::path& png) {
 
 void print_metrics(const std::vector<report::RainMetrics>& metrics) {
   std::cout << "# seed 004 validation metrics (appendix B) on the demo scene\n"
-            << std::setw(10) << "rain mm/h" << std::setw(10) << "DR %" << std::setw(10)
-            << "FDR %" << std::setw(14) << "d_error m" << std::setw(10) << "SNR dB"
-            << std::setw(12) << "points" << std::setw(14) << "density /m2" << '\n';
+            << std::setw(10) << "rain mm/h" << std::setw(10) << "DR %" << std::setw(10) << "FDR %"
+            << std::setw(14) << "d_error m" << std::setw(10) << "SNR dB" << std::setw(12)
+            << "points" << std::setw(14) << "density /m2" << '\n';
   for (const auto& m : metrics) {
     std::cout << std::fixed << std::setw(10) << std::setprecision(1) << m.rain_mm_per_h
               << std::setw(10) << std::setprecision(2) << m.detection_rate_pct << std::setw(10)
@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
     if (rain->parsed()) run_rain(png);
     if (incidence->parsed()) run_incidence(png);
     if (blooming->parsed()) run_blooming(png);
-    if (validate->parsed()) print_metrics(report::validate_rain(setup, materials, {10, 25, 50, 100}, frames));
+    if (validate->parsed())
+      print_metrics(report::validate_rain(setup, materials, {10, 25, 50, 100}, frames));
     if (all->parsed()) {
       std::filesystem::create_directories(out_dir);
       const std::string prefix = model + "-";

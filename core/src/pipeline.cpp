@@ -48,9 +48,8 @@ void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
     pulses[count++] = p;
     return;
   }
-  Pulse* weakest = std::min_element(pulses, pulses + count, [](const Pulse& l, const Pulse& r) {
-    return l.power_w < r.power_w;
-  });
+  Pulse* weakest = std::min_element(
+      pulses, pulses + count, [](const Pulse& l, const Pulse& r) { return l.power_w < r.power_w; });
   if (weakest->power_w < p.power_w) *weakest = p;
 }
 
@@ -102,9 +101,9 @@ class GeometryStage final : public Stage {
           b.work.range_offset_m[beam] =
               static_cast<float>(b.geometry.reported_range(p, column) - distance);
         }
-        const double footprint = 2.0 * physics::beam_radius_m(b.params.beam_exit_radius_m,
-                                                               b.params.beam_divergence_rad,
-                                                               distance);
+        const double footprint =
+            2.0 * physics::beam_radius_m(b.params.beam_exit_radius_m, b.params.beam_divergence_rad,
+                                         distance);
         const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
         Pulse pulse;
         pulse.range_m = static_cast<float>(distance);
@@ -188,8 +187,7 @@ class MultiBounceStage final : public Stage {
       const Eigen::Vector3d incoming = (p - previous).normalized();
       const double leg = (p - previous).norm();
       travelled += leg;
-      const bool next_exists =
-          s + 1 < segments && h.material[h.hit(beam, pulse.ray, s + 1)] != 0;
+      const bool next_exists = s + 1 < segments && h.material[h.hit(beam, pulse.ray, s + 1)] != 0;
       if (physics::is_mirror_like(*m) && next_exists) {
         mirror_gain *= m->specular;
         previous = p;
@@ -265,11 +263,10 @@ class IpspSurfaceStage final : public Stage {
         if (!m) continue;
         const double fraction =
             physics::ipsp_returned_fraction(*m, p.range_m, p.cos_incidence) * p.gain;
-        p.lambertian = static_cast<float>(
-            physics::lambertian_equivalent(fraction, p.range_m, 1.0));
-        p.power_w = static_cast<float>(physics::detected_power(fraction, b.params.peak_power_w,
-                                                               b.params.detector_efficiency) *
-                                       ray_weight(p.ray, rays));
+        p.lambertian = static_cast<float>(physics::lambertian_equivalent(fraction, p.range_m, 1.0));
+        p.power_w = static_cast<float>(
+            physics::detected_power(fraction, b.params.peak_power_w, b.params.detector_efficiency) *
+            ray_weight(p.ray, rays));
       }
     }
   }
@@ -322,22 +319,22 @@ class RainStage final : public Stage {
       if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
       const CounterRng count_rng = rng_for(b, beam, StageId::kRainCount);
       std::uint32_t draw = 0;
-      const double mu_all =
-          c.rain_drops_per_m3 * physics::beam_volume_m3(w0, theta, 0.0, reach);
+      const double mu_all = c.rain_drops_per_m3 * physics::beam_volume_m3(w0, theta, 0.0, reach);
       const double mu_big = reach > near ? c.rain_drops_per_m3 * big_share *
                                                physics::beam_volume_m3(w0, theta, near, reach)
                                          : 0.0;
       const std::uint32_t big = count_rng.poisson(mu_big, draw);
       const std::uint32_t small = count_rng.poisson(std::max(mu_all - mu_big, 0.0), draw);
       const std::uint32_t crossed = big + small;
-      b.work.drops_crossed[beam] = static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
+      b.work.drops_crossed[beam] =
+          static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
       // Extinction and jitter of what the beam hit.
       const CounterRng jitter_rng = rng_for(b, beam, StageId::kRainJitter);
       const double sigma = prm.rain_range_jitter_m_per_drop * crossed;
       for (int k = 0; k < targets; ++k) {
         Pulse& p = pulses[k];
-        p.power_w *= static_cast<float>(
-            physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
+        p.power_w *=
+            static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
         p.range_m += static_cast<float>(sigma * jitter_rng.normal(static_cast<std::uint32_t>(k)));
       }
       // The drops that may return light: position in the cone, diameter above D_t.
@@ -449,11 +446,10 @@ int merge_pulses(const BlockContext& b, std::size_t beam) {
     add_pulse(b, beam, bloom);
     count = b.work.pulse_count[beam];
   }
-  count = static_cast<int>(std::remove_if(pulses, pulses + count,
-                                          [](const Pulse& p) {
-                                            return p.kind == ReturnKind::kNone;
-                                          }) -
-                           pulses);
+  count =
+      static_cast<int>(std::remove_if(pulses, pulses + count,
+                                      [](const Pulse& p) { return p.kind == ReturnKind::kNone; }) -
+                       pulses);
   std::sort(pulses, pulses + count,
             [](const Pulse& l, const Pulse& r) { return l.range_m < r.range_m; });
   int merged = 0;
@@ -461,8 +457,8 @@ int merge_pulses(const BlockContext& b, std::size_t beam) {
     if (merged > 0 &&
         pulses[k].range_m - pulses[merged - 1].range_m < b.params.range_resolution_m) {
       Pulse& into = pulses[merged - 1];
-      const float far_edge = std::max(into.range_m + into.extent_m,
-                                      pulses[k].range_m + pulses[k].extent_m);
+      const float far_edge =
+          std::max(into.range_m + into.extent_m, pulses[k].range_m + pulses[k].extent_m);
       if (pulses[k].power_w > into.power_w) {
         into.object_id = pulses[k].object_id;
         into.kind = pulses[k].kind;
@@ -500,11 +496,10 @@ class ThresholdDetectionStage final : public Stage {
         double variance = noise2;
         if (sun > 0) {
           const Material* m = p.material ? b.materials.find(p.material) : nullptr;
-          const double ambient = physics::ambient_power_w(
-              sun, p.cos_sun, m ? m->reflectivity : 0.0, prm.receiver_etendue_m2_sr);
+          const double ambient = physics::ambient_power_w(sun, p.cos_sun, m ? m->reflectivity : 0.0,
+                                                          prm.receiver_etendue_m2_sr);
           variance += physics::ambient_noise_variance_w2(ambient, prm.wavelength_nm,
-                                                         prm.bandwidth_hz,
-                                                         prm.quantum_efficiency);
+                                                         prm.bandwidth_hz, prm.quantum_efficiency);
         }
         const double sigma = std::sqrt(variance);
         const double out = p.power_w + sigma * rng.normal(static_cast<std::uint32_t>(k));
@@ -532,8 +527,7 @@ class CapabilityDetectionStage final : public Stage {
       for (int k = 0; k < count; ++k) {
         Pulse& p = pulses[k];
         p.threshold_w = static_cast<float>(b.constants.threshold_w);
-        if (!physics::capability_detects(p.lambertian, p.range_m,
-                                         b.params.capability_max_range_m,
+        if (!physics::capability_detects(p.lambertian, p.range_m, b.params.capability_max_range_m,
                                          b.params.capability_max_reflectance_limit)) {
           p.kind = ReturnKind::kNone;
         }
@@ -565,11 +559,16 @@ class EchoSelectionStage final : public Stage {
   explicit EchoSelectionStage(EchoMode mode) : mode_(mode) {}
   [[nodiscard]] std::string_view name() const override {
     switch (mode_) {
-      case EchoMode::kStrongest: return "echoes.strongest";
-      case EchoMode::kLast: return "echoes.last";
-      case EchoMode::kFirst: return "echoes.first";
-      case EchoMode::kDual: return "echoes.dual";
-      case EchoMode::kTriple: return "echoes.triple";
+      case EchoMode::kStrongest:
+        return "echoes.strongest";
+      case EchoMode::kLast:
+        return "echoes.last";
+      case EchoMode::kFirst:
+        return "echoes.first";
+      case EchoMode::kDual:
+        return "echoes.dual";
+      case EchoMode::kTriple:
+        return "echoes.triple";
     }
     return "echoes";
   }
@@ -607,9 +606,15 @@ class EchoSelectionStage final : public Stage {
         return best;
       };
       switch (mode_) {
-        case EchoMode::kStrongest: pick[0] = static_cast<std::int8_t>(strongest); break;
-        case EchoMode::kLast: pick[0] = static_cast<std::int8_t>(last); break;
-        case EchoMode::kFirst: pick[0] = static_cast<std::int8_t>(first); break;
+        case EchoMode::kStrongest:
+          pick[0] = static_cast<std::int8_t>(strongest);
+          break;
+        case EchoMode::kLast:
+          pick[0] = static_cast<std::int8_t>(last);
+          break;
+        case EchoMode::kFirst:
+          pick[0] = static_cast<std::int8_t>(first);
+          break;
         case EchoMode::kDual:
         case EchoMode::kTriple: {
           pick[0] = static_cast<std::int8_t>(strongest);
@@ -668,10 +673,9 @@ class ReportStage final : public Stage {
       for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
         const std::size_t slot = b.out.slot(beam, e);
         const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
-        const double range =
-            p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
-                                        model.range_unit_m, model.max_range_m)
-              : 0.0;
+        const double range = p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
+                                                         model.range_unit_m, model.max_range_m)
+                               : 0.0;
         b.out.range_m[slot] = static_cast<float>(range);
         if (range == 0.0) {
           b.out.power_w[slot] = 0;
@@ -683,16 +687,16 @@ class ReportStage final : public Stage {
           continue;
         }
         const double r = p->range_m;
-        const double expected_per_unit_brdf = physics::received_power(
-            c.system_constant, 1.0 / std::numbers::pi, r,
-            physics::two_way_transmission(calibration_extinction, r),
-            physics::crossover(b.params.optics, r));
+        const double expected_per_unit_brdf =
+            physics::received_power(c.system_constant, 1.0 / std::numbers::pi, r,
+                                    physics::two_way_transmission(calibration_extinction, r),
+                                    physics::crossover(b.params.optics, r));
         const double equivalent = p->power_w / expected_per_unit_brdf;
         b.out.power_w[slot] = p->power_w;
         b.out.reflectivity[slot] =
             static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
-        b.out.signal_photons[slot] = static_cast<std::uint16_t>(
-            std::clamp(std::lround(p->power_w / c.noise_w), 1L, 65535L));
+        b.out.signal_photons[slot] =
+            static_cast<std::uint16_t>(std::clamp(std::lround(p->power_w / c.noise_w), 1L, 65535L));
         b.out.pulse_width_ns[slot] = static_cast<float>(
             physics::echo_pulse_width_s(p->power_w, p->threshold_w, tau_h, p->extent_m) * 1e9);
         b.out.object_id[slot] = p->object_id;
@@ -805,13 +809,13 @@ FrameConstants Pipeline::constants_for(const Weather& weather) const {
   c.system_constant = system_constant_;
   c.noise_w = p.noise_power_w();
   c.threshold_w = p.threshold_w();
-  c.clear_extinction_per_m = physics::extinction_from_visibility(weather.visibility_m,
-                                                                 p.wavelength_nm);
+  c.clear_extinction_per_m =
+      physics::extinction_from_visibility(weather.visibility_m, p.wavelength_nm);
   c.rain_extinction_per_m = physics::rain_extinction_per_m(weather.rain_mm_per_h);
   c.rain_drops_per_m3 = physics::rain_drop_density_per_m3(weather.rain_mm_per_h);
-  c.rain_slope_per_mm =
-      weather.rain_mm_per_h > 0 ? physics::marshall_palmer_slope_per_mm(weather.rain_mm_per_h)
-                                : 0.0;
+  c.rain_slope_per_mm = weather.rain_mm_per_h > 0
+                            ? physics::marshall_palmer_slope_per_mm(weather.rain_mm_per_h)
+                            : 0.0;
   c.multibounce_resolution_deg = p.multibounce_resolution_deg > 0
                                      ? p.multibounce_resolution_deg
                                      : 360.0 / geometry_.pattern().columns_per_frame;
@@ -835,8 +839,8 @@ void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
   constexpr std::size_t kBeamsPerBlock = 1024;
   // Runs consecutive per-beam stages fused over blocks; a frame stage runs alone between them.
   const auto context = [&](std::size_t begin, std::size_t end) {
-    return BlockContext{begin,      end,      hits,      work_,           out,
-                        geometry_,  materials_, params,  constants,       settings_.stages,
+    return BlockContext{begin,     end,        hits,   work_,     out,
+                        geometry_, materials_, params, constants, settings_.stages,
                         base};
   };
   std::size_t first = 0;

@@ -34,8 +34,10 @@ core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
 
 std::optional<core::EchoMode> echo_mode(const std::string& name) {
   static const std::map<std::string, core::EchoMode> kModes{
-      {"strongest", core::EchoMode::kStrongest}, {"last", core::EchoMode::kLast},
-      {"first", core::EchoMode::kFirst},         {"dual", core::EchoMode::kDual},
+      {"strongest", core::EchoMode::kStrongest},
+      {"last", core::EchoMode::kLast},
+      {"first", core::EchoMode::kFirst},
+      {"dual", core::EchoMode::kDual},
       {"triple", core::EchoMode::kTriple}};
   const auto it = kModes.find(name);
   return it == kModes.end() ? std::nullopt : std::optional(it->second);
@@ -271,10 +273,12 @@ void read_stage_switches(const toml::table& t, const std::string& at, SensorFlag
                          core::PhysicsStages& stages, Problems& problems) {
   const std::map<std::string, std::string*> choices{
       {"surface", &f.surface}, {"detection", &f.detection}, {"echoes", &f.echoes}};
-  const std::map<std::string, bool*> switches{
-      {"raster_correction", &stages.raster_correction}, {"multibounce", &stages.multibounce},
-      {"clear_air", &stages.clear_air},                 {"rain", &stages.rain},
-      {"blooming", &stages.blooming},                   {"range_noise", &stages.range_noise}};
+  const std::map<std::string, bool*> switches{{"raster_correction", &stages.raster_correction},
+                                              {"multibounce", &stages.multibounce},
+                                              {"clear_air", &stages.clear_air},
+                                              {"rain", &stages.rain},
+                                              {"blooming", &stages.blooming},
+                                              {"range_noise", &stages.range_noise}};
   for (const auto& [key, node] : t) {
     const std::string k(key.str());
     const std::string path = at + k;
@@ -293,8 +297,7 @@ void read_stage_switches(const toml::table& t, const std::string& at, SensorFlag
   }
 }
 
-void read_weather(const toml::table& t, const std::string& at, SensorFlags& f,
-                  Problems& problems) {
+void read_weather(const toml::table& t, const std::string& at, SensorFlags& f, Problems& problems) {
   const NumericKeys keys{{"rain_mm_per_h", {&f.rain_mm_per_h, {0, 500}}},
                          {"visibility_m", {&f.visibility_m, {10, 1e6}}},
                          {"sun_irradiance_w_per_m2", {&f.sun_irradiance_w_per_m2, {0, 2000}}}};

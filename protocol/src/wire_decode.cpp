@@ -124,8 +124,8 @@ BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& o
     // Negative means "unchanged"; beyond these bounds the value is absurd, not weather.
     if (!std::isfinite(out.rain_mm_per_h) || !std::isfinite(out.fog_visibility_m) ||
         !std::isfinite(out.sun_irradiance_w_per_m2) || out.rain_mm_per_h > 500 ||
-        (out.fog_visibility_m >= 0 && out.fog_visibility_m < 10) ||
-        out.fog_visibility_m > 1e6 || out.sun_irradiance_w_per_m2 > 2000) {
+        (out.fog_visibility_m >= 0 && out.fog_visibility_m < 10) || out.fog_visibility_m > 1e6 ||
+        out.sun_irradiance_w_per_m2 > 2000) {
       return BatchError::kBadLayout;
     }
   }

@@ -17,7 +17,7 @@ struct Table {
   std::string y_label;
   bool log_x = false;
   bool log_y = false;
-  double y_min = 0;  // 0: automatic
+  double y_min = 0;        // 0: automatic
   double reference_y = 0;  // drawn as a dashed line when non-zero (e.g. the threshold)
   std::string reference_label;
   std::vector<std::string> columns;
@@ -59,7 +59,7 @@ struct RainMetrics {
   double mean_abs_range_error_m = 0;    // against the dry run, beams detected in both
   double snr_db = 0;                    // 20 log10(mean signal / noise sigma)
   double points_per_frame = 0;
-  double density_per_m2 = 0;            // points / (pi R_datasheet^2)
+  double density_per_m2 = 0;  // points / (pi R_datasheet^2)
 };
 std::vector<RainMetrics> validate_rain(const Setup& setup, const core::MaterialTable& materials,
                                        const std::vector<double>& rates_mm_per_h, int frames);

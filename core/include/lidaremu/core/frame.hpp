@@ -29,8 +29,9 @@ struct HitLayout {
 // The weather a frame was taken in; Control messages change it between batches.
 struct Weather {
   double rain_mm_per_h = 0;
-  double visibility_m = 23000;          // meteorological visibility; fog is a small one
-  double sun_irradiance_w_per_m2 = 0;   // in the receiver's optical band, on a surface facing the sun
+  double visibility_m = 23000;  // meteorological visibility; fog is a small one
+  double sun_irradiance_w_per_m2 =
+      0;  // in the receiver's optical band, on a surface facing the sun
   bool operator==(const Weather&) const = default;
 };
 
@@ -65,11 +66,11 @@ struct FrameReturns {
   static constexpr int kMaxEchoes = 3;
   FrameShape shape;
   std::uint32_t frame_number = 0;
-  std::vector<float> range_m;  // quantised
-  std::vector<float> power_w;  // detected power P_out
+  std::vector<float> range_m;              // quantised
+  std::vector<float> power_w;              // detected power P_out
   std::vector<std::uint8_t> reflectivity;  // calibrated, Velodyne/Ouster scale
   std::vector<std::uint16_t> signal_photons;
-  std::vector<float> pulse_width_ns;  // echo pulse width (PHYSICS.md 8)
+  std::vector<float> pulse_width_ns;     // echo pulse width (PHYSICS.md 8)
   std::vector<std::uint32_t> object_id;  // ground truth from the batch; 0 = rain, bloom, none
   std::vector<std::uint8_t> kind;        // what produced the echo (ReturnKind)
 

@@ -2,8 +2,8 @@
 // Closed-form physics of PHYSICS.md as pure functions, named after the seed that gives each.
 // Stages (pipeline.cpp) apply them to blocks of beams; tests check them against the oracles.
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <numbers>
 
@@ -196,8 +196,7 @@ inline double system_constant_from_datasheet(double threshold_w, double range_m,
 
 // Range at which a Lambertian target at normal incidence returns the threshold, ignoring
 // extinction: R = sqrt(K Gamma / (pi P_T)). A 40 % target reaches twice as far as a 10 % one.
-inline double lambertian_reach_m(double system_constant, double reflectivity,
-                                 double threshold_w) {
+inline double lambertian_reach_m(double system_constant, double reflectivity, double threshold_w) {
   return std::sqrt(system_constant * lambertian_brdf(reflectivity, 1.0) / threshold_w);
 }
 
@@ -212,8 +211,8 @@ inline double ambient_power_w(double sun_irradiance_w_per_m2, double cos_sun, do
   return sun_irradiance_w_per_m2 * std::max(cos_sun, 0.0) * reflectivity / std::numbers::pi *
          receiver_etendue_m2_sr;
 }
-inline double ambient_noise_variance_w2(double ambient_w, double wavelength_nm,
-                                        double bandwidth_hz, double quantum_efficiency) {
+inline double ambient_noise_variance_w2(double ambient_w, double wavelength_nm, double bandwidth_hz,
+                                        double quantum_efficiency) {
   constexpr double kPlanck = 6.62607015e-34;
   const double photon_j = kPlanck * kSpeedOfLight / (wavelength_nm * 1e-9);
   return 2.0 * photon_j * ambient_w * bandwidth_hz / quantum_efficiency;
@@ -233,8 +232,8 @@ inline bool capability_detects(double lambertian_reflectivity, double range_m, d
 inline double echo_pulse_width_s(double peak_w, double threshold_w, double tau_h_s,
                                  double range_extent_m) {
   if (!(peak_w > threshold_w)) return 0.0;
-  const double above = 2.0 * tau_h_s * (1.0 - 2.0 / std::numbers::pi *
-                                                  std::asin(std::sqrt(threshold_w / peak_w)));
+  const double above =
+      2.0 * tau_h_s * (1.0 - 2.0 / std::numbers::pi * std::asin(std::sqrt(threshold_w / peak_w)));
   return above + 2.0 * range_extent_m / kSpeedOfLight;
 }
 
@@ -278,8 +277,8 @@ inline double rain_extinction_per_m(double rain_mm_per_h) {
   if (!(rain_mm_per_h > 0)) return 0.0;
   const auto& t = kRainExtinctionTable;
   const auto power_from = [&](const RainExtinctionPoint& p) {
-    return p.extinction_per_m * std::pow(rain_mm_per_h / p.rain_mm_per_h,
-                                         rain_extinction_exponent());
+    return p.extinction_per_m *
+           std::pow(rain_mm_per_h / p.rain_mm_per_h, rain_extinction_exponent());
   };
   if (rain_mm_per_h <= t.front().rain_mm_per_h) return power_from(t.front());
   if (rain_mm_per_h >= t.back().rain_mm_per_h) return power_from(t.back());
@@ -324,7 +323,8 @@ inline double bloom_kernel_1d(double offset_deg, double core_sigma_deg, double s
                               double skirt_decay_deg) {
   const double x = std::fabs(offset_deg);
   const double c = x / core_sigma_deg;
-  return (1.0 - skirt_level) * std::exp(-0.5 * c * c) + skirt_level * std::exp(-x / skirt_decay_deg);
+  return (1.0 - skirt_level) * std::exp(-0.5 * c * c) +
+         skirt_level * std::exp(-x / skirt_decay_deg);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -61,8 +61,8 @@ struct PhysicsParams {
   double pulse_half_width_ns = 5.0;    // tau_H of the sin^2 pulse
   // Detection and echoes.
   double range_noise_sigma_m = 0.01;
-  double range_resolution_m = 0.10;     // pulses closer than this merge (seed 000, 1.3.5)
-  double echo_min_separation_m = 1.0;   // a further echo must lie this far from the first
+  double range_resolution_m = 0.10;      // pulses closer than this merge (seed 000, 1.3.5)
+  double echo_min_separation_m = 1.0;    // a further echo must lie this far from the first
   double capability_max_range_m = 50.0;  // seed 002, Ouster OS0-128
   double capability_max_reflectance_limit = 0.8;
   double sun_elevation_deg = 90.0;  // sun direction for ambient light
@@ -94,14 +94,14 @@ PhysicsParams default_physics_params(const SensorModel& model);
 // Candidate returns of one beam before detection: one per ray or path, plus rain drops and
 // blooming. Fixed capacity per beam; extra candidates keep the strongest.
 struct Pulse {
-  float range_m = 0;       // half the optical path, along the centre ray
-  float power_w = 0;       // at the detector: before noise, then P_out once detected
-  float extent_m = 0;      // range spread on the target (grazing incidence, merged rays)
-  float lambertian = 0;    // Lambertian-equivalent reflectivity, for the capability model
+  float range_m = 0;     // half the optical path, along the centre ray
+  float power_w = 0;     // at the detector: before noise, then P_out once detected
+  float extent_m = 0;    // range spread on the target (grazing incidence, merged rays)
+  float lambertian = 0;  // Lambertian-equivalent reflectivity, for the capability model
   float cos_incidence = 0;
-  float cos_sun = 0;       // normal . sun direction, for ambient light
-  float gain = 1;          // mirror reflectances along a multi-bounce path
-  float threshold_w = 0;   // the threshold it was detected against
+  float cos_sun = 0;      // normal . sun direction, for ambient light
+  float gain = 1;         // mirror reflectances along a multi-bounce path
+  float threshold_w = 0;  // the threshold it was detected against
   std::uint32_t object_id = 0;
   std::uint16_t material = 0;
   std::uint8_t ray = 0;
@@ -110,9 +110,9 @@ struct Pulse {
 
 struct BeamWork {
   static constexpr int kMaxPulses = 12;
-  std::vector<Pulse> pulses;                // beams x kMaxPulses
-  std::vector<std::uint8_t> pulse_count;    // per beam
-  std::vector<float> range_offset_m;        // reported minus geometric range (Ouster origin)
+  std::vector<Pulse> pulses;                 // beams x kMaxPulses
+  std::vector<std::uint8_t> pulse_count;     // per beam
+  std::vector<float> range_offset_m;         // reported minus geometric range (Ouster origin)
   std::vector<std::uint16_t> drops_crossed;  // rain drops the beam went through
   std::vector<Pulse> bloom;                  // per beam, from blooming (kind kNone if none)
   std::vector<std::int8_t> echo_pick;        // beams x kMaxEchoes: index of the pulse, -1 none
