@@ -185,7 +185,9 @@ Table detection_vs_range(const Setup& setup, const std::vector<double>& reflecti
   }
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
-  for (double range = step_m; range <= max_range_m + 1e-9; range += step_m) {
+  const auto steps = static_cast<int>(std::floor(max_range_m / step_m + 1e-9));
+  for (int step = 1; step <= steps; ++step) {
+    const double range = step * step_m;
     std::vector<double> row{range};
     for (std::size_t i = 0; i < reflectivities.size(); ++i) {
       frame.facing_every_beam(range, static_cast<std::uint16_t>(i + 1));
@@ -294,6 +296,7 @@ Table power_vs_incidence(const Setup& setup, const core::MaterialTable& material
     }
     pipeline.process(frame.hits(), out);
     std::vector<double> powers;
+    powers.reserve(kAngles);
     for (int a = 0; a < kAngles; ++a) powers.push_back(out.power_w[static_cast<std::size_t>(a)]);
     columns.push_back(std::move(powers));
   }

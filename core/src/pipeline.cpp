@@ -673,11 +673,12 @@ class ReportStage final : public Stage {
       for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
         const std::size_t slot = b.out.slot(beam, e);
         const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
-        const double range = p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
-                                                         model.range_unit_m, model.max_range_m)
-                               : 0.0;
+        const double range =
+            p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
+                                        model.range_unit_m, model.max_range_m)
+              : 0.0;
         b.out.range_m[slot] = static_cast<float>(range);
-        if (range == 0.0) {
+        if (!p || range == 0.0) {
           b.out.power_w[slot] = 0;
           b.out.reflectivity[slot] = 0;
           b.out.signal_photons[slot] = 0;

@@ -33,14 +33,14 @@ core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
 }
 
 std::optional<core::EchoMode> echo_mode(const std::string& name) {
-  static const std::map<std::string, core::EchoMode> kModes{
+  static const std::map<std::string, core::EchoMode> modes{
       {"strongest", core::EchoMode::kStrongest},
       {"last", core::EchoMode::kLast},
       {"first", core::EchoMode::kFirst},
       {"dual", core::EchoMode::kDual},
       {"triple", core::EchoMode::kTriple}};
-  const auto it = kModes.find(name);
-  return it == kModes.end() ? std::nullopt : std::optional(it->second);
+  const auto it = modes.find(name);
+  return it == modes.end() ? std::nullopt : std::optional(it->second);
 }
 
 void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s,
