@@ -209,8 +209,8 @@ TEST_CASE("Rays per beam and multi-bounce segments land in their hit slots", "[p
     }
   }
   protocol::BatchView v;
-  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, rows, ids), v) ==
-          BatchError::kNone);
+  const auto bytes = clients::build_hit_batch(h, rows, ids);  // the view points into these
+  REQUIRE(protocol::decode_hit_batch(bytes, v) == BatchError::kNone);
   core::FrameHits frame;
   frame.reshape({1808, 16}, {3, 2});
   const auto counts =

@@ -9,8 +9,9 @@
 #include <numbers>
 #include <stdexcept>
 
-// Debian's libtbb is not built for ThreadSanitizer, so TSan cannot see that parallel_for's join
-// orders the workers' writes before the caller's reads. Tell it, in TSan builds only.
+// Debian's libtbb is not built for ThreadSanitizer, so TSan cannot see that spawning the tasks
+// orders the caller's writes before the workers' reads, nor that parallel_for's join orders the
+// workers' writes before the caller's. State both edges, in TSan builds only.
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
 extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
@@ -51,6 +52,15 @@ void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
   Pulse* weakest = std::min_element(
       pulses, pulses + count, [](const Pulse& l, const Pulse& r) { return l.power_w < r.power_w; });
   if (weakest->power_w < p.power_w) *weakest = p;
+}
+
+// Calls visit(beam, pulse) for every candidate of every beam of the block.
+template <typename Visit>
+void for_each_pulse(const BlockContext& b, Visit&& visit) {
+  for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+    Pulse* pulses = pulses_of(b, beam);
+    for (int k = 0; k < b.work.pulse_count[beam]; ++k) visit(beam, pulses[k]);
+  }
 }
 
 // Share of the beam's power a ray carries: the centre and a ring at the 1/e^2 edge of a
@@ -130,24 +140,20 @@ class RasterCorrectionStage final : public Stage {
   [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
   void run(const BlockContext& b) const override {
     const auto& h = b.hits;
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
-        Pulse& pulse = pulses[k];
-        if (pulse.ray != 0) continue;
-        const std::size_t i = h.hit(beam, 0, 0);
-        const Eigen::Vector3d p = hit_point(h, i);
-        const Eigen::Vector3d n = hit_normal(h, i);
-        const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
-        const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
-        const Eigen::Vector3d v = b.geometry.ray(column, channel).direction;
-        const double r = p.norm();
-        const double corrected = physics::raster_corrected_range(p.dot(n) / r, v.dot(n), r);
-        if (!(corrected > 0) || !std::isfinite(corrected)) continue;
-        pulse.range_m = static_cast<float>(corrected);
-        pulse.cos_incidence = static_cast<float>(std::max(-v.dot(n), 1e-6));
-      }
-    }
+    for_each_pulse(b, [&](std::size_t beam, Pulse& pulse) {
+      if (pulse.ray != 0) return;
+      const std::size_t i = h.hit(beam, 0, 0);
+      const Eigen::Vector3d p = hit_point(h, i);
+      const Eigen::Vector3d n = hit_normal(h, i);
+      const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
+      const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
+      const Eigen::Vector3d v = b.geometry.ray(column, channel).direction;
+      const double r = p.norm();
+      const double corrected = physics::raster_corrected_range(p.dot(n) / r, v.dot(n), r);
+      if (!(corrected > 0) || !std::isfinite(corrected)) return;
+      pulse.range_m = static_cast<float>(corrected);
+      pulse.cos_incidence = static_cast<float>(std::max(-v.dot(n), 1e-6));
+    });
   }
 };
 
@@ -164,12 +170,7 @@ class MultiBounceStage final : public Stage {
     const auto& h = b.hits;
     const int segments = h.layout.segments_per_path;
     if (segments < 2) return;
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
-        follow_path(b, beam, segments, pulses[k]);
-      }
-    }
+    for_each_pulse(b, [&](std::size_t beam, Pulse& p) { follow_path(b, beam, segments, p); });
   }
 
  private:
@@ -225,23 +226,19 @@ class BrdfSurfaceStage final : public Stage {
   void run(const BlockContext& b) const override {
     const int rays = std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
     const double baseline = b.params.optics.baseline_m;
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
-        Pulse& p = pulses[k];
-        if (p.kind == ReturnKind::kNone) continue;
-        const Material* m = b.materials.find(p.material);
-        if (!m) continue;
-        const double range = p.range_m;
-        const double observation = baseline > 0 ? std::atan(baseline / range) : 0.0;
-        const double brdf = physics::material_brdf(*m, p.cos_incidence, observation) * p.gain;
-        p.lambertian = static_cast<float>(brdf * std::numbers::pi);
-        p.power_w = static_cast<float>(
-            physics::received_power(b.constants.system_constant, brdf, range, 1.0,
-                                    physics::crossover(b.params.optics, range)) *
-            ray_weight(p.ray, rays));
-      }
-    }
+    for_each_pulse(b, [&](std::size_t, Pulse& p) {
+      if (p.kind == ReturnKind::kNone) return;
+      const Material* m = b.materials.find(p.material);
+      if (!m) return;
+      const double range = p.range_m;
+      const double observation = baseline > 0 ? std::atan(baseline / range) : 0.0;
+      const double brdf = physics::material_brdf(*m, p.cos_incidence, observation) * p.gain;
+      p.lambertian = static_cast<float>(brdf * std::numbers::pi);
+      p.power_w =
+          static_cast<float>(physics::received_power(b.constants.system_constant, brdf, range, 1.0,
+                                                     physics::crossover(b.params.optics, range)) *
+                             ray_weight(p.ray, rays));
+    });
   }
 };
 
@@ -254,21 +251,17 @@ class IpspSurfaceStage final : public Stage {
   [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
   void run(const BlockContext& b) const override {
     const int rays = std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
-        Pulse& p = pulses[k];
-        if (p.kind == ReturnKind::kNone) continue;
-        const Material* m = b.materials.find(p.material);
-        if (!m) continue;
-        const double fraction =
-            physics::ipsp_returned_fraction(*m, p.range_m, p.cos_incidence) * p.gain;
-        p.lambertian = static_cast<float>(physics::lambertian_equivalent(fraction, p.range_m, 1.0));
-        p.power_w = static_cast<float>(
-            physics::detected_power(fraction, b.params.peak_power_w, b.params.detector_efficiency) *
-            ray_weight(p.ray, rays));
-      }
-    }
+    for_each_pulse(b, [&](std::size_t, Pulse& p) {
+      if (p.kind == ReturnKind::kNone) return;
+      const Material* m = b.materials.find(p.material);
+      if (!m) return;
+      const double fraction =
+          physics::ipsp_returned_fraction(*m, p.range_m, p.cos_incidence) * p.gain;
+      p.lambertian = static_cast<float>(physics::lambertian_equivalent(fraction, p.range_m, 1.0));
+      p.power_w = static_cast<float>(
+          physics::detected_power(fraction, b.params.peak_power_w, b.params.detector_efficiency) *
+          ray_weight(p.ray, rays));
+    });
   }
 };
 
@@ -280,13 +273,9 @@ class ClearAirStage final : public Stage {
   [[nodiscard]] std::uint32_t writes() const override { return kPulses; }
   void run(const BlockContext& b) const override {
     const double extinction = b.constants.clear_extinction_per_m;
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
-        pulses[k].power_w *=
-            static_cast<float>(physics::two_way_transmission(extinction, pulses[k].range_m));
-      }
-    }
+    for_each_pulse(b, [&](std::size_t, Pulse& p) {
+      p.power_w *= static_cast<float>(physics::two_way_transmission(extinction, p.range_m));
+    });
   }
 };
 
@@ -476,6 +465,16 @@ int merge_pulses(const BlockContext& b, std::size_t beam) {
   return merged;
 }
 
+// Merges each beam's candidates, then calls visit(beam, pulse, index) for every merged return.
+template <typename Visit>
+void for_each_merged(const BlockContext& b, Visit&& visit) {
+  for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+    const int count = merge_pulses(b, beam);
+    Pulse* pulses = pulses_of(b, beam);
+    for (int k = 0; k < count; ++k) visit(beam, pulses[k], k);
+  }
+}
+
 // Section 3: detector noise (plus the shot noise of ambient sunlight on the target) and the
 // 3-sigma threshold, per merged return.
 class ThresholdDetectionStage final : public Stage {
@@ -487,30 +486,26 @@ class ThresholdDetectionStage final : public Stage {
     const auto& prm = b.params;
     const double sun = prm.weather.sun_irradiance_w_per_m2;
     const double noise2 = b.constants.noise_w * b.constants.noise_w;
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      const int count = merge_pulses(b, beam);
-      Pulse* pulses = pulses_of(b, beam);
-      const CounterRng rng = rng_for(b, beam, StageId::kDetection);
-      for (int k = 0; k < count; ++k) {
-        Pulse& p = pulses[k];
-        double variance = noise2;
-        if (sun > 0) {
-          const Material* m = p.material ? b.materials.find(p.material) : nullptr;
-          const double ambient = physics::ambient_power_w(sun, p.cos_sun, m ? m->reflectivity : 0.0,
-                                                          prm.receiver_etendue_m2_sr);
-          variance += physics::ambient_noise_variance_w2(ambient, prm.wavelength_nm,
-                                                         prm.bandwidth_hz, prm.quantum_efficiency);
-        }
-        const double sigma = std::sqrt(variance);
-        const double out = p.power_w + sigma * rng.normal(static_cast<std::uint32_t>(k));
-        p.threshold_w = static_cast<float>(3.0 * sigma);
-        if (out > 3.0 * sigma) {
-          p.power_w = static_cast<float>(out);
-        } else {
-          p.kind = ReturnKind::kNone;
-        }
+    for_each_merged(b, [&](std::size_t beam, Pulse& p, int k) {
+      double variance = noise2;
+      if (sun > 0) {
+        const Material* m = p.material ? b.materials.find(p.material) : nullptr;
+        const double ambient = physics::ambient_power_w(sun, p.cos_sun, m ? m->reflectivity : 0.0,
+                                                        prm.receiver_etendue_m2_sr);
+        variance += physics::ambient_noise_variance_w2(ambient, prm.wavelength_nm, prm.bandwidth_hz,
+                                                       prm.quantum_efficiency);
       }
-    }
+      const double sigma = std::sqrt(variance);
+      const double noise =
+          rng_for(b, beam, StageId::kDetection).normal(static_cast<std::uint32_t>(k));
+      const double out = p.power_w + sigma * noise;
+      p.threshold_w = static_cast<float>(3.0 * sigma);
+      if (out > 3.0 * sigma) {
+        p.power_w = static_cast<float>(out);
+      } else {
+        p.kind = ReturnKind::kNone;
+      }
+    });
   }
 };
 
@@ -521,18 +516,13 @@ class CapabilityDetectionStage final : public Stage {
   [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
   [[nodiscard]] std::uint32_t writes() const override { return kDetections; }
   void run(const BlockContext& b) const override {
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      const int count = merge_pulses(b, beam);
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < count; ++k) {
-        Pulse& p = pulses[k];
-        p.threshold_w = static_cast<float>(b.constants.threshold_w);
-        if (!physics::capability_detects(p.lambertian, p.range_m, b.params.capability_max_range_m,
-                                         b.params.capability_max_reflectance_limit)) {
-          p.kind = ReturnKind::kNone;
-        }
+    for_each_merged(b, [&](std::size_t, Pulse& p, int) {
+      p.threshold_w = static_cast<float>(b.constants.threshold_w);
+      if (!physics::capability_detects(p.lambertian, p.range_m, b.params.capability_max_range_m,
+                                       b.params.capability_max_reflectance_limit)) {
+        p.kind = ReturnKind::kNone;
       }
-    }
+    });
   }
 };
 
@@ -543,11 +533,7 @@ class IdealDetectionStage final : public Stage {
   [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
   [[nodiscard]] std::uint32_t writes() const override { return kDetections; }
   void run(const BlockContext& b) const override {
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      const int count = merge_pulses(b, beam);
-      Pulse* pulses = pulses_of(b, beam);
-      for (int k = 0; k < count; ++k) pulses[k].threshold_w = 0;
-    }
+    for_each_merged(b, [](std::size_t, Pulse& p, int) { p.threshold_w = 0; });
   }
 };
 
@@ -673,10 +659,9 @@ class ReportStage final : public Stage {
       for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
         const std::size_t slot = b.out.slot(beam, e);
         const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
-        const double range =
-            p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
-                                        model.range_unit_m, model.max_range_m)
-              : 0.0;
+        const double range = p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
+                                                         model.range_unit_m, model.max_range_m)
+                               : 0.0;
         b.out.range_m[slot] = static_cast<float>(range);
         if (!p || range == 0.0) {
           b.out.power_w[slot] = 0;
@@ -853,8 +838,10 @@ void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
     }
     std::size_t last = first;
     while (last < stages_.size() && !stages_[last]->whole_frame()) ++last;
+    LIDAREMU_TSAN_RELEASE(&out);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock),
                       [&](const tbb::blocked_range<std::size_t>& r) {
+                        LIDAREMU_TSAN_ACQUIRE(&out);
                         const BlockContext block = context(r.begin(), r.end());
                         for (std::size_t s = first; s < last; ++s) stages_[s]->run(block);
                         LIDAREMU_TSAN_RELEASE(&out);
