@@ -22,6 +22,7 @@ constexpr std::uint16_t kTenPercent = 103;  // "test": Gamma 0.10
 constexpr std::uint16_t kEightyPercent = 200;
 constexpr std::uint16_t kFortyPercent = 201;
 constexpr std::uint16_t kThirtyPercent = 202;
+constexpr std::uint16_t kFivePointTwoPercent = 203;  // 30 % x cos(80 deg)
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path);
@@ -48,6 +49,11 @@ id = 202
 name = "30 % Lambertian"
 alpha = 0.3
 reflectivity = 0.3
+[[material]]
+id = 203
+name = "5.2 % Lambertian"
+alpha = 0.0521
+reflectivity = 0.0521
 )",
                                        "test materials");
 }
@@ -159,7 +165,12 @@ TEST_CASE("2b: Lambertian, specular and retroreflective BRDFs", "[physics][brdf]
 
 TEST_CASE("2b: crossover function of bistatic optics (seed 003)", "[physics][brdf]") {
   physics::BistaticOptics coaxial;
-  CHECK(physics::crossover(coaxial, 0.1) == 1.0);
+  CHECK(physics::crossover(coaxial, 0.1) == 1.0);  // seed 003: constant for coaxial optics
+  // With a full-overlap range, the geometric form factor (R / R_full)^2 below it.
+  coaxial.full_overlap_m = 20;
+  CHECK(physics::crossover(coaxial, 5) == Approx(0.0625));
+  CHECK(physics::crossover(coaxial, 20) == 1.0);
+  CHECK(physics::crossover(coaxial, 200) == 1.0);
   physics::BistaticOptics o{.baseline_m = 0.05,
                             .tx_aperture_radius_m = 0.005,
                             .rx_aperture_radius_m = 0.01,
@@ -579,11 +590,17 @@ TEST_CASE("8: echo pulse width grows with amplitude and with grazing incidence",
   const std::size_t beam = 8 * 16 + 7;
   const Eigen::Vector3d d = bench.direction(beam);
   const Eigen::Vector3d side = d.cross(Eigen::Vector3d::UnitZ()).normalized();
-  bench.set(beam, 0, 0, d * 10, -d, kConcrete);
+  // Same amplitude (30 % at 80 degrees vs 5.2 % head-on): only the footprint's range extent
+  // on the tilted surface differs.
+  bench.set(beam, 0, 0, d * 30, -d, kFivePointTwoPercent);
   const double head_on = bench.run(bench.settings()).pulse_width_ns[beam];
-  const double t = physics::deg_to_rad(75);
-  bench.set(beam, 0, 0, d * 10, -d * std::cos(t) + side * std::sin(t), kConcrete);
+  const double t = physics::deg_to_rad(80);
+  bench.set(beam, 0, 0, d * 30, -d * std::cos(t) + side * std::sin(t), kThirtyPercent);
   const double grazing = bench.run(bench.settings()).pulse_width_ns[beam];
+  const double footprint = 2 * physics::beam_radius_m(0.0055, 0.00106, 30);
+  INFO("head-on " << head_on << " ns, grazing " << grazing << " ns");
+  CHECK(grazing - head_on ==
+        Approx(2 * footprint * std::tan(t) / physics::kSpeedOfLight * 1e9).margin(0.3));
   CHECK(head_on > 0);
   CHECK(grazing > head_on);
 }

@@ -253,10 +253,10 @@ Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
 
 Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ranges_m,
                                const std::vector<double>& rates_mm_per_h) {
-  Table t =
-      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), core::EchoMode::kFirst, true);
+  Table t = rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h),
+                       setup.settings.stages.echoes, true);
   t.title = std::string(setup.pattern.model->name) +
-            ": beams whose first echo is a rain drop (false positives), 10 % target";
+            ": beams whose reported return is a rain drop (false positives), 10 % target";
   t.x_label = "rain rate (mm/h)";
   t.y_label = "share of beams";
   return t;

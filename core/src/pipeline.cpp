@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 
@@ -279,10 +280,21 @@ class ClearAirStage final : public Stage {
   }
 };
 
+// The smallest drop that returns more than the noise sigma from range r: the drop's share of the
+// footprint (D^2/4)/w^2 times its backscatter 2/S, through the range equation.
+double detectable_drop_diameter_m(const FrameConstants& c, const PhysicsParams& p, double r) {
+  const double w = physics::beam_radius_m(p.beam_exit_radius_m, p.beam_divergence_rad, r);
+  const double transmission =
+      physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r);
+  const double gain = c.system_constant * transmission * physics::crossover(p.optics, r) / (r * r);
+  if (!(gain > 0)) return std::numeric_limits<double>::infinity();
+  return std::sqrt(c.noise_w * 4.0 * w * w * p.rain_lidar_ratio_sr / (2.0 * gain));
+}
+
 // Section 4b, seed 004: Poisson drops in the beam's cone, two-way extinction from the seed's
-// table, drop returns as false positives, range jitter in proportion to the drops crossed.
-// Only drops that could beat the noise are sampled one by one (a thinned Poisson process: the
-// drops larger than D_t are Poisson with mean mu exp(-Lambda D_t)); the rest are only counted.
+// table, drop returns as false positives, range jitter in proportion to the drops crossed. Every
+// drop is counted (for the jitter); only those that could beat the noise are placed one by one,
+// from the frame's RainDropTable, with a diameter D_t(r) + Exp(Lambda) (memoryless).
 class RainStage final : public Stage {
  public:
   [[nodiscard]] std::string_view name() const override { return "atmosphere.rain"; }
@@ -292,14 +304,6 @@ class RainStage final : public Stage {
     const auto& c = b.constants;
     if (!(c.rain_drops_per_m3 > 0)) return;
     const auto& prm = b.params;
-    const double w0 = prm.beam_exit_radius_m;
-    const double theta = prm.beam_divergence_rad;
-    const double near = std::max(prm.rain_min_range_m, 0.05);
-    // The smallest drop that could reach the noise level anywhere on the beam (at `near`).
-    const double w_near = physics::beam_radius_m(w0, theta, near);
-    const double d_min_m = std::sqrt(c.noise_w * 4.0 * w_near * w_near * near * near *
-                                     prm.rain_lidar_ratio_sr / (2.0 * c.system_constant));
-    const double big_share = std::exp(-c.rain_slope_per_mm * d_min_m * 1e3);
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
       Pulse* pulses = pulses_of(b, beam);
       const int targets = b.work.pulse_count[beam];
@@ -308,13 +312,12 @@ class RainStage final : public Stage {
       if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
       const CounterRng count_rng = rng_for(b, beam, StageId::kRainCount);
       std::uint32_t draw = 0;
-      const double mu_all = c.rain_drops_per_m3 * physics::beam_volume_m3(w0, theta, 0.0, reach);
-      const double mu_big = reach > near ? c.rain_drops_per_m3 * big_share *
-                                               physics::beam_volume_m3(w0, theta, near, reach)
-                                         : 0.0;
-      const std::uint32_t big = count_rng.poisson(mu_big, draw);
-      const std::uint32_t small = count_rng.poisson(std::max(mu_all - mu_big, 0.0), draw);
-      const std::uint32_t crossed = big + small;
+      const double mu_all =
+          c.rain_drops_per_m3 *
+          physics::beam_volume_m3(prm.beam_exit_radius_m, prm.beam_divergence_rad, 0.0, reach);
+      const double mu_detectable = std::min(c.rain_drops.expected_within(reach), mu_all);
+      const std::uint32_t detectable = count_rng.poisson(mu_detectable, draw);
+      const std::uint32_t crossed = detectable + count_rng.poisson(mu_all - mu_detectable, draw);
       b.work.drops_crossed[beam] =
           static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
       // Extinction and jitter of what the beam hit.
@@ -326,28 +329,23 @@ class RainStage final : public Stage {
             static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
         p.range_m += static_cast<float>(sigma * jitter_rng.normal(static_cast<std::uint32_t>(k)));
       }
-      // The drops that may return light: position in the cone, diameter above D_t.
       const CounterRng drop_rng = rng_for(b, beam, StageId::kRainDrops);
-      const double w_near_cube = std::pow(w_near, 3);
-      const double w_far_cube = std::pow(physics::beam_radius_m(w0, theta, reach), 3);
-      const double t = std::tan(theta);
-      for (std::uint32_t d = 0; d < std::min<std::uint32_t>(big, kMaxDropPulses); ++d) {
+      for (std::uint32_t d = 0; d < std::min<std::uint32_t>(detectable, kMaxDropPulses); ++d) {
         const auto u = drop_rng.words(d);
-        const double u_pos = (u[0] + 0.5) * 0x1.0p-32;
+        const double u_position = (u[0] + 0.5) * 0x1.0p-32;
         const double u_size = (u[1] + 0.5) * 0x1.0p-32;
-        // Inverse of the cone's volume CDF (uniform in volume).
-        const double r =
-            t < 1e-12 ? near + u_pos * (reach - near)
-                      : (std::cbrt(w_near_cube + u_pos * (w_far_cube - w_near_cube)) - w0) / t;
-        const double diameter_m = d_min_m - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
+        const double r = c.rain_drops.range_at(u_position * mu_detectable);
+        const double diameter_m =
+            detectable_drop_diameter_m(c, prm, r) - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
         const double share = physics::drop_brdf_area_ratio(
-            diameter_m, physics::beam_radius_m(w0, theta, r), prm.rain_lidar_ratio_sr);
-        const double transmission =
-            physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r);
+            diameter_m, physics::beam_radius_m(prm.beam_exit_radius_m, prm.beam_divergence_rad, r),
+            prm.rain_lidar_ratio_sr);
         Pulse drop;
         drop.range_m = static_cast<float>(r);
         drop.power_w = static_cast<float>(physics::received_power(
-            c.system_constant, share, r, transmission, physics::crossover(prm.optics, r)));
+            c.system_constant, share, r,
+            physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r),
+            physics::crossover(prm.optics, r)));
         drop.lambertian = static_cast<float>(share * std::numbers::pi);
         drop.kind = ReturnKind::kRainDrop;
         add_pulse(b, beam, drop);
@@ -355,6 +353,26 @@ class RainStage final : public Stage {
     }
   }
 };
+
+RainDropTable build_rain_drop_table(const FrameConstants& c, const PhysicsParams& p) {
+  RainDropTable t;
+  t.start_m = std::max(p.rain_min_range_m, 0.05);
+  if (!(c.rain_drops_per_m3 > 0)) return t;
+  // Drops per metre of beam that could be detected: N pi w(r)^2 P(D > D_t(r)).
+  const auto density = [&](double r) {
+    const double w = physics::beam_radius_m(p.beam_exit_radius_m, p.beam_divergence_rad, r);
+    const double d_t_mm = detectable_drop_diameter_m(c, p, r) * 1e3;
+    return c.rain_drops_per_m3 * std::numbers::pi * w * w * std::exp(-c.rain_slope_per_mm * d_t_mm);
+  };
+  double previous = density(t.start_m);
+  for (int i = 1; i <= RainDropTable::kSteps; ++i) {
+    const double here = density(t.start_m + i * t.step_m);
+    t.cumulative[static_cast<std::size_t>(i)] =
+        t.cumulative[static_cast<std::size_t>(i - 1)] + 0.5 * (previous + here) * t.step_m;
+    previous = here;
+  }
+  return t;
+}
 
 // Section 7, seed 001: beam-level blooming. Beams bright enough to reach a neighbour above the
 // noise scatter kernel-weighted copies of their strongest return to the beams around them;
@@ -722,6 +740,24 @@ void check_chain(const std::vector<std::unique_ptr<Stage>>& stages) {
 
 }  // namespace
 
+double RainDropTable::expected_within(double range_m) const {
+  const double x = (range_m - start_m) / step_m;
+  if (!(x > 0)) return 0.0;
+  if (x >= kSteps) return cumulative.back();
+  const auto i = static_cast<std::size_t>(x);
+  return cumulative[i] + (x - static_cast<double>(i)) * (cumulative[i + 1] - cumulative[i]);
+}
+
+double RainDropTable::range_at(double expected) const {
+  const auto above = std::upper_bound(cumulative.begin(), cumulative.end(), expected);
+  if (above == cumulative.begin()) return start_m;
+  if (above == cumulative.end()) return start_m + kSteps * step_m;
+  const auto i = static_cast<std::size_t>(above - cumulative.begin()) - 1;
+  const double span = cumulative[i + 1] - cumulative[i];
+  const double f = span > 0 ? (expected - cumulative[i]) / span : 0.0;
+  return start_m + (static_cast<double>(i) + f) * step_m;
+}
+
 PhysicsParams default_physics_params(const SensorModel& model) {
   PhysicsParams p;
   p.datasheet_range_m = model.optics.datasheet_range_m;
@@ -729,6 +765,12 @@ PhysicsParams default_physics_params(const SensorModel& model) {
   p.beam_exit_radius_m = model.optics.beam_exit_radius_m;
   p.beam_divergence_rad = model.optics.beam_divergence_rad;
   p.range_noise_sigma_m = model.optics.range_noise_sigma_m;
+  p.optics = physics::BistaticOptics{.baseline_m = model.optics.bistatic_baseline_m,
+                                     .full_overlap_m = model.optics.full_overlap_m,
+                                     .tx_aperture_radius_m = model.optics.tx_aperture_radius_m,
+                                     .rx_aperture_radius_m = model.optics.rx_aperture_radius_m,
+                                     .tx_opening_rad = model.optics.tx_opening_rad,
+                                     .rx_opening_rad = model.optics.rx_opening_rad};
   // The kernel core is the beam itself: its 1/e^2 half-angle is two standard deviations.
   p.bloom_core_sigma_deg = model.optics.beam_divergence_rad * 180.0 / std::numbers::pi / 2.0;
   return p;
@@ -802,6 +844,7 @@ FrameConstants Pipeline::constants_for(const Weather& weather) const {
   c.rain_slope_per_mm = weather.rain_mm_per_h > 0
                             ? physics::marshall_palmer_slope_per_mm(weather.rain_mm_per_h)
                             : 0.0;
+  c.rain_drops = build_rain_drop_table(c, p);
   c.multibounce_resolution_deg = p.multibounce_resolution_deg > 0
                                      ? p.multibounce_resolution_deg
                                      : 360.0 / geometry_.pattern().columns_per_frame;

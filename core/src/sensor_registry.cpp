@@ -21,12 +21,15 @@ SensorModel make_vlp16() {
   m.min_range_m = 0.002;
   // VLP-16 datasheet: range up to 100 m (taken at a 10 % target), accuracy +/-3 cm; Velodyne
   // manuals: divergence 3.0 mrad horizontal x 1.5 mrad vertical (half-angle 1.06 mrad, their
-  // geometric mean), exit spot 12.7 x 9.5 mm.
+  // geometric mean), exit spot 12.7 x 9.5 mm. No datasheet gives the receiver's overlap: 20 m
+  // is a representative full-overlap range (PHYSICS.md 2b crossover) that keeps drizzle from
+  // blinding the sensor, as it does not blind real ones.
   m.optics = SensorOptics{.datasheet_range_m = 100,
                           .datasheet_reflectivity = 0.10,
                           .beam_exit_radius_m = 0.0055,
                           .beam_divergence_rad = 0.00106,
-                          .range_noise_sigma_m = 0.015};
+                          .range_noise_sigma_m = 0.015,
+                          .full_overlap_m = 20};
   m.velodyne = VelodyneTraits{.product_id = 0x22,
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
@@ -63,12 +66,15 @@ SensorModel make_os1_64() {
   m.max_range_m = ((1u << 20) - 1) * 0.001;
   m.min_range_m = 0.001;
   // OS1 (gen 1) datasheet: 120 m at 80 % reflectivity (and 40 m at 10 %, which the range
-  // equation then gives as 42 m); divergence 0.13 deg FWHM; precision +/-3 cm.
+  // equation then gives as 42 m); divergence 0.13 deg FWHM; precision +/-3 cm. Receiver
+  // overlap: representative, 10 m (less sensitive to dark targets than the VLP-16, it needs
+  // less near-field suppression to shrug off drizzle).
   m.optics = SensorOptics{.datasheet_range_m = 120,
                           .datasheet_reflectivity = 0.80,
                           .beam_exit_radius_m = 0.005,
                           .beam_divergence_rad = 0.0011,
-                          .range_noise_sigma_m = 0.015};
+                          .range_noise_sigma_m = 0.015,
+                          .full_overlap_m = 10};
   m.ouster =
       OusterTraits{.prod_line = "OS-1-64",
                    .prod_pn = "840-102144-D",

@@ -245,6 +245,7 @@ void read_physics_params(const toml::table& t, const std::string& at, core::Phys
       {"beam_exit_radius_m", {&p.beam_exit_radius_m, {0, 0.1}}},
       {"beam_divergence_rad", {&p.beam_divergence_rad, {0, 0.05}}},
       {"bistatic_baseline_m", {&p.optics.baseline_m, {0, 1}}},
+      {"full_overlap_m", {&p.optics.full_overlap_m, {0, 500}}},
       {"tx_aperture_radius_m", {&p.optics.tx_aperture_radius_m, {0, 0.1}}},
       {"rx_aperture_radius_m", {&p.optics.rx_aperture_radius_m, {0, 0.1}}},
       {"tx_opening_rad", {&p.optics.tx_opening_rad, {1e-5, 0.5}}},

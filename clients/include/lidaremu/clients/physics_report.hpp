@@ -39,7 +39,7 @@ Setup default_setup(const std::string& model);
 Table detection_vs_range(const Setup& setup, const std::vector<double>& reflectivities,
                          double max_range_m, double step_m);
 // Share of a 10 % target's returns lost to rain (relative to dry) and share of beams whose
-// reported return is a rain drop (first-echo mode shows the drops in front of the target).
+// reported return is a rain drop, in the setup's echo mode.
 Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
                      const std::vector<double>& rates_mm_per_h);
 Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ranges_m,

@@ -46,18 +46,21 @@ class CounterRng {
   }
 
   // Poisson(mu) from consecutive draws starting at `draw` (advanced past what was used):
-  // multiplication of uniforms below mu = 30, Hormann's transformed rejection (PTRS, 1993)
-  // above. Both loops are bounded; the bound is never reached in practice.
+  // inversion of the CDF with one uniform below mu = 30, Hormann's transformed rejection (PTRS,
+  // 1993) above. Both loops are bounded; the bounds are never reached in practice.
   [[nodiscard]] std::uint32_t poisson(double mu, std::uint32_t& draw) const {
     if (!(mu > 0)) return 0;
     if (mu < 30) {
-      const double limit = std::exp(-mu);
-      double product = 1.0;
-      for (std::uint32_t k = 0; k < 1000; ++k) {
-        product *= uniform(draw++);
-        if (product <= limit) return k;
+      const double u = uniform(draw++);
+      double term = std::exp(-mu);
+      double cdf = term;
+      std::uint32_t k = 0;
+      while (u > cdf && k < 1000) {
+        ++k;
+        term *= mu / k;
+        cdf += term;
       }
-      return 1000;
+      return k;
     }
     const double smu = std::sqrt(mu);
     const double b = 0.931 + 2.53 * smu;

@@ -141,7 +141,11 @@ inline bool is_mirror_like(const Material& m) {
 // Bistatic optics with parallel axes (seed 003): transmitter and receiver cones of opening
 // angles gamma_t, gamma_r (full angles) from apertures of radius rho_t, rho_r, axes d apart.
 struct BistaticOptics {
-  double baseline_m = 0;  // d; 0 = coaxial, crossover 1 everywhere
+  double baseline_m = 0;  // d; 0 = coaxial
+  // Coaxial optics focused far away (not in the seeds): a return from R below full overlap
+  // reaches the detector in proportion to (R / R_full)^2, the usual geometric form factor.
+  // 0 = seed 003's constant crossover of 1.
+  double full_overlap_m = 0;
   double tx_aperture_radius_m = 0.005;
   double rx_aperture_radius_m = 0.01;
   double tx_opening_rad = 0.003;
@@ -160,9 +164,14 @@ inline double crossover_full_m(const BistaticOptics& o) {
 }
 
 // The crossover function xi(R): the share of the illuminated area the receiver sees (seed 003,
-// closed form for two circles: 0 below R_1, 1 above R_2, the lens-shaped overlap between).
+// closed form for two circles: 0 below R_1, 1 above R_2, the lens-shaped overlap between; for
+// coaxial optics 1, or the form factor above).
 inline double crossover(const BistaticOptics& o, double range_m) {
-  if (o.baseline_m <= 0) return 1.0;
+  if (o.baseline_m <= 0) {
+    if (!(o.full_overlap_m > 0) || range_m >= o.full_overlap_m) return 1.0;
+    const double share = range_m / o.full_overlap_m;
+    return share * share;
+  }
   if (range_m <= crossover_start_m(o)) return 0.0;
   if (range_m >= crossover_full_m(o)) return 1.0;
   const double d = o.baseline_m;

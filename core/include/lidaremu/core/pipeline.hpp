@@ -4,6 +4,7 @@
 // between two such passes. Every random draw is keyed by (seed, sensor, frame, beam, stage), so
 // the result never depends on scheduling. Stages declare what they read and write; the chain is
 // checked when it is built.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -119,6 +120,20 @@ struct BeamWork {
   void resize(std::size_t beams);
 };
 
+// Seed 004's Poisson drops, thinned to those that could beat the noise (a drop of diameter D at
+// range r returns more than 1 sigma only if D exceeds D_t(r), which grows fast with r): the
+// expected number of such drops in the beam, cumulated from rain_min_range_m outwards. Built
+// once per frame from the rain rate; beyond the table no drop can be detected.
+struct RainDropTable {
+  static constexpr int kSteps = 300;
+  double start_m = 0;
+  double step_m = 0.5;
+  std::array<double, kSteps + 1> cumulative{};
+  [[nodiscard]] double expected_within(double range_m) const;
+  // The range where the cumulated expectation reaches `expected` (inverse of the above).
+  [[nodiscard]] double range_at(double expected) const;
+};
+
 // Frame-wide constants the stages read, derived once per frame.
 struct FrameConstants {
   double system_constant = 0;  // K = E_P C_A (W m^2 sr), from the datasheet or seed 000
@@ -128,6 +143,7 @@ struct FrameConstants {
   double rain_extinction_per_m = 0;
   double rain_drops_per_m3 = 0;
   double rain_slope_per_mm = 0;
+  RainDropTable rain_drops;
   double multibounce_resolution_deg = 0;
   double sun_direction[3] = {0, 0, 1};
 };

@@ -43,6 +43,14 @@ struct SensorOptics {
   double beam_exit_radius_m = 0.005;
   double beam_divergence_rad = 0.001;  // half-angle of the beam cone
   double range_noise_sigma_m = 0.01;
+  // Receiver overlap: full beyond this range for coaxial optics (0: always full)...
+  double full_overlap_m = 0;
+  // ...or bistatic optics (transmit and receive lenses side by side), the crossover's inputs.
+  double bistatic_baseline_m = 0;  // 0 = coaxial
+  double tx_aperture_radius_m = 0.006;
+  double rx_aperture_radius_m = 0.012;
+  double tx_opening_rad = 0.003;
+  double rx_opening_rad = 0.0066;
 };
 
 struct SensorModel {
