@@ -436,6 +436,18 @@ TEST_CASE("5: several rays per beam merge, and mixed pixels give two echoes",
     CHECK(b.power_w[10] == Approx(a.power_w[10]).epsilon(1e-6));
     CHECK(b.range_m[10] == a.range_m[10]);
   }
+  SECTION(
+      "Ouster: a beam whose centre ray missed reports the ring ray's hit in the format's "
+      "range convention") {
+    Bench bench("os1-64", {3, 1});
+    const std::size_t beam = 300 * 64 + 20;
+    const Eigen::Vector3d d = bench.direction(beam);
+    bench.set(beam, 1, 0, d * 12.0, -d, kConcrete);  // ray 0 (centre) hit nothing
+    const auto out = bench.run(bench.settings(PhysicsMode::kIdeal));
+    const double expected = BeamGeometry(bench.pattern()).reported_range(d * 12.0, 300);
+    CHECK(out.range_m[beam] == Approx(expected).margin(0.0006));
+    CHECK(std::fabs(expected - 12.0) > 0.002);  // the convention differs from |p| here
+  }
   SECTION("returns closer than the range resolution merge into one, powers add") {
     Bench bench("vlp16", {2, 1});
     const Eigen::Vector3d d = bench.direction(10);

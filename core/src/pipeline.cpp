@@ -108,7 +108,9 @@ class GeometryStage final : public Stage {
         if (!(cos_theta > 0.0) || distance < model.min_range_m || distance > model.max_range_m) {
           continue;
         }
-        if (ray == 0) {
+        // The format's range convention (Ouster: from the lidar origin, minus the beam-origin
+        // offset) taken from the centre ray, or the first ray that hit when the centre missed.
+        if (ray == 0 || b.work.pulse_count[beam] == 0) {
           b.work.range_offset_m[beam] =
               static_cast<float>(b.geometry.reported_range(p, column) - distance);
         }
