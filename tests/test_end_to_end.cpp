@@ -391,3 +391,26 @@ TEST_CASE("Weather from a Control message takes effect from the next batch on",
   CHECK(far_dry > 500);
   CHECK(far_rainy < far_dry * 0.8);
 }
+
+TEST_CASE("--return-mode dual: the daemon sends VLP-16 dual-return packets at twice the rate",
+          "[e2e][velodyne][dual]") {
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--pace", "afap",
+                              "--return-mode", "dual", "--physics", "ideal"});
+  const auto pattern = clients::scan_for("vlp16", 0, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(scene_rows(pattern));
+  const auto packets = data.receive(150, 3s, 20s);
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() >= 150);  // 1808 firing sequences, 12 per dual packet
+  const auto& model = *core::find_sensor_model("vlp16");
+  core::velodyne::SpecDecoder decoder(model);
+  for (const auto& p : packets) {
+    core::velodyne::PacketInfo info;
+    std::vector<core::velodyne::Point> points;
+    REQUIRE(decoder.decode(p.bytes, points, &info) == core::velodyne::DecodeError::kNone);
+    CHECK(info.return_mode == core::velodyne::kDual);
+  }
+}

@@ -137,7 +137,7 @@ TEST_CASE("Physics stages, parameters and weather from config; model defaults un
           "[settings][config][physics]") {
   const auto d = load_config_text(R"(
 [[sensor]]
-model = "os1-64"
+model = "vlp16"
 rays_per_beam = 5
 segments_per_path = 3
 physics_stages = { surface = "ipsp", detection = "capability", echoes = "dual", blooming = false, raster_correction = true }
@@ -159,9 +159,9 @@ weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2
   CHECK(s.pipeline.params.weather.rain_mm_per_h == 12.5);
   CHECK(s.pipeline.params.weather.visibility_m == 2000.0);
   CHECK(s.pipeline.params.weather.sun_irradiance_w_per_m2 == 30.0);
-  // Untouched keys keep the model's datasheet figures (OS1: 120 m at 80 %).
-  CHECK(s.pipeline.params.datasheet_range_m == 120.0);
-  CHECK(s.pipeline.params.datasheet_reflectivity == 0.80);
+  // Untouched keys keep the model's datasheet figures (VLP-16: 100 m at 10 %).
+  CHECK(s.pipeline.params.datasheet_range_m == 100.0);
+  CHECK(s.pipeline.params.datasheet_reflectivity == 0.10);
 
   try {
     load_config_text(R"(
@@ -181,6 +181,13 @@ weather = { rain_mm_per_h = -3.0 }
     CHECK_THAT(msg, Catch::Contains("sensor[0].physics_stages.colour: unknown key"));
     CHECK_THAT(msg, Catch::Contains("sensor[0].weather.rain_mm_per_h"));
   }
+  // What the packets cannot carry is refused, naming what they can.
+  CHECK_THROWS_WITH(
+      load_config_text("[[sensor]]\nmodel = \"os1-64\"\nreturn_mode = \"dual\"\n", "ouster.toml"),
+      Catch::Contains("sensor[0].echoes = 'dual': expected strongest (the LEGACY"));
+  CHECK_THROWS_WITH(
+      load_config_text("[[sensor]]\nmodel = \"vlp16\"\nreturn_mode = \"triple\"\n", "vlp.toml"),
+      Catch::Contains("expected strongest|last|dual"));
   SensorFlags f;
   f.echoes = "all";
   f.rain_mm_per_h = 1e9;

@@ -5,10 +5,23 @@
 
 namespace lidaremu::core {
 
-std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity) {
+bool family_supports(SensorFamily family, EchoMode echoes) {
+  switch (family) {
+    case SensorFamily::kVelodyne:
+      return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
+             echoes == EchoMode::kDual;
+    case SensorFamily::kOuster:
+      return echoes == EchoMode::kStrongest;
+  }
+  return false;
+}
+
+std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                                      EchoMode echoes) {
+  if (!family_supports(pattern.model->family, echoes)) return nullptr;
   switch (pattern.model->family) {
     case SensorFamily::kVelodyne:
-      return std::make_unique<velodyne::VelodyneEncoder>(pattern, identity);
+      return std::make_unique<velodyne::VelodyneEncoder>(pattern, identity, echoes);
     case SensorFamily::kOuster:
       return std::make_unique<ouster::LegacyEncoder>(pattern, identity);
   }

@@ -71,12 +71,20 @@ std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s
   return p;
 }
 
-VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity)
-    : geometry_(pattern), identity_(identity) {}
+VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                                 EchoMode echoes)
+    : geometry_(pattern),
+      identity_(identity),
+      echoes_(echoes),
+      blocks_per_azimuth_(echoes == EchoMode::kDual ? 2 : 1) {}
+
+int VelodyneEncoder::sequences_per_packet() const {
+  const auto& v = geometry_.pattern().model->velodyne;
+  return v.blocks_per_packet / blocks_per_azimuth_ * v.sequences_per_block;
+}
 
 double VelodyneEncoder::data_packet_period_s() const {
-  const auto& v = geometry_.pattern().model->velodyne;
-  return v.blocks_per_packet * v.sequences_per_block * geometry_.pattern().column_period_s;
+  return sequences_per_packet() * geometry_.pattern().column_period_s;
 }
 
 void VelodyneEncoder::encode_frame(const FrameReturns& returns, double frame_start_s,
@@ -106,34 +114,57 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
     packet_.fill(0);
     packet_time_s_ = time_s;
   }
-  const int block = sequences_in_packet_ / v.sequences_per_block;
+  const int azimuth_index = sequences_in_packet_ / v.sequences_per_block;
   const int sequence = sequences_in_packet_ % v.sequences_per_block;
-  const std::size_t block_at = block * kBlockSize;
-  if (sequence == 0) {
-    const auto azimuth = static_cast<std::uint16_t>(
-        std::lround(geometry_.velodyne_column_azimuth_deg(column) * 100.0) % 36000);
-    store_le<std::uint16_t>(packet_, block_at, kUpperBlockFlag);
-    store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
+  for (int copy = 0; copy < blocks_per_azimuth_; ++copy) {
+    const std::size_t block_at = (azimuth_index * blocks_per_azimuth_ + copy) * kBlockSize;
+    if (sequence == 0) {
+      const auto azimuth = static_cast<std::uint16_t>(
+          std::lround(geometry_.velodyne_column_azimuth_deg(column) * 100.0) % 36000);
+      store_le<std::uint16_t>(packet_, block_at, kUpperBlockFlag);
+      store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
+    }
+    write_firing(returns, column, block_at, sequence, copy);
   }
-  for (int laser = 0; returns && laser < model.channels; ++laser) {
-    const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(laser));
-    const std::size_t at = block_at + 4 + 3 * std::size_t(sequence * model.channels + laser);
-    const auto units =
-        static_cast<std::uint16_t>(std::lround(returns->range_m[beam] / model.range_unit_m));
-    store_le<std::uint16_t>(packet_, at, units);
-    packet_[at + 2] = units ? returns->reflectivity[beam] : 0;
-  }
-  if (++sequences_in_packet_ < v.blocks_per_packet * v.sequences_per_block) return;
+  if (++sequences_in_packet_ < sequences_per_packet()) return;
 
   store_le<std::uint32_t>(packet_, kTimestampOffset, micros_past_hour(packet_time_s_));
-  packet_[kReturnModeOffset] = kStrongest;
+  packet_[kReturnModeOffset] = echoes_ == EchoMode::kDual   ? kDual
+                               : echoes_ == EchoMode::kLast ? kLast
+                                                            : kStrongest;
   packet_[kProductIdOffset] = v.product_id;
   sink.on_packet(PacketChannel::kData, packet_, packet_time_s_);
   sequences_in_packet_ = 0;
-  if (++packets_since_position_ == kPositionEveryDataPackets) {
+  // Position packets keep their time rate: one per 14 single-return packets' time.
+  if (++packets_since_position_ == kPositionEveryDataPackets * blocks_per_azimuth_) {
     packets_since_position_ = 0;
     const auto position = position_packet(packet_time_s_, identity_);
     sink.on_packet(PacketChannel::kTelemetry, position, packet_time_s_);
+  }
+}
+
+void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t column,
+                                   std::size_t block_at, int sequence, int copy) {
+  const SensorModel& model = *geometry_.pattern().model;
+  for (int laser = 0; returns && laser < model.channels; ++laser) {
+    const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(laser));
+    // Dual: the even block is the last return, the odd one the strongest, or the second
+    // strongest when the strongest is the last; both the same when there is one return. Echo
+    // plane 0 holds the strongest, plane 1 the last or the second strongest (by range).
+    std::size_t slot = returns->slot(beam, 0);
+    if (blocks_per_azimuth_ == 2) {
+      const std::size_t second = returns->slot(beam, 1);
+      const bool second_is_last = returns->range_m[second] > returns->range_m[slot];
+      const bool has_second = returns->range_m[second] > 0;
+      if ((copy == 0 && second_is_last) || (copy == 1 && has_second && !second_is_last)) {
+        slot = second;
+      }
+    }
+    const std::size_t at = block_at + 4 + 3 * std::size_t(sequence * model.channels + laser);
+    const auto units =
+        static_cast<std::uint16_t>(std::lround(returns->range_m[slot] / model.range_unit_m));
+    store_le<std::uint16_t>(packet_, at, units);
+    packet_[at + 2] = units ? returns->reflectivity[slot] : 0;
   }
 }
 

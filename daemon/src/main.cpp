@@ -137,7 +137,10 @@ int main(int argc, char** argv) {
   app.add_option("--detection", f.detection,
                  "threshold (noise + 3 sigma) | capability (seed 002 reflectance limit)")
       ->capture_default_str();
-  app.add_option("--echoes", f.echoes, "strongest|last|first|dual|triple")->capture_default_str();
+  app.add_option("--echoes,--return-mode", f.echoes,
+                 "reported echoes: strongest|last|dual for Velodyne (the packets' return mode), "
+                 "strongest for Ouster LEGACY")
+      ->capture_default_str();
   app.add_option("--rain", f.rain_mm_per_h, "rain rate at start, mm/h (Control changes it)")
       ->capture_default_str();
   app.add_option("--visibility", f.visibility_m, "meteorological visibility at start, m (fog)")

@@ -85,7 +85,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       hits_socket_(io),
       idle_timer_(io),
       pipeline_(settings.pattern, materials, settings.pipeline),
-      encoder_(core::make_encoder(settings.pattern, settings.identity)),
+      encoder_(
+          core::make_encoder(settings.pattern, settings.identity, settings.pipeline.stages.echoes)),
       weather_(settings.pipeline.params.weather) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};

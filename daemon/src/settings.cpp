@@ -151,10 +151,16 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     stages.detection = core::DetectionModel::kCapability;
   else
     bad("detection", f.detection, "threshold|capability");
-  if (auto e = echo_mode(f.echoes))
+  if (auto e = echo_mode(f.echoes)) {
     stages.echoes = *e;
-  else
+    if (!core::family_supports(s.model->family, *e)) {
+      bad("echoes", f.echoes,
+          velodyne ? "strongest|last|dual (what Velodyne packets carry)"
+                   : "strongest (the LEGACY profile carries one return)");
+    }
+  } else {
     bad("echoes", f.echoes, "strongest|last|first|dual|triple");
+  }
   auto& weather = s.pipeline.params.weather;
   if (!(f.rain_mm_per_h >= 0 && f.rain_mm_per_h <= 500))
     bad("rain", std::to_string(f.rain_mm_per_h), "0..500 mm/h");
@@ -428,6 +434,8 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
          [&](const toml::node& n, const std::string& p) {
            read_value(n, p, f.idle_timeout_ms, problems);
          }},
+        {"return_mode",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.echoes, problems); }},
         {"rays_per_beam",
          [&](const toml::node& n, const std::string& p) {
            read_value(n, p, f.rays_per_beam, problems);

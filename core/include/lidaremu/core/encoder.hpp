@@ -41,6 +41,11 @@ class Encoder {
   [[nodiscard]] virtual double data_packet_period_s() const = 0;
 };
 
-std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity);
+// The encoder for a model reporting `echoes` (Velodyne: strongest, last or dual; Ouster
+// LEGACY: strongest). Nothing for a mode the family cannot carry (settings reject it first).
+std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                                      EchoMode echoes = EchoMode::kStrongest);
+// Whether a family's packets can carry this echo mode.
+bool family_supports(SensorFamily family, EchoMode echoes);
 
 }  // namespace lidaremu::core

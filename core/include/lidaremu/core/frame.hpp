@@ -80,6 +80,9 @@ struct FrameReturns {
   }
 };
 
+// Which echoes a sensor reports (PHYSICS.md 8), shared by the echo stage and the encoders.
+enum class EchoMode : std::uint8_t { kStrongest, kLast, kFirst, kDual, kTriple };
+
 // Ground truth of what made an echo, for validation tools and exports.
 enum class ReturnKind : std::uint8_t { kNone, kTarget, kGhost, kRainDrop, kBloom };
 

@@ -25,7 +25,6 @@ enum class PhysicsMode : std::uint8_t {
 };
 enum class SurfaceModel : std::uint8_t { kBrdf, kIpsp };
 enum class DetectionModel : std::uint8_t { kThreshold, kCapability };
-enum class EchoMode : std::uint8_t { kStrongest, kLast, kFirst, kDual, kTriple };
 
 // Which stages the realistic chain has. Stages with nothing to do (rain at 0 mm/h, one ray per
 // beam, one segment per path) change nothing.

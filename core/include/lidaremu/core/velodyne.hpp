@@ -1,6 +1,7 @@
 #pragma once
-// Velodyne data and position packets (FORMATS.md), strongest return, and a decoder written from
-// the public specification, used by tests and tools to check what the encoder emits.
+// Velodyne data and position packets (FORMATS.md) in strongest, last and dual return modes, and a
+// decoder written from the public specification, used by tests and tools to check what the
+// encoder emits.
 #include <array>
 #include <cstdint>
 #include <span>
@@ -34,7 +35,10 @@ std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s
 
 class VelodyneEncoder final : public Encoder {
  public:
-  VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity);
+  // echoes: strongest or last (echo plane 0, one block per azimuth) or dual (blocks in pairs
+  // with the same azimuth: last, then strongest or second strongest).
+  VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                  EchoMode echoes = EchoMode::kStrongest);
   void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
   void flush(PacketSink& sink) override;
   [[nodiscard]] std::size_t data_packet_size() const override { return kDataPacketSize; }
@@ -44,8 +48,13 @@ class VelodyneEncoder final : public Encoder {
   // returns == nullptr: a firing with no returns.
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink);
+  void write_firing(const FrameReturns* returns, std::uint32_t column, std::size_t block_at,
+                    int sequence, int copy);
+  [[nodiscard]] int sequences_per_packet() const;
   BeamGeometry geometry_;
   SensorIdentity identity_;
+  EchoMode echoes_;
+  int blocks_per_azimuth_ = 1;  // 2 in dual mode
   std::array<std::uint8_t, kDataPacketSize> packet_{};
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
