@@ -2,6 +2,7 @@
 # The main job: install, build, start lidaremud for a sensor, feed it the built-in demo scene
 # for a few seconds, decode what it emitted and print a per-frame summary.
 #   scripts/demo.sh            VLP-16
+#   scripts/demo.sh vlp32c     VLP-32C
 #   scripts/demo.sh os1-64     Ouster OS1-64 (1024x10)
 set -euo pipefail
 cd "$(dirname "$0")/.."

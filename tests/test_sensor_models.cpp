@@ -6,6 +6,7 @@
 #include <numbers>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "daemon_process.hpp"
 #include "lidaremu/core/sensor_model.hpp"
@@ -21,24 +22,31 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("VLP-16 elevation table equals the ros-drivers calibration file", "[sensor]") {
-  const SensorModel* m = find_sensor_model("vlp16");
-  REQUIRE(m);
-  const std::string yaml = slurp(lidaremu::test::data_path("velodyne/VLP16db.yaml"));
-  const std::regex entry(
-      R"(laser_id: (\d+), rot_correction: ([-0-9.e]+),\s*vert_correction: ([-0-9.e]+))");
-  int seen = 0;
-  for (auto it = std::sregex_iterator(yaml.begin(), yaml.end(), entry);
-       it != std::sregex_iterator(); ++it) {
-    const int laser = std::stoi((*it)[1]);
-    INFO("laser " << laser);
-    CHECK(m->elevation_deg.at(laser) ==
-          Approx(std::stod((*it)[3]) * 180 / std::numbers::pi).margin(1e-9));
-    CHECK(m->azimuth_offset_deg.at(laser) ==
-          Approx(std::stod((*it)[2]) * 180 / std::numbers::pi).margin(1e-9));
-    ++seen;
+TEST_CASE("Velodyne angle tables equal the ros-drivers calibration files", "[sensor]") {
+  for (const auto& [name, file, lasers] :
+       {std::tuple{"vlp16", "velodyne/VLP16db.yaml", 16},
+        std::tuple{"vlp32c", "velodyne/VeloView-VLP-32C.yaml", 32}}) {
+    INFO(name);
+    const SensorModel* m = find_sensor_model(name);
+    REQUIRE(m);
+    const std::string yaml = slurp(lidaremu::test::data_path(file));
+    const std::regex entry(
+        R"(laser_id: (\d+), rot_correction: ([-0-9.e]+),\s*vert_correction: ([-0-9.e]+))");
+    int seen = 0;
+    for (auto it = std::sregex_iterator(yaml.begin(), yaml.end(), entry);
+         it != std::sregex_iterator(); ++it) {
+      const int laser = std::stoi((*it)[1]);
+      INFO("laser " << laser);
+      // The registry holds degrees to 3 decimals where the file has radians of them.
+      CHECK(m->elevation_deg.at(laser) ==
+            Approx(std::stod((*it)[3]) * 180 / std::numbers::pi).margin(1e-6));
+      CHECK(m->azimuth_offset_deg.at(laser) ==
+            Approx(std::stod((*it)[2]) * 180 / std::numbers::pi).margin(1e-6));
+      ++seen;
+    }
+    CHECK(seen == lasers);
+    CHECK(m->channels == lasers);
   }
-  CHECK(seen == 16);
 }
 
 TEST_CASE("OS1-64 beam tables equal a real OS-1-64's metadata", "[sensor]") {

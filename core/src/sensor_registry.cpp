@@ -87,9 +87,48 @@ SensorModel make_os1_64() {
   return m;
 }
 
+// VLP-32C (Ultra Puck): elevation and rot_correction by laser id from ros-drivers/velodyne
+// VeloView-VLP-32C.yaml (copied in tests/data/velodyne/, which a test compares with this row);
+// 4 mm distance unit, one sequence of 32 lasers per block, fired in pairs 2.304 us apart.
+SensorModel make_vlp32c() {
+  SensorModel m;
+  m.name = "vlp32c";
+  m.family = SensorFamily::kVelodyne;
+  m.channels = 32;
+  m.elevation_deg = {-25.0,  -1.0,  -1.667, -15.639, -11.31, 0.0,   -0.667, -8.843,
+                     -7.254, 0.333, -0.333, -6.148,  -5.333, 1.333, 0.667,  -4.0,
+                     -4.667, 1.667, 1.0,    -3.667,  -3.333, 3.333, 2.333,  -2.667,
+                     -3.0,   7.0,   4.667,  -2.333,  -2.0,   15.0,  10.333, -1.333};
+  m.azimuth_offset_deg = {-1.4, 4.2,  -1.4, 1.4,  -1.4, 1.4,  -4.2, 1.4,  -1.4, 4.2,  -1.4,
+                          1.4,  -4.2, 1.4,  -4.2, 1.4,  -1.4, 4.2,  -1.4, 4.2,  -4.2, 1.4,
+                          -1.4, 1.4,  -1.4, 1.4,  -1.4, 4.2,  -4.2, 1.4,  -1.4, 1.4};
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.004;
+  // Ultra Puck datasheet: range up to 200 m (taken, as for the VLP-16, at a 10 % target);
+  // divergence as the other Velodyne heads (3.0 x 1.5 mrad).
+  m.optics = SensorOptics{.datasheet_range_m = 200,
+                          .datasheet_reflectivity = 0.10,
+                          .beam_exit_radius_m = 0.0055,
+                          .beam_divergence_rad = 0.00106,
+                          .range_noise_sigma_m = 0.015,
+                          .full_overlap_m = 20};
+  m.velodyne = VelodyneTraits{.product_id = 0x28,
+                              .sequence_period_us = 55.296,
+                              .laser_spacing_us = 2.304,
+                              .lasers_per_firing = 2,
+                              .sequences_per_block = 1,
+                              .blocks_per_packet = 12,
+                              .default_rpm = 600,
+                              .min_rpm = 300,
+                              .max_rpm = 1200};
+  return m;
+}
+
 const SensorModel kVlp16 = make_vlp16();
+const SensorModel kVlp32c = make_vlp32c();
 const SensorModel kOs1With64Channels = make_os1_64();
-const std::array<const SensorModel*, 2> kModels{&kVlp16, &kOs1With64Channels};
+const std::array<const SensorModel*, 3> kModels{&kVlp16, &kVlp32c, &kOs1With64Channels};
 
 }  // namespace
 

@@ -17,7 +17,8 @@ enum class SensorFamily : std::uint8_t { kVelodyne, kOuster };
 struct VelodyneTraits {
   std::uint8_t product_id = 0;    // byte 1205
   double sequence_period_us = 0;  // one firing sequence of every laser
-  double laser_spacing_us = 0;    // delay between consecutive lasers of a sequence
+  double laser_spacing_us = 0;    // delay between consecutive firings of a sequence
+  int lasers_per_firing = 1;      // VLP-32C fires its lasers in pairs
   int sequences_per_block = 0;    // VLP-16: two sequences of 16 lasers share a block
   int blocks_per_packet = 12;
   int default_rpm = 600;
