@@ -49,9 +49,12 @@ std::vector<XYZ> read_pcd_xyz(const std::string& path) {
   }
   std::size_t stride = 0;
   for (int s : sizes) stride += static_cast<std::size_t>(s);
+  // PCD bytes read as unsigned bytes: the one place a char buffer is viewed as binary.
   const auto body = std::span<const std::uint8_t>(
-      reinterpret_cast<const std::uint8_t*>(text.data()) + data_at + 12,
-      points * stride);  // NOLINT
+      reinterpret_cast<const std::uint8_t*>(  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+          text.data()) +
+          data_at + 12,
+      points * stride);
   std::vector<XYZ> out;
   for (std::size_t i = 0; i < points; ++i) {
     out.push_back({load_le<float>(body, i * stride), load_le<float>(body, i * stride + 4),
@@ -130,6 +133,7 @@ TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on real captur
     }
     CHECK(packets == c.packets);
     std::vector<XYZ> decoded;
+    decoded.reserve(points.size());
     for (const auto& p : points) decoded.push_back({p.x, p.y, p.z});
     const auto truth = read_pcd_xyz(lidaremu::test::data_path(c.truth));
     REQUIRE(truth.size() == c.truth_points);
@@ -263,7 +267,7 @@ TEST_CASE("VLP-32C: emitted stream matches the real capture field by field and r
       REQUIRE(p.size() == 1206);
       CHECK(p[1204] == 0x37);
       CHECK(p[1205] == 0x28);
-      for (int b = 0; b < 12; ++b) CHECK(load_le<std::uint16_t>(p, 100 * b) == 0xEEFF);
+      for (std::size_t b = 0; b < 12; ++b) CHECK(load_le<std::uint16_t>(p, 100 * b) == 0xEEFF);
     }
   }
   // Packet cadence: 663.552 us; azimuth per packet at the real unit's rotation rate.
@@ -282,6 +286,7 @@ TEST_CASE("VLP-32C: emitted stream matches the real capture field by field and r
     REQUIRE(decoder.decode(p, points) == velodyne::DecodeError::kNone);
   CHECK(points.size() == truth.size());
   std::vector<XYZ> decoded;
+  decoded.reserve(points.size());
   for (const auto& p : points) decoded.push_back({p.x, p.y, p.z});
   const auto distances = nearest_distances(decoded, truth);
   for (std::size_t i = 0; i < distances.size(); ++i) {

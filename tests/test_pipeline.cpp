@@ -203,7 +203,7 @@ TEST_CASE("VLP-16 packets pass the checks real consumers make", "[format][velody
     REQUIRE(p.bytes.size() == 1206);
     CHECK(p.bytes[1204] == 0x37);
     CHECK(p.bytes[1205] == 0x22);
-    for (int b = 0; b < 12; ++b) {
+    for (std::size_t b = 0; b < 12; ++b) {
       CHECK(p.bytes[100 * b] == 0xFF);
       CHECK(p.bytes[100 * b + 1] == 0xEE);
       const int az = load_le<std::uint16_t>(p.bytes, 100 * b + 2);
@@ -239,7 +239,7 @@ TEST_CASE("VLP-16 round trip: decoded points land on the engine's hits", "[forma
   for (auto m : hits.material) valid += m != 0;
   // 1808 sequences fill 75 whole packets; the last 8 wait for the next frame's packet.
   std::size_t in_packets = 0;
-  for (std::size_t i = 0; i < 75 * 24 * 16; ++i) in_packets += hits.material[i] != 0;
+  for (std::size_t i = 0; i < std::size_t{75} * 24 * 16; ++i) in_packets += hits.material[i] != 0;
   CHECK(points.size() == in_packets);
   CHECK(in_packets > valid * 99 / 100);
   for (std::size_t k = 0; k < points.size(); k += 7) {
@@ -491,7 +491,7 @@ TEST_CASE("VLP-16 last return: mode byte 0x38 and the far echo of every mixed pi
   std::size_t far = 0;
   for (const auto& pt : points) far += pt.distance_m > 20;
   CHECK(far == mixed);
-  CHECK(points.size() == 1808u * 16u);
+  CHECK(points.size() == std::size_t{1808} * 16);
   CHECK(make_encoder(pattern, {}, EchoMode::kTriple) == nullptr);
   CHECK(make_encoder(pattern_for("os1-64"), {}, EchoMode::kDual) == nullptr);
 }

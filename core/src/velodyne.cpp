@@ -221,9 +221,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       if (units == 0) continue;
       const int sequence = slot / model_.channels;
       const int laser = slot % model_.channels;
-      const double offset_us =
-          v.sequence_period_us * sequence +
-          v.laser_spacing_us * static_cast<double>(laser / v.lasers_per_firing);
+      const int firing_slot = laser / v.lasers_per_firing;  // VLP-32C fires in pairs
+      const double offset_us = v.sequence_period_us * sequence + v.laser_spacing_us * firing_slot;
       const double azimuth_centideg = azimuth[b] + diff * offset_us / block_span_us;
       const double a = (azimuth_centideg / 100.0 - model_.azimuth_offset_deg[laser]) * kDeg;
       const double e = model_.elevation_deg[laser] * kDeg;
