@@ -25,6 +25,8 @@ std::string slurp(const std::string& path) {
 TEST_CASE("Velodyne angle tables equal the ros-drivers calibration files", "[sensor]") {
   for (const auto& [name, file, lasers] :
        {std::tuple{"vlp16", "velodyne/VLP16db.yaml", 16},
+        std::tuple{"puck-hires", "velodyne/VLP16_hires_db.yaml", 16},
+        std::tuple{"hdl32e", "velodyne/32db.yaml", 32},
         std::tuple{"vlp32c", "velodyne/VeloView-VLP-32C.yaml", 32}}) {
     INFO(name);
     const SensorModel* m = find_sensor_model(name);

@@ -125,10 +125,53 @@ SensorModel make_vlp32c() {
   return m;
 }
 
+// Puck Hi-Res: the VLP-16's timing and optics with a 20-degree field of view; elevations from
+// ros-drivers/velodyne VLP16_hires_db.yaml (tests/data/velodyne/, compared by a test).
+SensorModel make_puck_hires() {
+  SensorModel m = make_vlp16();
+  m.name = "puck-hires";
+  m.elevation_deg = {-10.0, 0.666667, -8.666667, 2.0, -7.333333, 3.333333,
+                     -6.0,  4.666667, -4.666667, 6.0, -3.333333, 7.333333,
+                     -2.0,  8.666667, -0.666667, 10.0};
+  m.velodyne.product_id = 0x24;
+  return m;
+}
+
+// HDL-32E: elevations from ros-drivers/velodyne 32db.yaml (tests/data/velodyne/); one laser every
+// 1.152 us, a sequence of 32 lasers per block every 46.08 us (FORMATS.md), 2 mm unit. Datasheet:
+// range up to 100 m (taken at 10 %, as for the VLP-16).
+SensorModel make_hdl32e() {
+  SensorModel m;
+  m.name = "hdl32e";
+  m.family = SensorFamily::kVelodyne;
+  m.channels = 32;
+  m.elevation_deg = {-30.67, -9.33, -29.33, -8.0,  -28.0,  -6.67, -26.67, -5.33,
+                     -25.33, -4.0,  -24.0,  -2.67, -22.67, -1.33, -21.33, 0.0,
+                     -20.0,  1.33,  -18.67, 2.67,  -17.33, 4.0,   -16.0,  5.33,
+                     -14.67, 6.67,  -13.33, 8.0,   -12.0,  9.33,  -10.67, 10.67};
+  m.azimuth_offset_deg.assign(32, 0.0);
+  m.range_unit_m = 0.002;
+  m.max_range_m = 65535 * 0.002;
+  m.min_range_m = 0.002;
+  m.optics = make_vlp16().optics;
+  m.velodyne = VelodyneTraits{.product_id = 0x21,
+                              .sequence_period_us = 46.08,
+                              .laser_spacing_us = 1.152,
+                              .sequences_per_block = 1,
+                              .blocks_per_packet = 12,
+                              .default_rpm = 600,
+                              .min_rpm = 300,
+                              .max_rpm = 1200};
+  return m;
+}
+
 const SensorModel kVlp16 = make_vlp16();
+const SensorModel kPuckHiRes = make_puck_hires();
+const SensorModel kHdl32e = make_hdl32e();
 const SensorModel kVlp32c = make_vlp32c();
 const SensorModel kOs1With64Channels = make_os1_64();
-const std::array<const SensorModel*, 3> kModels{&kVlp16, &kVlp32c, &kOs1With64Channels};
+const std::array<const SensorModel*, 5> kModels{&kVlp16, &kPuckHiRes, &kVlp32c, &kHdl32e,
+                                                &kOs1With64Channels};
 
 }  // namespace
 
