@@ -264,12 +264,12 @@ EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
   return out;
 }
 
-const auto packet_stamp = [](const std::vector<std::uint8_t>& p) {
+double packet_stamp(const std::vector<std::uint8_t>& p) {
   return double(load_le<std::uint32_t>(p, 1200));
-};
-const auto packet_azimuth = [](const std::vector<std::uint8_t>& p) {
+}
+double packet_azimuth(const std::vector<std::uint8_t>& p) {
   return double(load_le<std::uint16_t>(p, 2));
-};
+}
 
 }  // namespace
 
