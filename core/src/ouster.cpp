@@ -180,7 +180,11 @@ Metadata parse_metadata(const std::string& json_text) {
   };
   Metadata md;
   const json& beams = section("beam_intrinsics");
-  const json& format = section("lidar_data_format");
+  // Flat files (firmware 2.x) keep the packet format in "data_format".
+  const json& format = nested ? section("lidar_data_format")
+                       : doc.contains("data_format") && doc["data_format"].is_object()
+                           ? doc["data_format"]
+                           : doc;
   const json& config = section("config_params");
   const json& info = section("sensor_info");
   const json& lidar = section("lidar_intrinsics");
@@ -253,15 +257,53 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-LegacyDecoder::LegacyDecoder(const Metadata& metadata) : metadata_(metadata) {}
+std::optional<ProfileLayout> profile_layout(const std::string& profile) {
+  if (profile == "LEGACY") return ProfileLayout{0, 16, 12, 4, 0};
+  if (profile == "RNG19_RFL8_SIG16_NIR16") return ProfileLayout{32, 12, 12, 0, 32};
+  if (profile == "RNG19_RFL8_SIG16_NIR16_DUAL") return ProfileLayout{32, 12, 16, 0, 32};
+  if (profile == "RNG15_RFL8_NIR8") return ProfileLayout{32, 12, 4, 0, 32};
+  return std::nullopt;
+}
+
+std::uint64_t crc64_xz(std::span<const std::uint8_t> bytes) {
+  constexpr std::uint64_t kReflectedPolynomial = 0xC96C5795D7870F42ull;
+  std::uint64_t crc = ~0ull;
+  for (const std::uint8_t byte : bytes) {
+    crc ^= byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? kReflectedPolynomial : 0);
+  }
+  return ~crc;
+}
+
+bool footer_crc_valid(std::span<const std::uint8_t> packet) {
+  if (packet.size() < 8) return false;
+  return crc64_xz(packet.first(packet.size() - 8)) ==
+         load_le<std::uint64_t>(packet, packet.size() - 8);
+}
+
+LegacyDecoder::LegacyDecoder(const Metadata& metadata)
+    : metadata_(metadata),
+      layout_(profile_layout(metadata.udp_profile_lidar).value_or(ProfileLayout{})),
+      legacy_(metadata.udp_profile_lidar == "LEGACY") {
+  if (!profile_layout(metadata.udp_profile_lidar)) {
+    throw std::runtime_error("metadata: unknown udp_profile_lidar '" + metadata.udp_profile_lidar +
+                             "'");
+  }
+}
 
 std::size_t LegacyDecoder::packet_size() const {
-  return legacy_packet_size(metadata_.channels(), metadata_.columns_per_packet);
+  return layout_.packet_header +
+         static_cast<std::size_t>(metadata_.columns_per_packet) *
+             (layout_.column_header +
+              static_cast<std::size_t>(metadata_.channels()) * layout_.pixel +
+              layout_.column_footer) +
+         layout_.packet_footer;
 }
 
 DecodeError LegacyDecoder::decode(std::span<const std::uint8_t> packet,
-                                  std::vector<Column>& columns) const {
+                                  std::vector<Column>& columns, PacketHeader* header) const {
   if (packet.size() != packet_size()) return DecodeError::kWrongSize;
+  if (!legacy_) return decode_profile(packet, columns, header);
   const int h = metadata_.channels();
   const std::size_t column_bytes = kLegacyColumnHeader + h * kLegacyPixel + kLegacyColumnFooter;
   for (int k = 0; k < metadata_.columns_per_packet; ++k) {
@@ -279,6 +321,57 @@ DecodeError LegacyDecoder::decode(std::span<const std::uint8_t> packet,
       c.pixels[row] = {
           load_le<std::uint32_t>(packet, px) & 0xFFFFFu, load_le<std::uint16_t>(packet, px + 4),
           load_le<std::uint16_t>(packet, px + 6), load_le<std::uint16_t>(packet, px + 8)};
+    }
+    columns.push_back(std::move(c));
+  }
+  return DecodeError::kNone;
+}
+
+// The non-legacy profiles (FORMATS.md): a 32-byte packet header, 12-byte column headers, the
+// profile's pixels, a 32-byte footer.
+DecodeError LegacyDecoder::decode_profile(std::span<const std::uint8_t> packet,
+                                          std::vector<Column>& columns,
+                                          PacketHeader* header) const {
+  const std::uint16_t frame_id = load_le<std::uint16_t>(packet, 2);
+  if (header) {
+    header->packet_type = load_le<std::uint16_t>(packet, 0);
+    header->frame_id = frame_id;
+    header->init_id = load_le<std::uint32_t>(packet, 4) & 0xFFFFFFu;
+    header->serial_number = load_le<std::uint64_t>(packet, 7) & 0xFFFFFFFFFFull;
+  }
+  const int h = metadata_.channels();
+  const std::size_t column_bytes = layout_.column_header + h * layout_.pixel;
+  const std::string& profile = metadata_.udp_profile_lidar;
+  for (int k = 0; k < metadata_.columns_per_packet; ++k) {
+    const std::size_t at = layout_.packet_header + k * column_bytes;
+    Column c;
+    c.timestamp_ns = load_le<std::uint64_t>(packet, at);
+    c.measurement_id = load_le<std::uint16_t>(packet, at + 8);
+    c.status = load_le<std::uint16_t>(packet, at + 10);
+    c.frame_id = frame_id;
+    if (c.measurement_id >= metadata_.columns_per_frame) return DecodeError::kBadMeasurementId;
+    c.pixels.resize(h);
+    for (int row = 0; row < h; ++row) {
+      const std::size_t px = at + layout_.column_header + row * layout_.pixel;
+      Pixel& p = c.pixels[row];
+      if (profile == "RNG15_RFL8_NIR8") {
+        p.range_mm = (load_le<std::uint16_t>(packet, px) & 0x7FFFu) * 8u;
+        p.reflectivity = packet[px + 2];
+        p.near_ir = static_cast<std::uint16_t>(packet[px + 3] * 16);
+      } else if (profile == "RNG19_RFL8_SIG16_NIR16_DUAL") {
+        p.range_mm = load_le<std::uint32_t>(packet, px) & 0x7FFFFu;
+        p.reflectivity = packet[px + 3];
+        p.range2_mm = load_le<std::uint32_t>(packet, px + 4) & 0x7FFFFu;
+        p.reflectivity2 = packet[px + 7];
+        p.signal = load_le<std::uint16_t>(packet, px + 8);
+        p.signal2 = load_le<std::uint16_t>(packet, px + 10);
+        p.near_ir = load_le<std::uint16_t>(packet, px + 12);
+      } else {
+        p.range_mm = load_le<std::uint32_t>(packet, px) & 0x7FFFFu;
+        p.reflectivity = packet[px + 4];
+        p.signal = load_le<std::uint16_t>(packet, px + 6);
+        p.near_ir = load_le<std::uint16_t>(packet, px + 8);
+      }
     }
     columns.push_back(std::move(c));
   }

@@ -3,6 +3,7 @@
 // spec decoder for LEGACY packets and a metadata reader for real sensors' JSON files.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -79,6 +80,32 @@ struct Pixel {
   std::uint16_t reflectivity = 0;
   std::uint16_t signal = 0;
   std::uint16_t near_ir = 0;
+  std::uint32_t range2_mm = 0;  // second return (dual profile)
+  std::uint16_t reflectivity2 = 0;
+  std::uint16_t signal2 = 0;
+};
+
+// Byte sizes of a lidar profile's parts (FORMATS.md table).
+struct ProfileLayout {
+  std::size_t packet_header = 0;
+  std::size_t column_header = 16;
+  std::size_t pixel = 12;
+  std::size_t column_footer = 4;
+  std::size_t packet_footer = 0;
+};
+std::optional<ProfileLayout> profile_layout(const std::string& udp_profile_lidar);
+
+// CRC-64/XZ (ECMA-182 polynomial, reflected, all-ones init and final xor): the last 8 bytes of
+// a non-legacy packet footer (firmware 3.x) hold it for everything before them.
+std::uint64_t crc64_xz(std::span<const std::uint8_t> bytes);
+bool footer_crc_valid(std::span<const std::uint8_t> packet);
+
+// Non-legacy packet header fields.
+struct PacketHeader {
+  std::uint16_t packet_type = 0;
+  std::uint16_t frame_id = 0;
+  std::uint32_t init_id = 0;
+  std::uint64_t serial_number = 0;
 };
 
 struct Column {
@@ -93,16 +120,24 @@ struct Column {
 enum class DecodeError : std::uint8_t { kNone, kWrongSize, kBadMeasurementId, kBadStatus };
 const char* to_string(DecodeError e);
 
+// Spec decoder for every lidar profile the metadata names (LEGACY, RNG19_RFL8_SIG16_NIR16,
+// its DUAL variant, RNG15_RFL8_NIR8). Throws std::runtime_error for an unknown profile.
 class LegacyDecoder {
  public:
   explicit LegacyDecoder(const Metadata& metadata);
   [[nodiscard]] std::size_t packet_size() const;
-  DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Column>& columns) const;
+  DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
+                     PacketHeader* header = nullptr) const;
   // FORMATS.md "how a driver turns range into xyz": metres, sensor frame.
   [[nodiscard]] std::array<double, 3> to_xyz(const Column& column, int row) const;
 
  private:
+  DecodeError decode_profile(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
+                             PacketHeader* header) const;
   Metadata metadata_;
+  ProfileLayout layout_;
+  bool legacy_ = true;
 };
+using SpecDecoder = LegacyDecoder;
 
 }  // namespace lidaremu::core::ouster
