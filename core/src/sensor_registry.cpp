@@ -7,6 +7,20 @@
 namespace lidaremu::core {
 namespace {
 
+// Velodyne heads share their optics: manuals give divergence 3.0 mrad horizontal x 1.5 mrad
+// vertical (half-angle 1.06 mrad, their geometric mean) and an exit spot of 12.7 x 9.5 mm;
+// accuracy +/-3 cm. Datasheets say "range up to R m" without a reflectivity: taken at 10 %. No
+// datasheet gives the receiver's overlap: 20 m is a representative full-overlap range (PHYSICS.md
+// 2b crossover) that keeps drizzle from blinding the sensor, as it does not blind real ones.
+SensorOptics velodyne_optics(double datasheet_range_m) {
+  return SensorOptics{.datasheet_range_m = datasheet_range_m,
+                      .datasheet_reflectivity = 0.10,
+                      .beam_exit_radius_m = 0.0055,
+                      .beam_divergence_rad = 0.00106,
+                      .range_noise_sigma_m = 0.015,
+                      .full_overlap_m = 20};
+}
+
 // VLP-16: elevation by laser id from the VLP-16 manual and ros-drivers/velodyne VLP16db.yaml
 // (copied in tests/data/velodyne/VLP16db.yaml, which a test compares with this row).
 SensorModel make_vlp16() {
@@ -19,25 +33,11 @@ SensorModel make_vlp16() {
   m.range_unit_m = 0.002;
   m.max_range_m = 65535 * 0.002;
   m.min_range_m = 0.002;
-  // VLP-16 datasheet: range up to 100 m (taken at a 10 % target), accuracy +/-3 cm; Velodyne
-  // manuals: divergence 3.0 mrad horizontal x 1.5 mrad vertical (half-angle 1.06 mrad, their
-  // geometric mean), exit spot 12.7 x 9.5 mm. No datasheet gives the receiver's overlap: 20 m
-  // is a representative full-overlap range (PHYSICS.md 2b crossover) that keeps drizzle from
-  // blinding the sensor, as it does not blind real ones.
-  m.optics = SensorOptics{.datasheet_range_m = 100,
-                          .datasheet_reflectivity = 0.10,
-                          .beam_exit_radius_m = 0.0055,
-                          .beam_divergence_rad = 0.00106,
-                          .range_noise_sigma_m = 0.015,
-                          .full_overlap_m = 20};
+  m.optics = velodyne_optics(100);  // VLP-16 datasheet: up to 100 m
   m.velodyne = VelodyneTraits{.product_id = 0x22,
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
-                              .sequences_per_block = 2,
-                              .blocks_per_packet = 12,
-                              .default_rpm = 600,
-                              .min_rpm = 300,
-                              .max_rpm = 1200};
+                              .sequences_per_block = 2};
   return m;
 }
 
@@ -105,23 +105,12 @@ SensorModel make_vlp32c() {
   m.range_unit_m = 0.004;
   m.max_range_m = 65535 * 0.004;
   m.min_range_m = 0.004;
-  // Ultra Puck datasheet: range up to 200 m (taken, as for the VLP-16, at a 10 % target);
-  // divergence as the other Velodyne heads (3.0 x 1.5 mrad).
-  m.optics = SensorOptics{.datasheet_range_m = 200,
-                          .datasheet_reflectivity = 0.10,
-                          .beam_exit_radius_m = 0.0055,
-                          .beam_divergence_rad = 0.00106,
-                          .range_noise_sigma_m = 0.015,
-                          .full_overlap_m = 20};
+  m.optics = velodyne_optics(200);  // Ultra Puck datasheet: up to 200 m
   m.velodyne = VelodyneTraits{.product_id = 0x28,
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
                               .lasers_per_firing = 2,
-                              .sequences_per_block = 1,
-                              .blocks_per_packet = 12,
-                              .default_rpm = 600,
-                              .min_rpm = 300,
-                              .max_rpm = 1200};
+                              .sequences_per_block = 1};
   return m;
 }
 
@@ -153,15 +142,11 @@ SensorModel make_hdl32e() {
   m.range_unit_m = 0.002;
   m.max_range_m = 65535 * 0.002;
   m.min_range_m = 0.002;
-  m.optics = make_vlp16().optics;
+  m.optics = velodyne_optics(100);
   m.velodyne = VelodyneTraits{.product_id = 0x21,
                               .sequence_period_us = 46.08,
                               .laser_spacing_us = 1.152,
-                              .sequences_per_block = 1,
-                              .blocks_per_packet = 12,
-                              .default_rpm = 600,
-                              .min_rpm = 300,
-                              .max_rpm = 1200};
+                              .sequences_per_block = 1};
   return m;
 }
 
