@@ -112,12 +112,15 @@ TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on real captur
     std::size_t truth_points;
     std::uint8_t return_mode;
     std::uint8_t product_id;
+    double share_within_5cm;
   };
   for (const Capture& c :
        {Capture{"vlp16", "velodyne/vlp16_dual.pcap", "velodyne/vlp16_dual_ground_truth.pcd", 603,
-                14831, velodyne::kDual, 0x22},
+                14831, velodyne::kDual, 0x22, 0.95},
         Capture{"vlp32c", "velodyne/vlp32c_strongest.pcap", "velodyne/vlp32c_ground_truth.pcd", 379,
-                26216, velodyne::kStrongest, 0x28}}) {
+                26216, velodyne::kStrongest, 0x28, 0.95},
+        Capture{"vls128", "velodyne/vls128_strongest.pcap", "velodyne/vls128_ground_truth.pcd",
+                2193, 208680, velodyne::kStrongest, 0xA1, 0.85}}) {
     INFO(c.model);
     const SensorModel& model = *find_sensor_model(c.model);
     velodyne::SpecDecoder decoder(model);
@@ -144,7 +147,9 @@ TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on real captur
     CHECK(med < 0.02);
     const auto matched =
         std::count_if(distances.begin(), distances.end(), [](double d) { return d < 0.05; });
-    CHECK(double(matched) / double(truth.size()) > 0.95);
+    // VLS-128: nebula's cloud puts banks 0-2 at the column azimuth, without the firing-group
+    // interpolation velodyne_pointcloud applies (and we follow); 87 % lie within 5 cm.
+    CHECK(double(matched) / double(truth.size()) > c.share_within_5cm);
   }
 }
 
@@ -283,7 +288,8 @@ TEST_CASE("Every Velodyne model and return mode: sizes, bytes, cadence, round tr
       INFO(model->name << (dual ? " dual" : echoes == EchoMode::kLast ? " last" : " strongest"));
       const auto& v = model->velodyne;
       const auto frame = emit_demo_frame(*model, echoes);
-      const int sequences_per_packet = v.blocks_per_packet / (dual ? 2 : 1) * v.sequences_per_block;
+      const int sequences_per_packet =
+          v.blocks_per_packet / ((dual ? 2 : 1) * v.banks) * v.sequences_per_block;
       CHECK(frame.packets.size() ==
             static_cast<std::size_t>((frame.columns + sequences_per_packet - 1) /
                                      sequences_per_packet));
@@ -311,11 +317,13 @@ TEST_CASE("Every Velodyne model and return mode: sizes, bytes, cadence, round tr
       decoded.reserve(points.size());
       for (const auto& p : points) decoded.push_back({p.x, p.y, p.z});
       // Within half a range unit along the beam and the 0.01-degree azimuth field (plus its
-      // interpolation inside a block) across it.
+      // interpolation inside a block) across it. A packet of one column (VLS-128 dual) borrows
+      // the previous packet's step, itself quantised to 0.01 degree.
+      const double azimuth_slack_deg = sequences_per_packet == 1 ? 0.02 : 0.015;
       const auto distances = nearest_distances(decoded, frame.hits);
       for (std::size_t i = 0; i < distances.size(); ++i) {
-        REQUIRE(distances[i] <=
-                model->range_unit_m / 2 + 1e-4 + points[i].distance_m * 0.015 * M_PI / 180);
+        REQUIRE(distances[i] <= model->range_unit_m / 2 + 1e-4 +
+                                    points[i].distance_m * azimuth_slack_deg * M_PI / 180);
       }
     }
   }

@@ -27,7 +27,8 @@ TEST_CASE("Velodyne angle tables equal the ros-drivers calibration files", "[sen
        {std::tuple{"vlp16", "velodyne/VLP16db.yaml", 16},
         std::tuple{"puck-hires", "velodyne/VLP16_hires_db.yaml", 16},
         std::tuple{"hdl32e", "velodyne/32db.yaml", 32},
-        std::tuple{"vlp32c", "velodyne/VeloView-VLP-32C.yaml", 32}}) {
+        std::tuple{"vlp32c", "velodyne/VeloView-VLP-32C.yaml", 32},
+        std::tuple{"vls128", "velodyne/VLS128.yaml", 128}}) {
     INFO(name);
     const SensorModel* m = find_sensor_model(name);
     REQUIRE(m);
@@ -51,15 +52,47 @@ TEST_CASE("Velodyne angle tables equal the ros-drivers calibration files", "[sen
   }
 }
 
-TEST_CASE("OS1-64 beam tables equal a real OS-1-64's metadata", "[sensor]") {
-  const SensorModel* m = find_sensor_model("os1-64");
-  REQUIRE(m);
-  const auto j = nlohmann::json::parse(
-      slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
-  REQUIRE(j["beam_altitude_angles"].size() == 64);
-  for (int i = 0; i < 64; ++i) {
-    CHECK(m->elevation_deg[i] == j["beam_altitude_angles"][i].get<double>());
-    CHECK(m->azimuth_offset_deg[i] == j["beam_azimuth_angles"][i].get<double>());
+TEST_CASE("Every Ouster model's beam tables equal a real unit's metadata", "[sensor]") {
+  struct Source {
+    const char* model;
+    const char* file;
+    int row_step;  // OS0-64 and OS2-64: every second row of the 128-channel unit
+    const char* prod_line;
+  };
+  int ouster_models = 0;
+  for (const SensorModel* m : all_sensor_models())
+    ouster_models += m->family == SensorFamily::kOuster;
+  CHECK(ouster_models == 9);
+  for (const Source& src : {Source{"os0-32", "OS-0-32-U1_v2.2.0_1024x10.json", 1, "OS-0-32"},
+                            Source{"os0-64", "OS-0-128-U1_v2.3.0_1024x10.json", 2, "OS-0-64"},
+                            Source{"os0-128", "OS-0-128-U1_v2.3.0_1024x10.json", 1, "OS-0-128"},
+                            Source{"os1-32", "OS-1-32-G_v2.1.1_1024x10.json", 1, "OS-1-32"},
+                            Source{"os1-64", "OS-1-64_sensor_config_reduced.json", 1, "OS-1-64"},
+                            Source{"os1-128", "OS-1-128_v2.3.0_1024x10.json", 1, "OS-1-128"},
+                            Source{"os2-32", "OS-2-32-U0_v2.0.0_1024x10.json", 1, "OS-2-32"},
+                            Source{"os2-64", "OS-2-128-U1_v2.3.0_1024x10.json", 2, "OS-2-64"},
+                            Source{"os2-128", "OS-2-128-U1_v2.3.0_1024x10.json", 1, "OS-2-128"}}) {
+    INFO(src.model);
+    const SensorModel* m = find_sensor_model(src.model);
+    REQUIRE(m);
+    CHECK(m->ouster.prod_line == src.prod_line);
+    const auto j =
+        nlohmann::json::parse(slurp(lidaremu::test::data_path(std::string("ouster/") + src.file)));
+    const auto& beams = j.contains("beam_intrinsics") ? j["beam_intrinsics"] : j;
+    const auto& altitude = beams["beam_altitude_angles"];
+    const auto& azimuth = beams["beam_azimuth_angles"];
+    REQUIRE(m->channels * src.row_step == static_cast<int>(altitude.size()));
+    for (int i = 0; i < m->channels; ++i) {
+      CHECK(m->elevation_deg[i] == altitude[i * src.row_step].get<double>());
+      CHECK(m->azimuth_offset_deg[i] == azimuth[i * src.row_step].get<double>());
+    }
+    if (beams.contains("lidar_origin_to_beam_origin_mm")) {
+      CHECK(m->ouster.lidar_origin_to_beam_origin_mm ==
+            beams["lidar_origin_to_beam_origin_mm"].get<double>());
+      const auto& lidar = j.contains("lidar_intrinsics") ? j["lidar_intrinsics"] : j;
+      const auto& l2s = lidar["lidar_to_sensor_transform"];
+      for (int k = 0; k < 16; ++k) CHECK(m->ouster.lidar_to_sensor[k] == l2s[k].get<double>());
+    }
   }
 }
 

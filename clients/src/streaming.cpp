@@ -14,8 +14,8 @@ double now_s() {
 core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::string& mode) {
   const core::SensorModel* model = core::find_sensor_model(model_name);
   if (!model)
-    throw std::runtime_error("unknown model '" + model_name +
-                             "' (vlp16|puck-hires|vlp32c|hdl32e|os1-64)");
+    throw std::runtime_error("unknown model '" + model_name + "' (" + core::sensor_model_names() +
+                             ")");
   core::ScanPatternResult r;
   if (model->family == core::SensorFamily::kVelodyne) {
     r = core::make_velodyne_scan(*model, rpm ? rpm : model->velodyne.default_rpm);

@@ -25,8 +25,7 @@ int main(int argc, char** argv) {
   int port = 0;
   double duration = 10;
   int max_frames = 0;
-  app.add_option("--model", model_name, "vlp16|puck-hires|vlp32c|hdl32e|os1-64")
-      ->capture_default_str();
+  app.add_option("--model", model_name, core::sensor_model_names())->capture_default_str();
   app.add_option("--port", port, "UDP port on 127.0.0.1 (default 2368 Velodyne, 7502 Ouster)");
   app.add_option("--metadata", metadata_file,
                  "Ouster metadata JSON (as written by --metadata-out)");

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   std::string model = "vlp16", mode, hits = "udp://127.0.0.1:9870", format = "framed";
   int rpm = 0, frames = 0, sensor_id = 0;
   double speed = 1.0, duration = 0, height = 1.8;
-  app.add_option("--model", model, "vlp16|puck-hires|vlp32c|hdl32e|os1-64")->capture_default_str();
+  app.add_option("--model", model, core::sensor_model_names())->capture_default_str();
   app.add_option("--rpm", rpm, "Velodyne rotation rate (default 600)");
   app.add_option("--mode", mode, "Ouster lidar mode (default 1024x10)");
   app.add_option("--hits", hits, "the daemon's hit port")->capture_default_str();

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   double speed = 1.0;
   app.add_option("file", file, "binary file of little-endian float32 rows")->required();
   app.add_option("--floats", floats, "floats per row: 7 or 8")->capture_default_str();
-  app.add_option("--model", model, "vlp16|puck-hires|vlp32c|hdl32e|os1-64")->capture_default_str();
+  app.add_option("--model", model, core::sensor_model_names())->capture_default_str();
   app.add_option("--rpm", rpm, "Velodyne rotation rate (default 600)");
   app.add_option("--mode", mode, "Ouster lidar mode (default 1024x10)");
   app.add_option("--hits", hits, "the daemon's hit port")->capture_default_str();

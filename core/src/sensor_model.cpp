@@ -75,11 +75,7 @@ double BeamGeometry::velodyne_column_azimuth_deg(std::uint32_t column) const {
 
 double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint16_t channel) const {
   // Lasers of a sequence fire one after another while the head keeps turning.
-  const auto& v = model_.velodyne;
-  const int lasers_per_sequence = model_.channels;
-  // Lasers fired together (VLP-32C: pairs) share a firing slot.
-  const int firing_slot = (channel % lasers_per_sequence) / v.lasers_per_firing;
-  const double fire_offset_us = v.laser_spacing_us * firing_slot;
+  const double fire_offset_us = model_.velodyne.firing_offset_us(channel);
   const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
   return velodyne_column_azimuth_deg(column) + deg_per_us * fire_offset_us -
          model_.azimuth_offset_deg[channel];

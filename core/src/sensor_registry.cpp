@@ -1,8 +1,11 @@
 // The registry: every sensor model, once. Angle tables are measured values from real units
 // (see each row's source note), never invented.
 #include <array>
+#include <vector>
 
 #include "lidaremu/core/sensor_model.hpp"
+#include "ouster_beam_tables.hpp"
+#include "velodyne_beam_tables.hpp"
 
 namespace lidaremu::core {
 namespace {
@@ -38,52 +41,6 @@ SensorModel make_vlp16() {
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
                               .sequences_per_block = 2};
-  return m;
-}
-
-// OS1-64: beam tables of a real OS-1-64 (ouster-sdk test data OS-1-64_sensor_config_reduced.json,
-// in tests/data/ouster/); beam origin, lidar-to-sensor and IMU transforms as every OS-1 metadata
-// file in that data set states them (15.806 mm, z 36.18 mm).
-SensorModel make_os1_64() {
-  SensorModel m;
-  m.name = "os1-64";
-  m.family = SensorFamily::kOuster;
-  m.channels = 64;
-  m.elevation_deg = {16.46,  15.88, 15.32,  14.8,   14.29,  13.71,  13.17,  12.63,  12.15, 11.58,
-                     11.05,  10.52, 10.05,  9.49,   8.95,   8.43,   7.95,   7.41,   6.88,  6.34,
-                     5.87,   5.33,  4.8,    4.27,   3.79,   3.26,   2.72,   2.19,   1.71,  1.18,
-                     0.65,   0.12,  -0.36,  -0.9,   -1.43,  -1.96,  -2.44,  -2.97,  -3.51, -4.04,
-                     -4.52,  -5.05, -5.58,  -6.12,  -6.61,  -7.13,  -7.67,  -8.22,  -8.7,  -9.22,
-                     -9.76,  -10.3, -10.8,  -11.33, -11.86, -12.43, -12.91, -13.45, -14,   -14.57,
-                     -15.07, -15.6, -16.17, -16.75};
-  m.azimuth_offset_deg = {
-      3.12,  0.97,  -1.18, -3.3,  3.09,  0.97,  -1.15, -3.25, 3.09,  0.98,  -1.12, -3.21, 3.08,
-      0.99,  -1.09, -3.17, 3.08,  1,     -1.06, -3.15, 3.08,  1.02,  -1.05, -3.12, 3.1,   1.03,
-      -1.04, -3.1,  3.11,  1.04,  -1.03, -3.09, 3.12,  1.04,  -1.01, -3.09, 3.14,  1.07,  -1,
-      -3.08, 3.15,  1.07,  -1,    -3.08, 3.17,  1.08,  -0.99, -3.1,  3.19,  1.1,   -0.98, -3.09,
-      3.23,  1.12,  -0.99, -3.11, 3.24,  1.12,  -1,    -3.13, 3.29,  1.14,  -1.01, -3.17};
-  m.range_unit_m = 0.001;
-  m.max_range_m = ((1u << 20) - 1) * 0.001;
-  m.min_range_m = 0.001;
-  // OS1 (gen 1) datasheet: 120 m at 80 % reflectivity (and 40 m at 10 %, which the range
-  // equation then gives as 42 m); divergence 0.13 deg FWHM; precision +/-3 cm. Receiver
-  // overlap: representative, 10 m (less sensitive to dark targets than the VLP-16, it needs
-  // less near-field suppression to shrug off drizzle).
-  m.optics = SensorOptics{.datasheet_range_m = 120,
-                          .datasheet_reflectivity = 0.80,
-                          .beam_exit_radius_m = 0.005,
-                          .beam_divergence_rad = 0.0011,
-                          .range_noise_sigma_m = 0.015,
-                          .full_overlap_m = 10};
-  m.ouster =
-      OusterTraits{.prod_line = "OS-1-64",
-                   .prod_pn = "840-102144-D",
-                   .lidar_origin_to_beam_origin_mm = 15.806,
-                   .lidar_to_sensor = {-1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1, 36.18, 0, 0, 0, 1},
-                   .imu_to_sensor = {1, 0, 0, 6.253, 0, 1, 0, -11.775, 0, 0, 1, 7.645, 0, 0, 0, 1},
-                   .columns_per_packet = 16,
-                   .default_columns = 1024,
-                   .default_fps = 10};
   return m;
 }
 
@@ -150,23 +107,122 @@ SensorModel make_hdl32e() {
   return m;
 }
 
-const SensorModel kVlp16 = make_vlp16();
-const SensorModel kPuckHiRes = make_puck_hires();
-const SensorModel kHdl32e = make_hdl32e();
-const SensorModel kVlp32c = make_vlp32c();
-const SensorModel kOs1With64Channels = make_os1_64();
-const std::array<const SensorModel*, 5> kModels{&kVlp16, &kPuckHiRes, &kVlp32c, &kHdl32e,
-                                                &kOs1With64Channels};
+// VLS-128 / Alpha Prime: angles by laser id from ros-drivers/velodyne VLS128.yaml (generated into
+// velodyne_beam_tables.cpp, compared with the file by a test). One column is four blocks of 32
+// lasers with flags FF EE, FF DD, FF CC, FF BB; lasers fire in 16 groups of 8, 2.665 us apart,
+// with one idle slot after the eighth group, in a 53.3 us sequence (FORMATS.md: 160 us between
+// packet timestamps, 6253.9 packets/s at 600 rpm). Alpha Prime datasheet: 220 m at 10 %.
+SensorModel make_vls128() {
+  SensorModel m;
+  m.name = "vls128";
+  m.family = SensorFamily::kVelodyne;
+  m.channels = 128;
+  m.elevation_deg.assign(kVls128ElevationDeg.begin(), kVls128ElevationDeg.end());
+  m.azimuth_offset_deg.assign(kVls128RotCorrectionDeg.begin(), kVls128RotCorrectionDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.004;
+  m.optics = velodyne_optics(220);
+  m.velodyne = VelodyneTraits{.product_id = 0xA1,
+                              .sequence_period_us = 53.3,
+                              .laser_spacing_us = 2.665,
+                              .lasers_per_firing = 8,
+                              .firings_per_pause = 8,
+                              .sequences_per_block = 1,
+                              .banks = 4};
+  return m;
+}
+
+// Ouster optics by product line, from the Ouster rev-6 datasheets: range at 80 % reflectivity
+// (90 % detection), beam divergence (FWHM, halved here), precision. Receiver overlap as for the
+// OS1 (see below).
+SensorOptics ouster_optics(std::string_view prod_line) {
+  if (prod_line.starts_with("OS-0")) {
+    return SensorOptics{.datasheet_range_m = 50,
+                        .datasheet_reflectivity = 0.80,
+                        .beam_exit_radius_m = 0.005,
+                        .beam_divergence_rad = 0.00305,  // 0.35 deg FWHM
+                        .range_noise_sigma_m = 0.015,
+                        .full_overlap_m = 5};
+  }
+  if (prod_line.starts_with("OS-2")) {
+    return SensorOptics{.datasheet_range_m = 240,
+                        .datasheet_reflectivity = 0.80,
+                        .beam_exit_radius_m = 0.006,
+                        .beam_divergence_rad = 0.00079,  // 0.09 deg FWHM
+                        .range_noise_sigma_m = 0.025,
+                        .full_overlap_m = 20};
+  }
+  // OS1 (gen 1) datasheet: 120 m at 80 % reflectivity (and 40 m at 10 %, which the range
+  // equation then gives as 42 m); divergence 0.13 deg FWHM; precision +/-3 cm. Receiver overlap:
+  // representative, 10 m (less sensitive to dark targets than the VLP-16, it needs less
+  // near-field suppression to shrug off drizzle).
+  return SensorOptics{.datasheet_range_m = 120,
+                      .datasheet_reflectivity = 0.80,
+                      .beam_exit_radius_m = 0.005,
+                      .beam_divergence_rad = 0.0011,
+                      .range_noise_sigma_m = 0.015,
+                      .full_overlap_m = 10};
+}
+
+// Every Ouster model: beam tables, beam origin and transforms of a real unit of that product
+// line (ouster_beam_tables.cpp, generated from the SDK's published metadata in tests/data/ouster/
+// and compared with it by a test); 20-bit millimetre ranges.
+SensorModel make_ouster(const OusterBeamTable& t) {
+  SensorModel m;
+  m.name = t.model;
+  m.family = SensorFamily::kOuster;
+  m.channels = static_cast<int>(t.altitude_deg.size());
+  m.elevation_deg.assign(t.altitude_deg.begin(), t.altitude_deg.end());
+  m.azimuth_offset_deg.assign(t.azimuth_deg.begin(), t.azimuth_deg.end());
+  m.range_unit_m = 0.001;
+  m.max_range_m = ((1u << 20) - 1) * 0.001;
+  m.min_range_m = 0.001;
+  m.optics = ouster_optics(t.prod_line);
+  m.ouster = OusterTraits{.prod_line = t.prod_line,
+                          .prod_pn = t.prod_pn,
+                          .lidar_origin_to_beam_origin_mm = t.lidar_origin_to_beam_origin_mm,
+                          .lidar_to_sensor = t.lidar_to_sensor,
+                          .imu_to_sensor = t.imu_to_sensor,
+                          .columns_per_packet = 16,
+                          .default_columns = 1024,
+                          .default_fps = 10};
+  return m;
+}
+
+struct Registry {
+  std::vector<SensorModel> models;
+  std::vector<const SensorModel*> index;
+  Registry() {
+    models = {make_vlp16(), make_puck_hires(), make_vlp32c(), make_hdl32e(), make_vls128()};
+    for (const OusterBeamTable& t : kOusterBeamTables) models.push_back(make_ouster(t));
+    for (const SensorModel& m : models) index.push_back(&m);
+  }
+};
+
+const Registry& registry() {
+  static const Registry r;
+  return r;
+}
 
 }  // namespace
 
 const SensorModel* find_sensor_model(std::string_view name) {
-  for (const SensorModel* m : kModels) {
+  for (const SensorModel* m : registry().index) {
     if (m->name == name) return m;
   }
   return nullptr;
 }
 
-std::span<const SensorModel* const> all_sensor_models() { return kModels; }
+std::span<const SensorModel* const> all_sensor_models() { return registry().index; }
+
+std::string sensor_model_names() {
+  std::string names;
+  for (const SensorModel* m : registry().index) {
+    if (!names.empty()) names += '|';
+    names += m->name;
+  }
+  return names;
+}
 
 }  // namespace lidaremu::core

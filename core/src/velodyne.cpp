@@ -9,7 +9,6 @@
 
 namespace lidaremu::core::velodyne {
 namespace {
-constexpr std::uint16_t kUpperBlockFlag = 0xEEFF;  // bytes FF EE on the wire
 constexpr std::size_t kPositionTimestampOffset = 0xC6;
 constexpr std::size_t kPpsStatusOffset = 0xCA;
 constexpr std::size_t kNmeaOffset = 0xCE;
@@ -80,7 +79,8 @@ VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentit
 
 int VelodyneEncoder::sequences_per_packet() const {
   const auto& v = geometry_.pattern().model->velodyne;
-  return v.blocks_per_packet / blocks_per_azimuth_ * v.sequences_per_block;
+  // VLS-128 dual: one column of 4 banks x 2 echoes per packet, the last 4 blocks unused.
+  return v.blocks_per_packet / (blocks_per_azimuth_ * v.banks) * v.sequences_per_block;
 }
 
 double VelodyneEncoder::data_packet_period_s() const {
@@ -116,15 +116,18 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
   }
   const int azimuth_index = sequences_in_packet_ / v.sequences_per_block;
   const int sequence = sequences_in_packet_ % v.sequences_per_block;
-  for (int copy = 0; copy < blocks_per_azimuth_; ++copy) {
-    const std::size_t block_at = (azimuth_index * blocks_per_azimuth_ + copy) * kBlockSize;
-    if (sequence == 0) {
-      const auto azimuth = static_cast<std::uint16_t>(
-          std::lround(geometry_.velodyne_column_azimuth_deg(column) * 100.0) % 36000);
-      store_le<std::uint16_t>(packet_, block_at, kUpperBlockFlag);
-      store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
+  const auto azimuth = static_cast<std::uint16_t>(
+      std::lround(geometry_.velodyne_column_azimuth_deg(column) * 100.0) % 36000);
+  for (int bank = 0; bank < v.banks; ++bank) {
+    for (int copy = 0; copy < blocks_per_azimuth_; ++copy) {
+      const std::size_t block_at =
+          ((azimuth_index * v.banks + bank) * blocks_per_azimuth_ + copy) * kBlockSize;
+      if (sequence == 0) {
+        store_le<std::uint16_t>(packet_, block_at, VelodyneTraits::block_flag(bank));
+        store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
+      }
+      write_firing(returns, column, block_at, sequence, bank, copy);
     }
-    write_firing(returns, column, block_at, sequence, copy);
   }
   if (++sequences_in_packet_ < sequences_per_packet()) return;
 
@@ -144,9 +147,11 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
 }
 
 void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t column,
-                                   std::size_t block_at, int sequence, int copy) {
+                                   std::size_t block_at, int sequence, int bank, int copy) {
   const SensorModel& model = *geometry_.pattern().model;
-  for (int laser = 0; returns && laser < model.channels; ++laser) {
+  const int lasers_per_block = model.channels / model.velodyne.banks;
+  for (int position = 0; returns && position < lasers_per_block; ++position) {
+    const int laser = bank * lasers_per_block + position;
     const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(laser));
     // Dual: the even block is the last return, the odd one the strongest, or the second
     // strongest when the strongest is the last; both the same when there is one return. Echo
@@ -160,7 +165,7 @@ void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t co
         slot = second;
       }
     }
-    const std::size_t at = block_at + 4 + 3 * std::size_t(sequence * model.channels + laser);
+    const std::size_t at = block_at + 4 + 3 * std::size_t(sequence * lasers_per_block + position);
     const auto units =
         static_cast<std::uint16_t>(std::lround(returns->range_m[slot] / model.range_unit_m));
     store_le<std::uint16_t>(packet_, at, units);
@@ -184,19 +189,27 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-SpecDecoder::SpecDecoder(const SensorModel& model) : model_(model) {}
+// Until a second packet shows the rotation, assume the default rate.
+SpecDecoder::SpecDecoder(const SensorModel& model)
+    : model_(model),
+      previous_step_(static_cast<int>(std::lround(36000.0 * model.velodyne.default_rpm / 60.0 *
+                                                  model.velodyne.sequences_per_block *
+                                                  model.velodyne.sequence_period_us * 1e-6))) {}
 
 DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
-                                PacketInfo* info) const {
+                                PacketInfo* info) {
   if (packet.size() != kDataPacketSize) return DecodeError::kWrongSize;
   const auto& v = model_.velodyne;
   if (packet[kProductIdOffset] != v.product_id) return DecodeError::kWrongProduct;
   const std::uint8_t mode = packet[kReturnModeOffset];
   const bool dual = mode == kDual;
-  const int blocks = v.blocks_per_packet;
+  const int copies = dual ? 2 : 1;  // dual: blocks in pairs with the same azimuth
+  const int azimuths = v.blocks_per_packet / (copies * v.banks);
+  const int blocks = azimuths * copies * v.banks;  // VLS-128 dual leaves 4 blocks unused
   std::array<int, 12> azimuth{};
   for (int b = 0; b < blocks; ++b) {
-    if (load_le<std::uint16_t>(packet, b * kBlockSize) != kUpperBlockFlag)
+    const int bank = (b / copies) % v.banks;
+    if (load_le<std::uint16_t>(packet, b * kBlockSize) != VelodyneTraits::block_flag(bank))
       return DecodeError::kBadBlockFlag;
     azimuth[b] = load_le<std::uint16_t>(packet, b * kBlockSize + 2);
     if (azimuth[b] >= 36000) return DecodeError::kBadAzimuth;
@@ -205,25 +218,37 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   if (info)
     *info = {static_cast<std::uint16_t>(azimuth[0]), timestamp, mode, packet[kProductIdOffset]};
 
-  const int stride = dual ? 2 : 1;  // dual: blocks in pairs with the same azimuth
+  // The rotation during a column is read from the next column's azimuth (the last column reuses
+  // the step before it, a packet of one column the step from the previous packet), as the
+  // public drivers do.
+  const int per_azimuth = copies * v.banks;
+  std::array<int, 12> step{};
+  for (int a = 0; a < azimuths; ++a) {
+    int diff = a + 1 < azimuths         ? azimuth[(a + 1) * per_azimuth] - azimuth[a * per_azimuth]
+               : a > 0                  ? azimuth[a * per_azimuth] - azimuth[(a - 1) * per_azimuth]
+               : previous_azimuth_ >= 0 ? azimuth[0] - previous_azimuth_
+                                        : 0;
+    if (diff < 0) diff += 36000;
+    step[a] = diff;
+  }
+  if (azimuths == 1 && step[0] == 0) step[0] = previous_step_;
+  previous_step_ = step[azimuths - 1];
+  previous_azimuth_ = azimuth[(azimuths - 1) * per_azimuth];
+
+  const int lasers_per_block = model_.channels / v.banks;
   const double block_span_us = v.sequences_per_block * v.sequence_period_us;
   for (int b = 0; b < blocks; ++b) {
-    const int group = b / stride;
-    // The rotation during a block is read from the next block's azimuth (the last block
-    // reuses the step before it), as the public drivers do.
-    int diff =
-        b + stride < blocks ? azimuth[b + stride] - azimuth[b] : azimuth[b] - azimuth[b - stride];
-    if (diff < 0) diff += 36000;
+    const int group = b / per_azimuth;
+    const int bank = (b / copies) % v.banks;
     const std::uint8_t kind = dual ? (b % 2 == 0 ? 1 : 2) : 0;
-    for (int slot = 0; slot < v.sequences_per_block * model_.channels; ++slot) {
+    for (int slot = 0; slot < v.sequences_per_block * lasers_per_block; ++slot) {
       const std::size_t at = b * kBlockSize + 4 + 3 * std::size_t(slot);
       const std::uint16_t units = load_le<std::uint16_t>(packet, at);
       if (units == 0) continue;
-      const int sequence = slot / model_.channels;
-      const int laser = slot % model_.channels;
-      const int firing_slot = laser / v.lasers_per_firing;  // VLP-32C fires in pairs
-      const double offset_us = v.sequence_period_us * sequence + v.laser_spacing_us * firing_slot;
-      const double azimuth_centideg = azimuth[b] + diff * offset_us / block_span_us;
+      const int sequence = slot / lasers_per_block;
+      const int laser = bank * lasers_per_block + slot % lasers_per_block;
+      const double offset_us = v.sequence_period_us * sequence + v.firing_offset_us(laser);
+      const double azimuth_centideg = azimuth[b] + step[group] * offset_us / block_span_us;
       const double a = (azimuth_centideg / 100.0 - model_.azimuth_offset_deg[laser]) * kDeg;
       const double e = model_.elevation_deg[laser] * kDeg;
       const double r = units * model_.range_unit_m;
@@ -236,8 +261,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       p.reflectivity = packet[at + 2];
       p.laser = static_cast<std::uint16_t>(laser);
       p.return_kind = kind;
-      p.time_s =
-          (timestamp + v.sequence_period_us * v.sequences_per_block * group + offset_us) * 1e-6;
+      p.time_s = (timestamp + block_span_us * group + offset_us) * 1e-6;
       out.push_back(p);
     }
   }

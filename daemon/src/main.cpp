@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   double duration_s = 0;
   double stats_interval_s = 0;
   app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
-  app.add_option("--model", f.model, "sensor model: vlp16|puck-hires|vlp32c|hdl32e|os1-64")
+  app.add_option("--model", f.model, "sensor model: " + core::sensor_model_names())
       ->capture_default_str();
   app.add_option("--hits", f.hits,
                  "where hit batches arrive, udp://HOST:PORT (port 0: any free port)")

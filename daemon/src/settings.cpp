@@ -50,10 +50,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   };
   s.model = core::find_sensor_model(f.model);
   if (!s.model) {
-    std::string names;
-    for (const auto* m : core::all_sensor_models())
-      names += (names.empty() ? "" : "|") + std::string(m->name);
-    bad("model", f.model, names);
+    bad("model", f.model, core::sensor_model_names());
     return;
   }
   s.name = s.name.empty() ? std::string(s.model->name) + "-" + std::to_string(f.sensor_id) : s.name;

@@ -18,12 +18,25 @@ struct VelodyneTraits {
   std::uint8_t product_id = 0;    // byte 1205
   double sequence_period_us = 0;  // one firing sequence of every laser
   double laser_spacing_us = 0;    // delay between consecutive firings of a sequence
-  int lasers_per_firing = 1;      // VLP-32C fires its lasers in pairs
+  int lasers_per_firing = 1;      // VLP-32C fires its lasers in pairs, VLS-128 in eights
+  int firings_per_pause = 0;      // VLS-128: one idle firing slot after every 8 firings
   int sequences_per_block = 0;    // VLP-16: two sequences of 16 lasers share a block
+  int banks = 1;                  // VLS-128: one column spans 4 blocks of 32 lasers
   int blocks_per_packet = 12;
   int default_rpm = 600;
   int min_rpm = 300;
   int max_rpm = 1200;
+
+  // Delay of a laser's firing after the start of its sequence, microseconds.
+  [[nodiscard]] double firing_offset_us(int laser) const {
+    const int firing = laser / lasers_per_firing;
+    const int pauses = firings_per_pause > 0 ? firing / firings_per_pause : 0;
+    return laser_spacing_us * (firing + pauses);
+  }
+  // Block flag of a bank's blocks as a little-endian u16: bytes FF EE, FF DD, FF CC, FF BB.
+  [[nodiscard]] static constexpr std::uint16_t block_flag(int bank) {
+    return static_cast<std::uint16_t>(0xEEFF - 0x1100 * bank);
+  }
 };
 
 struct OusterTraits {
@@ -91,6 +104,8 @@ ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fp
 
 const SensorModel* find_sensor_model(std::string_view name);
 std::span<const SensorModel* const> all_sensor_models();
+// Every --model spelling, joined by '|', for help texts and error messages.
+std::string sensor_model_names();
 
 // Where (column, channel) of a scan sits in the sensor frame its driver reports in.
 struct BeamRay {

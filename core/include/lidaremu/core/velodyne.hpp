@@ -49,7 +49,7 @@ class VelodyneEncoder final : public Encoder {
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink);
   void write_firing(const FrameReturns* returns, std::uint32_t column, std::size_t block_at,
-                    int sequence, int copy);
+                    int sequence, int bank, int copy);
   [[nodiscard]] int sequences_per_packet() const;
   BeamGeometry geometry_;
   SensorIdentity identity_;
@@ -94,12 +94,16 @@ struct PacketInfo {
 class SpecDecoder {
  public:
   explicit SpecDecoder(const SensorModel& model);
-  // Appends the returns of one data packet (distance 0 skipped).
+  // Appends the returns of one data packet (distance 0 skipped). Packets of one stream go
+  // through one decoder in order: a packet holding a single column (VLS-128 dual) takes its
+  // rotation step from the packet before.
   DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
-                     PacketInfo* info = nullptr) const;
+                     PacketInfo* info = nullptr);
 
  private:
   const SensorModel& model_;
+  int previous_azimuth_ = -1;
+  int previous_step_ = 0;
 };
 
 }  // namespace lidaremu::core::velodyne
