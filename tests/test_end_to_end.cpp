@@ -71,7 +71,7 @@ std::size_t check_ouster_round_trip(const std::vector<test::UdpReceiver::Datagra
                                     const std::vector<float>& rows,
                                     const std::string& metadata_file) {
   const auto metadata = core::ouster::parse_metadata(slurp(metadata_file));
-  core::ouster::LegacyDecoder decoder(metadata);
+  core::ouster::SpecDecoder decoder(metadata);
   std::size_t compared = 0;
   for (const auto& d : packets) {
     std::vector<core::ouster::Column> columns;
@@ -374,7 +374,7 @@ TEST_CASE("Weather from a Control message takes effect from the next batch on",
   CHECK_THAT(daemon.output(), Catch::Contains("rain=100 mm/h"));
   REQUIRE(dry.size() == 64);
   REQUIRE(rainy.size() == 64);
-  const auto decoder = core::ouster::LegacyDecoder(core::ouster::parse_metadata(slurp(metadata)));
+  const auto decoder = core::ouster::SpecDecoder(core::ouster::parse_metadata(slurp(metadata)));
   const auto far_returns = [&](const std::vector<test::UdpReceiver::Datagram>& packets) {
     std::size_t far = 0;
     for (const auto& d : packets) {

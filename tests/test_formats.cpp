@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -159,7 +160,7 @@ TEST_CASE("Ouster LEGACY spec decoder reproduces the SDK's figures on a real OS-
       slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
   CHECK(metadata.channels() == 64);
   CHECK(metadata.columns_per_frame == 1024);
-  ouster::LegacyDecoder decoder(metadata);
+  ouster::SpecDecoder decoder(metadata);
   CHECK(decoder.packet_size() == 12608);
   PcapReader pcap(lidaremu::test::data_path("ouster/OS-1-64_1024x10_fw20.pcap"));
   std::vector<ouster::Column> columns;
@@ -234,8 +235,16 @@ struct EmittedFrame {
   std::vector<std::vector<std::uint8_t>> packets;
 };
 
-EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
-  const auto pattern = *make_velodyne_scan(model, 600).pattern;
+// The demo scene seen by one frame of a scan pattern, through the ideal physics chain: the hits
+// the engine sent and the returns the encoder gets.
+struct DemoFrame {
+  std::vector<XYZ> hits;
+  std::vector<XYZ> hit_by_beam;  // every beam, a miss at the origin
+  FrameReturns returns;
+};
+
+DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes) {
+  const SensorModel& model = *pattern.model;
   const BeamGeometry geometry(pattern);
   std::vector<float> rows;
   lidaremu::clients::DemoScene().render(geometry, rows);
@@ -244,27 +253,35 @@ EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
                 static_cast<std::uint16_t>(model.channels)});
   hits.clear(0);
   hits.columns_received = hits.shape.columns;
-  EmittedFrame out;
-  out.columns = pattern.columns_per_frame;
+  DemoFrame out;
   for (std::size_t i = 0; i < hits.shape.beams(); ++i) {
     const float* r = &rows[i * 7];
     hits.x[i] = r[0], hits.y[i] = r[1], hits.z[i] = r[2];
     hits.nx[i] = r[3], hits.ny[i] = r[4], hits.nz[i] = r[5];
     hits.material[i] = static_cast<std::uint16_t>(r[6]);
     if (r[6] != 0) out.hits.push_back({r[0], r[1], r[2]});
+    out.hit_by_beam.push_back(r[6] != 0 ? XYZ{r[0], r[1], r[2]} : XYZ{0, 0, 0});
   }
-  const auto materials = MaterialTable::load(lidaremu::test::materials_path());
+  static const auto materials = MaterialTable::load(lidaremu::test::materials_path());
   PipelineSettings settings;
   settings.mode = PhysicsMode::kIdeal;
   settings.params = default_physics_params(model);
   settings.stages.echoes = echoes;
   Pipeline pipeline(pattern, materials, settings);
-  FrameReturns returns;
-  pipeline.process(hits, returns);
+  pipeline.process(hits, out.returns);
+  return out;
+}
+
+EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
+  const auto pattern = *make_velodyne_scan(model, 600).pattern;
+  DemoFrame frame = demo_frame(pattern, echoes);
+  EmittedFrame out;
+  out.columns = pattern.columns_per_frame;
+  out.hits = std::move(frame.hits);
   KeepingSink sink;
   auto encoder = make_encoder(pattern, {992200000001ull, 0x123456}, echoes);
   REQUIRE(encoder);
-  encoder->encode_frame(returns, 1000.0, sink);
+  encoder->encode_frame(frame.returns, 1000.0, sink);
   encoder->flush(sink);
   out.packets = std::move(sink.data);
   return out;
@@ -429,5 +446,207 @@ TEST_CASE("Ouster spec decoder reproduces every real capture, every profile",
     if (c.lo_m > 0) CHECK(lo * 1e-3 == Approx(c.lo_m).margin(0.005));
     if (c.hi_m > 0) CHECK(hi * 1e-3 == Approx(c.hi_m).margin(0.005));
     if (c.second_returns) CHECK(second == c.second_returns);
+  }
+}
+
+namespace {
+
+// Every packet an encoder emits, with the time it belongs to.
+struct TimedPacket {
+  PacketChannel channel;
+  std::vector<std::uint8_t> bytes;
+  double time_s;
+};
+class RecordingSink final : public PacketSink {
+ public:
+  std::vector<TimedPacket> packets;
+  void on_packet(PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double time_s) override {
+    packets.push_back({channel, {bytes.begin(), bytes.end()}, time_s});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Every Ouster model, lidar mode and profile: sizes, headers, cadence, round trip",
+          "[format][ouster][registry]") {
+  const std::array<std::pair<int, int>, 5> modes{
+      {{512, 10}, {1024, 10}, {2048, 10}, {512, 20}, {1024, 20}}};
+  const std::array<OusterProfile, 4> profiles{OusterProfile::kLegacy, OusterProfile::kRng19,
+                                              OusterProfile::kRng19Dual, OusterProfile::kRng15};
+  const SensorIdentity identity{992200000007ull, 0x5A5A5A};
+  const double frame_start = 1000.0;
+  int combinations = 0;
+  for (const SensorModel* model : all_sensor_models()) {
+    if (model->family != SensorFamily::kOuster) continue;
+    for (const auto& [columns, fps] : modes) {
+      const auto pattern = *make_ouster_scan(*model, columns, fps).pattern;
+      std::map<EchoMode, DemoFrame> frames;
+      for (const OusterProfile profile : profiles) {
+        const EchoMode echoes = ouster_echoes(profile);
+        if (!frames.contains(echoes)) frames.emplace(echoes, demo_frame(pattern, echoes));
+        const DemoFrame& frame = frames.at(echoes);
+        {
+          INFO(model->name << " " << columns << "x" << fps << " " << ouster::profile_name(profile));
+          ++combinations;
+          OusterOutput output{.profile = profile, .power_on_time_s = 990.0};
+          auto encoder = make_encoder(pattern, identity, echoes, output);
+          REQUIRE(encoder);
+          RecordingSink sink;
+          encoder->encode_frame(frame.returns, frame_start, sink);
+          // The metadata the daemon serves describes the stream: decode through it.
+          const auto metadata =
+              ouster::parse_metadata(ouster::metadata_json(pattern, identity, {.output = output}));
+          CHECK(metadata.udp_profile_lidar == ouster::profile_name(profile));
+          CHECK(metadata.initialization_id == identity.init_id);
+          CHECK(metadata.prod_sn == std::to_string(identity.serial_number));
+          ouster::SpecDecoder decoder(metadata);
+          const auto layout = ouster::profile_layout(profile);
+          CHECK(decoder.packet_size() == layout.packet_size(model->channels, 16));
+          CHECK(encoder->data_packet_size() == decoder.packet_size());
+          if (model->channels == 64) {  // FORMATS.md's table
+            const std::size_t expected = profile == OusterProfile::kLegacy      ? 12608
+                                         : profile == OusterProfile::kRng19     ? 12544
+                                         : profile == OusterProfile::kRng19Dual ? 16640
+                                                                                : 4352;
+            CHECK(decoder.packet_size() == expected);
+          }
+          std::vector<ouster::Column> decoded;
+          std::vector<double> lidar_times;
+          int imu = 0;
+          for (const auto& p : sink.packets) {
+            if (p.channel == PacketChannel::kTelemetry) {
+              CHECK(p.bytes.size() == ouster::kImuPacketSize);
+              ++imu;
+              continue;
+            }
+            REQUIRE(p.bytes.size() == decoder.packet_size());
+            ouster::PacketHeader header;
+            const std::size_t first = decoded.size();
+            REQUIRE(decoder.decode(p.bytes, decoded, &header) == ouster::DecodeError::kNone);
+            CHECK(decoded[first].measurement_id % 16 == 0);
+            if (profile != OusterProfile::kLegacy) {
+              CHECK(header.packet_type == 1);
+              CHECK(header.init_id == identity.init_id);
+              CHECK(header.serial_number == identity.serial_number);
+              CHECK(ouster::footer_crc_valid(p.bytes));
+            }
+            lidar_times.push_back(p.time_s);
+          }
+          // W / 16 packets spread evenly over the frame; the IMU at 100 Hz.
+          CHECK(lidar_times.size() == static_cast<std::size_t>(columns / 16));
+          CHECK(imu == 100 / fps);
+          const double packet_period = 16.0 / (fps * columns);
+          double worst_period_error = 0;
+          for (std::size_t i = 1; i < lidar_times.size(); ++i) {
+            worst_period_error = std::max(
+                worst_period_error, std::fabs(lidar_times[i] - lidar_times[i - 1] - packet_period));
+          }
+          CHECK(worst_period_error < 1e-9);
+          // Every column once, in order, one frame id, timestamps 1 / (fps W) apart counted by
+          // the internal oscillator from power-on.
+          REQUIRE(decoded.size() == static_cast<std::size_t>(columns));
+          std::size_t points = 0, second_returns = 0, out_of_order = 0, wrong_frame = 0,
+                      invalid = 0;
+          double worst_stamp_error_ns = 0, worst_distance_m = 0;
+          for (std::size_t c = 0; c < decoded.size(); ++c) {
+            const auto& col = decoded[c];
+            out_of_order += col.measurement_id != c;
+            wrong_frame += col.frame_id != decoded[0].frame_id;
+            invalid += (col.status & 1u) != 1u;
+            const double expected_ns = (frame_start - 990.0 + c / double(fps * columns)) * 1e9;
+            worst_stamp_error_ns =
+                std::max(worst_stamp_error_ns, std::fabs(double(col.timestamp_ns) - expected_ns));
+            for (int row = 0; row < model->channels; ++row) {
+              second_returns += col.pixels[row].range2_mm != 0;
+              if (col.pixels[row].range_mm == 0) continue;
+              // Back onto the very hit of that beam.
+              const auto xyz = decoder.to_xyz(col, row);
+              const XYZ& hit = frame.hit_by_beam[frame.returns.shape.beam(
+                  static_cast<std::uint32_t>(c), static_cast<std::uint16_t>(row))];
+              worst_distance_m = std::max(
+                  worst_distance_m, std::hypot(xyz[0] - hit.x, xyz[1] - hit.y, xyz[2] - hit.z));
+              ++points;
+            }
+          }
+          // Every hit comes back if its range fits the profile's field (RNG15: 15 bits of 8 mm,
+          // 262 m), within half the field's quantum along the beam (after the pipeline's own
+          // millimetre).
+          const double quantum_m = profile == OusterProfile::kRng15 ? 0.008 : 0.001;
+          const double field_max_m = profile == OusterProfile::kRng15    ? 0x7FFF * 0.008
+                                     : profile == OusterProfile::kLegacy ? 0xFFFFF * 0.001
+                                                                         : 0x7FFFF * 0.001;
+          std::size_t fitting = 0;
+          for (std::size_t b = 0; b < frame.returns.shape.beams(); ++b) {
+            const double r = frame.returns.range_m[b];
+            fitting += r > 0 && std::lround(r / quantum_m) * quantum_m <= field_max_m;
+          }
+          CHECK(fitting > frame.hits.size() / 2);
+          CHECK(points == fitting);
+          CHECK(out_of_order == 0);
+          CHECK(wrong_frame == 0);
+          CHECK(invalid == 0);
+          CHECK(worst_stamp_error_ns <= 1.0);
+          CHECK(second_returns == 0);  // one surface per beam in the demo scene
+          CHECK(worst_distance_m <= quantum_m / 2 + 7e-4);
+        }
+      }
+    }
+  }
+  CHECK(combinations == 9 * 5 * 4);
+}
+
+TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
+  const auto pattern = *make_ouster_scan(*find_sensor_model("os1-32"), 1024, 10).pattern;
+  const DemoFrame frame = demo_frame(pattern, EchoMode::kStrongest);
+  const SensorIdentity identity{992200000003ull, 0x101};
+  SECTION("a window sends only the packets that hold its columns, and invalid columns empty") {
+    const OusterOutput output{.profile = OusterProfile::kRng19,
+                              .azimuth_window_start_mdeg = 90000,
+                              .azimuth_window_end_mdeg = 180000};
+    auto encoder = make_encoder(pattern, identity, EchoMode::kStrongest, output);
+    RecordingSink sink;
+    encoder->encode_frame(frame.returns, 50.0, sink);
+    const auto metadata =
+        ouster::parse_metadata(ouster::metadata_json(pattern, identity, {.output = output}));
+    ouster::SpecDecoder decoder(metadata);
+    std::vector<ouster::Column> columns;
+    for (const auto& p : sink.packets) {
+      if (p.channel == PacketChannel::kData)
+        REQUIRE(decoder.decode(p.bytes, columns) == ouster::DecodeError::kNone);
+    }
+    // Columns 256..512 (90 to 180 degrees of 1024): packets 16..32, 17 of them.
+    CHECK(columns.size() == 17 * 16);
+    int valid = 0;
+    for (const auto& c : columns) {
+      const bool inside = c.measurement_id >= 256 && c.measurement_id <= 512;
+      CHECK((c.status & 1u) == (inside ? 1u : 0u));
+      valid += inside;
+      if (!inside) {
+        for (const auto& px : c.pixels) CHECK(px.range_mm == 0);
+      }
+    }
+    CHECK(valid == 257);
+    const auto json =
+        nlohmann::json::parse(ouster::metadata_json(pattern, identity, {.output = output}));
+    CHECK(json["lidar_data_format"]["column_window"] == nlohmann::json::array({256, 512}));
+    CHECK(json["config_params"]["azimuth_window"] == nlohmann::json::array({90000, 180000}));
+  }
+  SECTION("PTP timestamps are TAI (UTC + 37 s); the internal oscillator counts from power-on") {
+    for (const auto mode : {OusterTimestampMode::kPtp, OusterTimestampMode::kInternalOsc}) {
+      const OusterOutput output{.timestamp_mode = mode, .power_on_time_s = 1.7e9};
+      auto encoder = make_encoder(pattern, identity, EchoMode::kStrongest, output);
+      RecordingSink sink;
+      encoder->encode_frame(frame.returns, 1.7e9 + 12.5, sink);
+      const std::uint64_t first = load_le<std::uint64_t>(sink.packets.front().bytes, 0);
+      if (sink.packets.front().channel == PacketChannel::kTelemetry) {
+        CHECK(double(first) * 1e-9 ==
+              Approx(mode == OusterTimestampMode::kPtp ? 1.7e9 + 49.5 : 12.5).margin(1e-6));
+      }
+      const auto json =
+          nlohmann::json::parse(ouster::metadata_json(pattern, identity, {.output = output}));
+      CHECK(json["config_params"]["timestamp_mode"] ==
+            (mode == OusterTimestampMode::kPtp ? "TIME_FROM_PTP_1588" : "TIME_FROM_INTERNAL_OSC"));
+    }
   }
 }

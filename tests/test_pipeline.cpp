@@ -284,7 +284,7 @@ TEST_CASE("OS1-64 LEGACY packets pass the checks real consumers make, and round 
   CHECK(json["config_params"]["udp_port_lidar"] == 7502);
   CHECK(json["lidar_data_format"]["pixel_shift_by_row"].size() == 64);
   const auto metadata = ouster::parse_metadata(metadata_text);
-  ouster::LegacyDecoder decoder(metadata);
+  ouster::SpecDecoder decoder(metadata);
 
   int data = 0, imu = 0;
   std::vector<ouster::Column> columns;

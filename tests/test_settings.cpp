@@ -184,7 +184,7 @@ weather = { rain_mm_per_h = -3.0 }
   // What the packets cannot carry is refused, naming what they can.
   CHECK_THROWS_WITH(
       load_config_text("[[sensor]]\nmodel = \"os1-64\"\nreturn_mode = \"dual\"\n", "ouster.toml"),
-      Catch::Contains("sensor[0].echoes = 'dual': expected strongest (the LEGACY"));
+      Catch::Contains("sensor[0].return_mode = 'dual': expected strongest for Ouster"));
   CHECK_THROWS_WITH(
       load_config_text("[[sensor]]\nmodel = \"vlp16\"\nreturn_mode = \"triple\"\n", "vlp.toml"),
       Catch::Contains("expected strongest|last|dual"));
@@ -192,7 +192,7 @@ weather = { rain_mm_per_h = -3.0 }
   f.echoes = "all";
   f.rain_mm_per_h = 1e9;
   CHECK_THROWS_WITH(sensor_from_flags(f),
-                    Catch::Contains("--echoes = 'all'") && Catch::Contains("--rain"));
+                    Catch::Contains("--return-mode = 'all'") && Catch::Contains("--rain"));
 }
 
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {

@@ -11,19 +11,26 @@ bool family_supports(SensorFamily family, EchoMode echoes) {
       return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
              echoes == EchoMode::kDual;
     case SensorFamily::kOuster:
-      return echoes == EchoMode::kStrongest;
+      return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
   }
   return false;
 }
 
+EchoMode ouster_echoes(OusterProfile profile) {
+  return profile == OusterProfile::kRng19Dual ? EchoMode::kTwoStrongest : EchoMode::kStrongest;
+}
+
 std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                                      EchoMode echoes) {
+                                      EchoMode echoes, const OusterOutput& ouster) {
   if (!family_supports(pattern.model->family, echoes)) return nullptr;
+  if (pattern.model->family == SensorFamily::kOuster && echoes != ouster_echoes(ouster.profile)) {
+    return nullptr;
+  }
   switch (pattern.model->family) {
     case SensorFamily::kVelodyne:
       return std::make_unique<velodyne::VelodyneEncoder>(pattern, identity, echoes);
     case SensorFamily::kOuster:
-      return std::make_unique<ouster::LegacyEncoder>(pattern, identity);
+      return std::make_unique<ouster::OusterEncoder>(pattern, identity, ouster);
   }
   return nullptr;
 }

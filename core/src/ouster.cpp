@@ -40,21 +40,45 @@ std::array<std::uint8_t, kImuPacketSize> imu_packet(std::uint64_t time_ns,
   return p;
 }
 
-LegacyEncoder::LegacyEncoder(const ScanPattern& pattern, const SensorIdentity& /*identity*/)
+OusterEncoder::OusterEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                             const OusterOutput& output)
     : pattern_(pattern),
+      identity_(identity),
+      output_(output),
+      layout_(profile_layout(output.profile)),
       packet_(
-          legacy_packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
+          layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
 
-double LegacyEncoder::data_packet_period_s() const {
+double OusterEncoder::data_packet_period_s() const {
   return pattern_.column_period_s * pattern_.model->ouster.columns_per_packet;
 }
 
-void LegacyEncoder::encode_frame(const FrameReturns& returns, double frame_start_s,
+bool OusterEncoder::column_in_window(std::uint32_t column) const {
+  const std::uint64_t angle_mdeg =
+      std::uint64_t{column} * 360000 / static_cast<std::uint64_t>(pattern_.columns_per_frame);
+  const std::uint32_t start = output_.azimuth_window_start_mdeg;
+  const std::uint32_t end = output_.azimuth_window_end_mdeg;
+  return start <= end ? angle_mdeg >= start && angle_mdeg <= end
+                      : angle_mdeg >= start || angle_mdeg <= end;
+}
+
+std::uint64_t OusterEncoder::timestamp_ns(double sensor_time_s) const {
+  switch (output_.timestamp_mode) {
+    case OusterTimestampMode::kPtp:
+      return to_ns(sensor_time_s + kTaiMinusUtcS);
+    case OusterTimestampMode::kInternalOsc:
+      break;
+  }
+  return to_ns(sensor_time_s - output_.power_on_time_s);
+}
+
+void OusterEncoder::encode_frame(const FrameReturns& returns, double frame_start_s,
                                  PacketSink& sink) {
   const SensorModel& model = *pattern_.model;
   const int per_packet = model.ouster.columns_per_packet;
+  const bool legacy = output_.profile == OusterProfile::kLegacy;
   const std::size_t column_bytes =
-      kLegacyColumnHeader + model.channels * kLegacyPixel + kLegacyColumnFooter;
+      layout_.column_header + model.channels * layout_.pixel + layout_.column_footer;
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
   // The IMU reports at 100 Hz; a sensor at rest feels one g upwards. Its packets go out in
   // time order with the lidar packets, as on the real sensor's wire.
@@ -63,40 +87,115 @@ void LegacyEncoder::encode_frame(const FrameReturns& returns, double frame_start
   auto send_imu_until = [&](double t) {
     for (; imu_sent < imu_packets && frame_start_s + imu_sent / kImuRateHz <= t; ++imu_sent) {
       const double imu_time = frame_start_s + imu_sent / kImuRateHz;
-      const auto imu = imu_packet(to_ns(imu_time), {0.0f, 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f});
+      const std::uint64_t ns = timestamp_ns(imu_time);
+      const auto imu = imu_packet(ns, {0.0f, 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f});
       sink.on_packet(PacketChannel::kTelemetry, imu, imu_time);
     }
   };
   for (std::uint32_t first = 0; first < columns; first += per_packet) {
-    std::fill(packet_.begin(), packet_.end(), std::uint8_t{0});
-    for (int k = 0; k < per_packet; ++k) {
-      const std::uint32_t c = first + k;
-      const std::size_t at = k * column_bytes;
-      store_le<std::uint64_t>(packet_, at, to_ns(frame_start_s + c * pattern_.column_period_s));
-      store_le<std::uint16_t>(packet_, at + 8, static_cast<std::uint16_t>(c));
-      store_le<std::uint16_t>(packet_, at + 10, frame_id_);
-      store_le<std::uint32_t>(
-          packet_, at + 12,
-          static_cast<std::uint32_t>(std::uint64_t{c} * kEncoderTicksPerTurn / columns));
-      for (int row = 0; row < model.channels; ++row) {
-        const std::size_t beam = returns.shape.beam(c, static_cast<std::uint16_t>(row));
-        const std::size_t px = at + kLegacyColumnHeader + row * kLegacyPixel;
-        const auto range_mm =
-            static_cast<std::uint32_t>(std::lround(returns.range_m[beam] * 1000.0));
-        store_le<std::uint32_t>(packet_, px, range_mm & 0xFFFFFu);
-        if (range_mm == 0) continue;
-        store_le<std::uint16_t>(packet_, px + 4, returns.reflectivity[beam]);
-        store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[beam]);
-      }
-      store_le<std::uint32_t>(packet_, at + column_bytes - kLegacyColumnFooter, kColumnValid);
-    }
-    // A packet leaves when its last column has been measured.
+    bool any_in_window = false;
+    for (int k = 0; k < per_packet; ++k) any_in_window |= column_in_window(first + k);
+    // A packet leaves when its last column has been measured; none outside the window.
     const double sent_at = frame_start_s + (first + per_packet - 1) * pattern_.column_period_s;
     send_imu_until(sent_at);
+    if (!any_in_window) continue;
+    std::fill(packet_.begin(), packet_.end(), std::uint8_t{0});
+    if (!legacy) {
+      store_le<std::uint16_t>(packet_, 0, kPacketTypeLidar);
+      store_le<std::uint16_t>(packet_, 2, frame_id_);
+      store_le<std::uint32_t>(packet_, 4, identity_.init_id & 0xFFFFFFu);  // byte 7 follows
+      store_le<std::uint64_t>(packet_, 7, identity_.serial_number & 0xFFFFFFFFFFull);
+      packet_[12] = 0;  // alert flags: none
+    }
+    for (int k = 0; k < per_packet; ++k) {
+      const std::uint32_t c = first + k;
+      write_column(returns, c, layout_.packet_header + k * column_bytes,
+                   timestamp_ns(frame_start_s + c * pattern_.column_period_s));
+    }
+    if (!legacy) {
+      const std::size_t crc_at = packet_.size() - 8;
+      store_le<std::uint64_t>(packet_, crc_at, crc64_xz(std::span(packet_).first(crc_at)));
+    }
     sink.on_packet(PacketChannel::kData, packet_, sent_at);
   }
   send_imu_until(frame_start_s + pattern_.frame_period_s);
   ++frame_id_;
+}
+
+void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
+                                 std::uint64_t timestamp_ns) {
+  const SensorModel& model = *pattern_.model;
+  const bool legacy = output_.profile == OusterProfile::kLegacy;
+  const bool valid = column_in_window(column);
+  const std::size_t column_bytes =
+      layout_.column_header + model.channels * layout_.pixel + layout_.column_footer;
+  store_le<std::uint64_t>(packet_, at, timestamp_ns);
+  store_le<std::uint16_t>(packet_, at + 8, static_cast<std::uint16_t>(column));
+  if (legacy) {
+    store_le<std::uint16_t>(packet_, at + 10, frame_id_);
+    store_le<std::uint32_t>(
+        packet_, at + 12,
+        static_cast<std::uint32_t>(std::uint64_t{column} * kEncoderTicksPerTurn /
+                                   pattern_.columns_per_frame));
+    store_le<std::uint32_t>(packet_, at + column_bytes - kLegacyColumnFooter,
+                            valid ? kColumnValid : 0u);
+  } else {
+    store_le<std::uint16_t>(packet_, at + 10, valid ? 1 : 0);
+  }
+  if (!valid) return;
+  for (int row = 0; row < model.channels; ++row) {
+    write_pixel(returns, returns.shape.beam(column, static_cast<std::uint16_t>(row)),
+                at + layout_.column_header + row * layout_.pixel);
+  }
+}
+
+void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px) {
+  // A range the field cannot hold is sent as no return, never wrapped.
+  const auto field = [](float range_m, std::uint32_t unit_mm, std::uint32_t max) {
+    const auto units = static_cast<std::uint32_t>(std::lround(range_m * 1000.0 / unit_mm));
+    return units > max ? 0u : units;
+  };
+  const std::size_t first = returns.slot(beam, 0);
+  switch (output_.profile) {
+    case OusterProfile::kLegacy: {
+      const std::uint32_t range = field(returns.range_m[first], 1, 0xFFFFFu);
+      store_le<std::uint32_t>(packet_, px, range);
+      if (range == 0) return;
+      store_le<std::uint16_t>(packet_, px + 4, returns.reflectivity[first]);
+      store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[first]);
+      return;
+    }
+    case OusterProfile::kRng19: {
+      const std::uint32_t range = field(returns.range_m[first], 1, 0x7FFFFu);
+      store_le<std::uint32_t>(packet_, px, range);
+      if (range == 0) return;
+      packet_[px + 4] = returns.reflectivity[first];
+      store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[first]);
+      return;
+    }
+    case OusterProfile::kRng19Dual: {
+      const std::size_t second = returns.slot(beam, 1);
+      const std::uint32_t range = field(returns.range_m[first], 1, 0x7FFFFu);
+      const std::uint32_t range2 = field(returns.range_m[second], 1, 0x7FFFFu);
+      store_le<std::uint32_t>(packet_, px, range);
+      store_le<std::uint32_t>(packet_, px + 4, range2);
+      if (range) {
+        packet_[px + 3] = returns.reflectivity[first];
+        store_le<std::uint16_t>(packet_, px + 8, returns.signal_photons[first]);
+      }
+      if (range2) {
+        packet_[px + 7] = returns.reflectivity[second];
+        store_le<std::uint16_t>(packet_, px + 10, returns.signal_photons[second]);
+      }
+      return;
+    }
+    case OusterProfile::kRng15: {
+      const std::uint32_t range = field(returns.range_m[first], 8, 0x7FFFu);
+      store_le<std::uint16_t>(packet_, px, static_cast<std::uint16_t>(range));
+      if (range) packet_[px + 2] = returns.reflectivity[first];
+      return;
+    }
+  }
 }
 
 std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& identity,
@@ -108,9 +207,18 @@ std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& iden
       std::to_string(columns) + "x" + std::to_string(pattern.frames_per_second);
   const double n = m.ouster.lidar_origin_to_beam_origin_mm;
   ordered_json j;
-  j["sensor_info"] = {{"build_date", "2023-03-18T18:28:26Z"},
-                      {"build_rev", "v2.5.0"},
-                      {"image_rev", "ousteros-image-prod-aries-v2.5.0+lidaremu"},
+  const char* profile = profile_name(settings.output.profile);
+  // The first and last column the azimuth window lets through.
+  const OusterEncoder window(pattern, identity, settings.output);
+  int first_column = -1, last_column = -1;
+  for (int c = 0; c < columns; ++c) {
+    if (!window.column_in_window(static_cast<std::uint32_t>(c))) continue;
+    if (first_column < 0 || (c > 0 && !window.column_in_window(c - 1))) first_column = c;
+    if (c + 1 == columns || !window.column_in_window(c + 1)) last_column = c;
+  }
+  j["sensor_info"] = {{"build_date", "2023-09-27T17:19:40Z"},
+                      {"build_rev", "v3.1.0"},
+                      {"image_rev", "ousteros-image-prod-bootes-v3.1.0+lidaremu"},
                       {"initialization_id", identity.init_id},
                       {"prod_line", std::string(m.ouster.prod_line)},
                       {"prod_pn", std::string(m.ouster.prod_pn)},
@@ -123,36 +231,38 @@ std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& iden
       {"lidar_origin_to_beam_origin_mm", n}};
   j["imu_intrinsics"] = {{"imu_to_sensor_transform", m.ouster.imu_to_sensor}};
   j["lidar_intrinsics"] = {{"lidar_to_sensor_transform", m.ouster.lidar_to_sensor}};
-  j["config_params"] = {{"azimuth_window", {0, 360000}},
-                        {"columns_per_packet", m.ouster.columns_per_packet},
-                        {"lidar_mode", mode},
-                        {"multipurpose_io_mode", "OFF"},
-                        {"nmea_baud_rate", "BAUD_9600"},
-                        {"nmea_ignore_valid_char", 0},
-                        {"nmea_in_polarity", "ACTIVE_HIGH"},
-                        {"nmea_leap_seconds", 0},
-                        {"operating_mode", "NORMAL"},
-                        {"phase_lock_enable", false},
-                        {"phase_lock_offset", 0},
-                        {"signal_multiplier", 1},
-                        {"sync_pulse_in_polarity", "ACTIVE_HIGH"},
-                        {"sync_pulse_out_angle", 360},
-                        {"sync_pulse_out_frequency", 1},
-                        {"sync_pulse_out_polarity", "ACTIVE_HIGH"},
-                        {"sync_pulse_out_pulse_width", 10},
-                        {"timestamp_mode", "TIME_FROM_INTERNAL_OSC"},
-                        {"udp_dest", settings.udp_dest},
-                        {"udp_port_imu", settings.udp_port_imu},
-                        {"udp_port_lidar", settings.udp_port_lidar},
-                        {"udp_profile_imu", "LEGACY"},
-                        {"udp_profile_lidar", "LEGACY"}};
-  j["lidar_data_format"] = {{"column_window", {0, columns - 1}},
+  j["config_params"] = {
+      {"azimuth_window",
+       {settings.output.azimuth_window_start_mdeg, settings.output.azimuth_window_end_mdeg}},
+      {"columns_per_packet", m.ouster.columns_per_packet},
+      {"lidar_mode", mode},
+      {"multipurpose_io_mode", "OFF"},
+      {"nmea_baud_rate", "BAUD_9600"},
+      {"nmea_ignore_valid_char", 0},
+      {"nmea_in_polarity", "ACTIVE_HIGH"},
+      {"nmea_leap_seconds", 0},
+      {"operating_mode", "NORMAL"},
+      {"phase_lock_enable", false},
+      {"phase_lock_offset", 0},
+      {"signal_multiplier", 1},
+      {"sync_pulse_in_polarity", "ACTIVE_HIGH"},
+      {"sync_pulse_out_angle", 360},
+      {"sync_pulse_out_frequency", 1},
+      {"sync_pulse_out_polarity", "ACTIVE_HIGH"},
+      {"sync_pulse_out_pulse_width", 10},
+      {"timestamp_mode", timestamp_mode_name(settings.output.timestamp_mode)},
+      {"udp_dest", settings.udp_dest},
+      {"udp_port_imu", settings.udp_port_imu},
+      {"udp_port_lidar", settings.udp_port_lidar},
+      {"udp_profile_imu", "LEGACY"},
+      {"udp_profile_lidar", profile}};
+  j["lidar_data_format"] = {{"column_window", {first_column, last_column}},
                             {"columns_per_frame", columns},
                             {"columns_per_packet", m.ouster.columns_per_packet},
                             {"pixel_shift_by_row", pixel_shift_by_row(m, columns)},
                             {"pixels_per_column", m.channels},
                             {"udp_profile_imu", "LEGACY"},
-                            {"udp_profile_lidar", "LEGACY"}};
+                            {"udp_profile_lidar", profile}};
   j["calibration_status"] = {
       {"reflectivity", {{"timestamp", "2023-03-18T18:28:26"}, {"valid", true}}}};
   return j.dump(4);
@@ -257,21 +367,77 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-std::optional<ProfileLayout> profile_layout(const std::string& profile) {
-  if (profile == "LEGACY") return ProfileLayout{0, 16, 12, 4, 0};
-  if (profile == "RNG19_RFL8_SIG16_NIR16") return ProfileLayout{32, 12, 12, 0, 32};
-  if (profile == "RNG19_RFL8_SIG16_NIR16_DUAL") return ProfileLayout{32, 12, 16, 0, 32};
-  if (profile == "RNG15_RFL8_NIR8") return ProfileLayout{32, 12, 4, 0, 32};
+ProfileLayout profile_layout(OusterProfile profile) {
+  switch (profile) {
+    case OusterProfile::kLegacy:
+      break;
+    case OusterProfile::kRng19:
+      return ProfileLayout{32, 12, 12, 0, 32};
+    case OusterProfile::kRng19Dual:
+      return ProfileLayout{32, 12, 16, 0, 32};
+    case OusterProfile::kRng15:
+      return ProfileLayout{32, 12, 4, 0, 32};
+  }
+  return ProfileLayout{0, 16, 12, 4, 0};
+}
+
+namespace {
+constexpr std::array<std::pair<OusterProfile, const char*>, 4> kProfileNames{
+    {{OusterProfile::kLegacy, "LEGACY"},
+     {OusterProfile::kRng19, "RNG19_RFL8_SIG16_NIR16"},
+     {OusterProfile::kRng19Dual, "RNG19_RFL8_SIG16_NIR16_DUAL"},
+     {OusterProfile::kRng15, "RNG15_RFL8_NIR8"}}};
+constexpr std::array<std::pair<OusterTimestampMode, const char*>, 2> kTimestampModeNames{
+    {{OusterTimestampMode::kInternalOsc, "TIME_FROM_INTERNAL_OSC"},
+     {OusterTimestampMode::kPtp, "TIME_FROM_PTP_1588"}}};
+}  // namespace
+
+const char* profile_name(OusterProfile profile) {
+  for (const auto& [p, name] : kProfileNames) {
+    if (p == profile) return name;
+  }
+  return "LEGACY";
+}
+
+std::optional<OusterProfile> profile_from_name(std::string_view udp_profile_lidar) {
+  for (const auto& [p, name] : kProfileNames) {
+    if (udp_profile_lidar == name) return p;
+  }
   return std::nullopt;
 }
 
-std::uint64_t crc64_xz(std::span<const std::uint8_t> bytes) {
-  constexpr std::uint64_t kReflectedPolynomial = 0xC96C5795D7870F42ull;
-  std::uint64_t crc = ~0ull;
-  for (const std::uint8_t byte : bytes) {
-    crc ^= byte;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? kReflectedPolynomial : 0);
+const char* timestamp_mode_name(OusterTimestampMode mode) {
+  for (const auto& [m, name] : kTimestampModeNames) {
+    if (m == mode) return name;
   }
+  return "TIME_FROM_INTERNAL_OSC";
+}
+
+std::optional<OusterTimestampMode> timestamp_mode_from_name(std::string_view name) {
+  for (const auto& [m, n] : kTimestampModeNames) {
+    if (name == n) return m;
+  }
+  return std::nullopt;
+}
+
+namespace {
+// CRC-64/XZ, one table lookup per byte.
+constexpr std::array<std::uint64_t, 256> make_crc64_table() {
+  constexpr std::uint64_t kReflectedPolynomial = 0xC96C5795D7870F42ull;
+  std::array<std::uint64_t, 256> table{};
+  for (std::uint64_t i = 0; i < 256; ++i) {
+    std::uint64_t crc = i;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (crc & 1 ? kReflectedPolynomial : 0);
+    table[i] = crc;
+  }
+  return table;
+}
+constexpr auto kCrc64Table = make_crc64_table();
+}  // namespace
+
+std::uint64_t crc64_xz(std::span<const std::uint8_t> bytes) {
+  std::uint64_t crc = ~0ull;
+  for (const std::uint8_t byte : bytes) crc = kCrc64Table[(crc ^ byte) & 0xFF] ^ (crc >> 8);
   return ~crc;
 }
 
@@ -281,29 +447,24 @@ bool footer_crc_valid(std::span<const std::uint8_t> packet) {
          load_le<std::uint64_t>(packet, packet.size() - 8);
 }
 
-LegacyDecoder::LegacyDecoder(const Metadata& metadata)
-    : metadata_(metadata),
-      layout_(profile_layout(metadata.udp_profile_lidar).value_or(ProfileLayout{})),
-      legacy_(metadata.udp_profile_lidar == "LEGACY") {
-  if (!profile_layout(metadata.udp_profile_lidar)) {
+SpecDecoder::SpecDecoder(const Metadata& metadata) : metadata_(metadata) {
+  const auto profile = profile_from_name(metadata.udp_profile_lidar);
+  if (!profile) {
     throw std::runtime_error("metadata: unknown udp_profile_lidar '" + metadata.udp_profile_lidar +
                              "'");
   }
+  profile_ = *profile;
+  layout_ = profile_layout(profile_);
 }
 
-std::size_t LegacyDecoder::packet_size() const {
-  return layout_.packet_header +
-         static_cast<std::size_t>(metadata_.columns_per_packet) *
-             (layout_.column_header +
-              static_cast<std::size_t>(metadata_.channels()) * layout_.pixel +
-              layout_.column_footer) +
-         layout_.packet_footer;
+std::size_t SpecDecoder::packet_size() const {
+  return layout_.packet_size(metadata_.channels(), metadata_.columns_per_packet);
 }
 
-DecodeError LegacyDecoder::decode(std::span<const std::uint8_t> packet,
-                                  std::vector<Column>& columns, PacketHeader* header) const {
+DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
+                                PacketHeader* header) const {
   if (packet.size() != packet_size()) return DecodeError::kWrongSize;
-  if (!legacy_) return decode_profile(packet, columns, header);
+  if (profile_ != OusterProfile::kLegacy) return decode_profile(packet, columns, header);
   const int h = metadata_.channels();
   const std::size_t column_bytes = kLegacyColumnHeader + h * kLegacyPixel + kLegacyColumnFooter;
   for (int k = 0; k < metadata_.columns_per_packet; ++k) {
@@ -329,9 +490,8 @@ DecodeError LegacyDecoder::decode(std::span<const std::uint8_t> packet,
 
 // The non-legacy profiles (FORMATS.md): a 32-byte packet header, 12-byte column headers, the
 // profile's pixels, a 32-byte footer.
-DecodeError LegacyDecoder::decode_profile(std::span<const std::uint8_t> packet,
-                                          std::vector<Column>& columns,
-                                          PacketHeader* header) const {
+DecodeError SpecDecoder::decode_profile(std::span<const std::uint8_t> packet,
+                                        std::vector<Column>& columns, PacketHeader* header) const {
   const std::uint16_t frame_id = load_le<std::uint16_t>(packet, 2);
   if (header) {
     header->packet_type = load_le<std::uint16_t>(packet, 0);
@@ -341,7 +501,6 @@ DecodeError LegacyDecoder::decode_profile(std::span<const std::uint8_t> packet,
   }
   const int h = metadata_.channels();
   const std::size_t column_bytes = layout_.column_header + h * layout_.pixel;
-  const std::string& profile = metadata_.udp_profile_lidar;
   for (int k = 0; k < metadata_.columns_per_packet; ++k) {
     const std::size_t at = layout_.packet_header + k * column_bytes;
     Column c;
@@ -354,11 +513,11 @@ DecodeError LegacyDecoder::decode_profile(std::span<const std::uint8_t> packet,
     for (int row = 0; row < h; ++row) {
       const std::size_t px = at + layout_.column_header + row * layout_.pixel;
       Pixel& p = c.pixels[row];
-      if (profile == "RNG15_RFL8_NIR8") {
+      if (profile_ == OusterProfile::kRng15) {
         p.range_mm = (load_le<std::uint16_t>(packet, px) & 0x7FFFu) * 8u;
         p.reflectivity = packet[px + 2];
         p.near_ir = static_cast<std::uint16_t>(packet[px + 3] * 16);
-      } else if (profile == "RNG19_RFL8_SIG16_NIR16_DUAL") {
+      } else if (profile_ == OusterProfile::kRng19Dual) {
         p.range_mm = load_le<std::uint32_t>(packet, px) & 0x7FFFFu;
         p.reflectivity = packet[px + 3];
         p.range2_mm = load_le<std::uint32_t>(packet, px + 4) & 0x7FFFFu;
@@ -378,7 +537,7 @@ DecodeError LegacyDecoder::decode_profile(std::span<const std::uint8_t> packet,
   return DecodeError::kNone;
 }
 
-std::array<double, 3> LegacyDecoder::to_xyz(const Column& column, int row) const {
+std::array<double, 3> SpecDecoder::to_xyz(const Column& column, int row) const {
   constexpr double kDeg = std::numbers::pi / 180.0;
   const double r = column.pixels[row].range_mm;
   const double encoder =

@@ -575,6 +575,8 @@ class EchoSelectionStage final : public Stage {
         return "echoes.dual";
       case EchoMode::kTriple:
         return "echoes.triple";
+      case EchoMode::kTwoStrongest:
+        return "echoes.two_strongest";
     }
     return "echoes";
   }
@@ -620,6 +622,10 @@ class EchoSelectionStage final : public Stage {
           break;
         case EchoMode::kFirst:
           pick[0] = static_cast<std::int8_t>(first);
+          break;
+        case EchoMode::kTwoStrongest:
+          pick[0] = static_cast<std::int8_t>(strongest);
+          pick[1] = static_cast<std::int8_t>(next_strongest(1));
           break;
         case EchoMode::kDual:
         case EchoMode::kTriple: {

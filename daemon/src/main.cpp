@@ -31,7 +31,7 @@ constexpr int kExitStartup = 4;
 
 void write_metadata(const daemon::SensorSettings& s) {
   if (s.metadata_out.empty()) return;
-  core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port};
+  const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
   std::ofstream out(s.metadata_out);
   out << core::ouster::metadata_json(s.pattern, s.identity, m) << '\n';
   if (!out) throw std::runtime_error("cannot write metadata to " + s.metadata_out.string());
@@ -139,9 +139,23 @@ int main(int argc, char** argv) {
                  "threshold (noise + 3 sigma) | capability (seed 002 reflectance limit)")
       ->capture_default_str();
   app.add_option("--echoes,--return-mode", f.echoes,
-                 "reported echoes: strongest|last|dual for Velodyne (the packets' return mode), "
-                 "strongest for Ouster LEGACY")
+                 "Velodyne return mode: strongest|last|dual (Ouster: see --profile)")
       ->capture_default_str();
+  app.add_option("--profile", f.profile,
+                 "Ouster lidar profile: legacy | rng19 (RNG19_RFL8_SIG16_NIR16) | rng19-dual (two "
+                 "strongest returns) | rng15 (RNG15_RFL8_NIR8, low data rate)")
+      ->capture_default_str();
+  app.add_option("--azimuth-window", f.azimuth_window,
+                 "Ouster azimuth window START,END in millidegrees (default 0,360000)");
+  app.add_option("--timestamp-mode", f.timestamp_mode,
+                 "Ouster timestamps: internal-osc (since power-on) | ptp (PTP/TAI time)")
+      ->capture_default_str();
+  app.add_option("--sensor-ip", f.sensor_ip,
+                 "the emulated unit's address: packets leave from it, the web API listens on it "
+                 "(default 127.0.0.2 + sensor id when --out is on loopback)");
+  app.add_option("--api-port", f.api_port,
+                 "port of the sensor's web API on --sensor-ip (default 80, as drivers expect; 0: "
+                 "none)");
   app.add_option("--rain", f.rain_mm_per_h, "rain rate at start, mm/h (Control changes it)")
       ->capture_default_str();
   app.add_option("--visibility", f.visibility_m, "meteorological visibility at start, m (fog)")
@@ -187,9 +201,11 @@ int main(int argc, char** argv) {
   daemon::DaemonSettings settings;
   try {
     if (!config.empty()) {
-      for (const char* flag : {"--model", "--hits", "--hits-format", "--out", "--telemetry",
-                               "--pace", "--seed", "--metadata-out", "--physics", "--rpm", "--mode",
-                               "--engine", "--clock", "--sensor-id", "--idle-timeout-ms"}) {
+      for (const char* flag :
+           {"--model",   "--hits",           "--hits-format",    "--out",       "--telemetry",
+            "--pace",    "--seed",           "--metadata-out",   "--physics",   "--rpm",
+            "--mode",    "--engine",         "--clock",          "--sensor-id", "--idle-timeout-ms",
+            "--profile", "--azimuth-window", "--timestamp-mode", "--sensor-ip", "--api-port"}) {
         if (app.count(flag)) {
           std::cerr << "lidaremud: " << flag
                     << " and --config cannot be combined: put the sensor in " << config

@@ -33,6 +33,14 @@ bool worth_logging(std::uint64_t count) {
 
 constexpr int kReceiveBufferBytes = 16 << 20;
 
+// The emulated Ouster powers on with the daemon: its internal oscillator counts from then (in
+// simulation time, from 0).
+core::OusterOutput ouster_output(const SensorSettings& settings) {
+  core::OusterOutput out = settings.ouster;
+  out.power_on_time_s = settings.clock == ClockSource::kWall ? unix_now_s() : 0.0;
+  return out;
+}
+
 // Engines send a frame in a burst; the kernel's default buffer (rmem_max) holds a fraction of
 // one. Privileged processes may exceed rmem_max; others get what the kernel allows, said once.
 void set_receive_buffer(asio::ip::udp::socket& socket, int bytes) {
@@ -85,8 +93,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       hits_socket_(io),
       idle_timer_(io),
       pipeline_(settings.pattern, materials, settings.pipeline),
-      encoder_(
-          core::make_encoder(settings.pattern, settings.identity, settings.pipeline.stages.echoes)),
+      encoder_(core::make_encoder(settings.pattern, settings.identity,
+                                  settings.pipeline.stages.echoes, ouster_output(settings))),
       weather_(settings.pipeline.params.weather) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
@@ -136,7 +144,6 @@ void SensorRuntime::start() {
                                   ? " (another process uses that port; pick another with --hits)"
                                   : ""));
   }
-  wall_epoch_at_start_ = unix_now_s();
   started_ = true;
   processor_ = std::thread([this] { process_loop(); });
   emitter_ = std::thread([this] { emit_loop(); });
@@ -326,9 +333,8 @@ double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
     start = frame.has_sim_time ? frame.sim_time_ns * 1e-9
                                : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
   } else {
-    // Velodyne stamps are UNIX time past the hour; Ouster's internal oscillator counts from boot.
-    const bool since_boot = settings_.model->family == core::SensorFamily::kOuster;
-    const double now = unix_now_s() - (since_boot ? wall_epoch_at_start_ : 0.0);
+    // UNIX time; the Ouster encoder turns it into its timestamp mode's clock.
+    const double now = unix_now_s();
     start = last_frame_start_ ? *last_frame_start_ + period : now;
     if (std::fabs(start - now) > 1.0) start = now;  // input paused or raced ahead: rejoin the clock
   }
@@ -363,6 +369,15 @@ void SensorRuntime::emit_loop() {
   asio::ip::udp::socket socket(local_io);
   socket.open(asio::ip::udp::v4());
   socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
+  if (!settings_.sensor_ip.empty()) {
+    // Packets come from the sensor's own address: the newest Ouster client drops any other.
+    boost::system::error_code ec;
+    socket.bind({asio::ip::make_address_v4(settings_.sensor_ip, ec), 0}, ec);
+    if (ec) {
+      spdlog::error("sensor {}: cannot send from {}: {}; packets leave from any address",
+                    settings_.name, settings_.sensor_ip, ec.message());
+    }
+  }
   const auto data_to = resolve(settings_.out, "output address");
   const auto telemetry_to = resolve(settings_.telemetry, "telemetry address");
   std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <boost/asio/ip/address_v4.hpp>
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -32,6 +33,15 @@ core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
   return id;
 }
 
+}  // namespace
+
+std::string default_sensor_ip(std::uint16_t sensor_id) {
+  const int host = 2 + sensor_id;
+  return "127.0." + std::to_string(host >> 8) + "." + std::to_string(host & 0xFF);
+}
+
+namespace {
+
 std::optional<core::EchoMode> echo_mode(const std::string& name) {
   static const std::map<std::string, core::EchoMode> modes{
       {"strongest", core::EchoMode::kStrongest},
@@ -43,10 +53,72 @@ std::optional<core::EchoMode> echo_mode(const std::string& name) {
   return it == modes.end() ? std::nullopt : std::optional(it->second);
 }
 
+using BadValue = std::function<void(const std::string&, const std::string&, const std::string&)>;
+
+// Ouster: profile (which fixes the echoes reported), azimuth window, timestamp mode.
+void read_ouster_output(const SensorFlags& f, bool velodyne, SensorSettings& s,
+                        const BadValue& bad) {
+  static const std::map<std::string, core::OusterProfile> profiles{
+      {"legacy", core::OusterProfile::kLegacy},
+      {"rng19", core::OusterProfile::kRng19},
+      {"rng19-dual", core::OusterProfile::kRng19Dual},
+      {"rng15", core::OusterProfile::kRng15}};
+  const auto profile = profiles.find(f.profile);
+  if (profile == profiles.end()) {
+    bad("profile", f.profile, "legacy|rng19|rng19-dual|rng15");
+  } else if (velodyne && profile->second != core::OusterProfile::kLegacy) {
+    bad("profile", f.profile, "nothing for a Velodyne model (Ouster only)");
+  } else if (!velodyne) {
+    s.ouster.profile = profile->second;
+    s.pipeline.stages.echoes = core::ouster_echoes(profile->second);
+  }
+  if (f.timestamp_mode == "internal-osc" || f.timestamp_mode == "TIME_FROM_INTERNAL_OSC") {
+    s.ouster.timestamp_mode = core::OusterTimestampMode::kInternalOsc;
+  } else if (f.timestamp_mode == "ptp" || f.timestamp_mode == "TIME_FROM_PTP_1588") {
+    s.ouster.timestamp_mode = core::OusterTimestampMode::kPtp;
+  } else {
+    bad("timestamp_mode", f.timestamp_mode, "internal-osc|ptp");
+  }
+  if (!f.azimuth_window.empty()) {
+    unsigned start = 0, end = 0;
+    char comma = 0;
+    std::istringstream in(f.azimuth_window);
+    if (velodyne) {
+      bad("azimuth_window", f.azimuth_window, "nothing for a Velodyne model (Ouster only)");
+    } else if (!(in >> start >> comma >> end) || comma != ',' || !in.eof() || start > 360000 ||
+               end > 360000) {
+      bad("azimuth_window", f.azimuth_window,
+          "START,END in millidegrees, each 0..360000 (START > END wraps through 0)");
+    } else {
+      s.ouster.azimuth_window_start_mdeg = start;
+      s.ouster.azimuth_window_end_mdeg = end;
+    }
+  }
+}
+
+void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
+  s.api_port_explicit = f.api_port >= 0;
+  s.api_port = f.api_port < 0 ? 80 : f.api_port;
+  if (f.api_port > 65535) bad("api_port", std::to_string(f.api_port), "0..65535 (0: no web API)");
+  boost::system::error_code ec;
+  if (!f.sensor_ip.empty()) {
+    boost::asio::ip::make_address_v4(f.sensor_ip, ec);
+    if (ec) bad("sensor_ip", f.sensor_ip, "an IPv4 address, e.g. 127.0.0.2");
+    s.sensor_ip = f.sensor_ip;
+    return;
+  }
+  // Only a loopback output can leave from a loopback source address.
+  const auto out = boost::asio::ip::make_address_v4(s.out.host, ec);
+  s.sensor_ip = !ec && out.is_loopback() ? default_sensor_ip(s.sensor_id) : "";
+}
+
 void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s,
                   Problems& problems) {
+  const bool flags = at == "--";
   auto bad = [&](const std::string& key, const std::string& value, const std::string& accepted) {
-    problems.push_back(at + key + " = '" + value + "': expected " + accepted);
+    std::string name = key;  // the flag's spelling on a command line, the key's in a file
+    if (flags) std::replace(name.begin(), name.end(), '_', '-');
+    problems.push_back(at + name + " = '" + value + "': expected " + accepted);
   };
   s.model = core::find_sensor_model(f.model);
   if (!s.model) {
@@ -150,14 +222,17 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("detection", f.detection, "threshold|capability");
   if (auto e = echo_mode(f.echoes)) {
     stages.echoes = *e;
-    if (!core::family_supports(s.model->family, *e)) {
-      bad("echoes", f.echoes,
-          velodyne ? "strongest|last|dual (what Velodyne packets carry)"
-                   : "strongest (the LEGACY profile carries one return)");
+    if (velodyne && !core::family_supports(s.model->family, *e)) {
+      bad("return_mode", f.echoes, "strongest|last|dual (what Velodyne packets carry)");
+    }
+    if (!velodyne && *e != core::EchoMode::kStrongest) {
+      bad("return_mode", f.echoes,
+          "strongest for Ouster (the rng19-dual profile reports the two strongest)");
     }
   } else {
-    bad("echoes", f.echoes, "strongest|last|first|dual|triple");
+    bad("return_mode", f.echoes, "strongest|last|dual");
   }
+  read_ouster_output(f, velodyne, s, bad);
   auto& weather = s.pipeline.params.weather;
   if (!(f.rain_mm_per_h >= 0 && f.rain_mm_per_h <= 500))
     bad("rain", std::to_string(f.rain_mm_per_h), "0..500 mm/h");
@@ -188,6 +263,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("metadata_out", f.metadata_out, "nothing for a Velodyne model (Ouster only)");
   }
   s.metadata_out = f.metadata_out;
+  read_sensor_address(f, s, bad);
   s.pipeline.seed = f.seed;
   s.pipeline.sensor_index = s.sensor_id;
   s.identity = identity_for(f.seed, s.sensor_id);
@@ -433,6 +509,27 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
          }},
         {"return_mode",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, f.echoes, problems); }},
+        {"profile",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.profile, problems); }},
+        {"timestamp_mode",
+         [&](const toml::node& n, const std::string& p) {
+           read_value(n, p, f.timestamp_mode, problems);
+         }},
+        {"sensor_ip", [&](const toml::node& n,
+                          const std::string& p) { read_value(n, p, f.sensor_ip, problems); }},
+        {"api_port", [&](const toml::node& n,
+                         const std::string& p) { read_value(n, p, f.api_port, problems); }},
+        {"azimuth_window",
+         [&](const toml::node& n, const std::string& p) {
+           const auto* a = n.as_array();
+           if (!a || a->size() != 2 || !(*a)[0].value<std::int64_t>() ||
+               !(*a)[1].value<std::int64_t>()) {
+             problems.push_back(p + ": must be [START, END] in millidegrees");
+             return;
+           }
+           f.azimuth_window = std::to_string(*(*a)[0].value<std::int64_t>()) + "," +
+                              std::to_string(*(*a)[1].value<std::int64_t>());
+         }},
         {"rays_per_beam",
          [&](const toml::node& n, const std::string& p) {
            read_value(n, p, f.rays_per_beam, problems);

@@ -44,7 +44,7 @@ class PacketInspector {
  private:
   void finish_frame();
   std::optional<core::velodyne::SpecDecoder> velodyne_;
-  std::optional<core::ouster::LegacyDecoder> ouster_;
+  std::optional<core::ouster::SpecDecoder> ouster_;
   OnFrame on_frame_;
   FrameSummary current_;
   bool have_current_ = false;

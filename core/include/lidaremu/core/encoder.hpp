@@ -28,6 +28,19 @@ struct SensorIdentity {
   double longitude_deg = 0;
 };
 
+// Ouster output settings (FORMATS.md): the lidar profile, the azimuth window the sensor sends,
+// and the clock its timestamps count.
+enum class OusterProfile : std::uint8_t { kLegacy, kRng19, kRng19Dual, kRng15 };
+enum class OusterTimestampMode : std::uint8_t { kInternalOsc, kPtp };
+struct OusterOutput {
+  OusterProfile profile = OusterProfile::kLegacy;
+  std::uint32_t azimuth_window_start_mdeg = 0;     // [start, end] millidegrees of encoder angle;
+  std::uint32_t azimuth_window_end_mdeg = 360000;  // start > end wraps through 0
+  OusterTimestampMode timestamp_mode = OusterTimestampMode::kInternalOsc;
+  // Sensor-clock time the internal oscillator counts from (the emulated power-on).
+  double power_on_time_s = 0;
+};
+
 class Encoder {
  public:
   virtual ~Encoder() = default;
@@ -41,11 +54,15 @@ class Encoder {
   [[nodiscard]] virtual double data_packet_period_s() const = 0;
 };
 
-// The encoder for a model reporting `echoes` (Velodyne: strongest, last or dual; Ouster
-// LEGACY: strongest). Nothing for a mode the family cannot carry (settings reject it first).
+// The encoder for a model reporting `echoes` (Velodyne: strongest, last or dual; Ouster:
+// strongest, or the two strongest in the dual profile). Nothing for a mode the output cannot
+// carry (settings reject it first).
 std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                                      EchoMode echoes = EchoMode::kStrongest);
-// Whether a family's packets can carry this echo mode.
+                                      EchoMode echoes = EchoMode::kStrongest,
+                                      const OusterOutput& ouster = {});
+// Whether a family's packets can carry this echo mode (Ouster: in some profile).
 bool family_supports(SensorFamily family, EchoMode echoes);
+// The echo mode an Ouster profile carries.
+EchoMode ouster_echoes(OusterProfile profile);
 
 }  // namespace lidaremu::core

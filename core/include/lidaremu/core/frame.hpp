@@ -81,7 +81,8 @@ struct FrameReturns {
 };
 
 // Which echoes a sensor reports (PHYSICS.md 8), shared by the echo stage and the encoders.
-enum class EchoMode : std::uint8_t { kStrongest, kLast, kFirst, kDual, kTriple };
+// kDual: strongest and last (Velodyne); kTwoStrongest: strongest and second strongest (Ouster).
+enum class EchoMode : std::uint8_t { kStrongest, kLast, kFirst, kDual, kTriple, kTwoStrongest };
 
 // Ground truth of what made an echo, for validation tools and exports.
 enum class ReturnKind : std::uint8_t { kNone, kTarget, kGhost, kRainDrop, kBloom };

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lidaremu/core/encoder.hpp"
@@ -19,37 +20,69 @@ inline constexpr std::size_t kImuPacketSize = 48;
 inline constexpr std::uint32_t kEncoderTicksPerTurn = 90112;
 inline constexpr std::uint32_t kColumnValid = 0xFFFFFFFFu;
 inline constexpr double kImuRateHz = 100.0;
-
-constexpr std::size_t legacy_packet_size(int channels, int columns_per_packet = 16) {
-  return columns_per_packet *
-         (kLegacyColumnHeader + static_cast<std::size_t>(channels) * kLegacyPixel +
-          kLegacyColumnFooter);
-}
-static_assert(legacy_packet_size(64) == 12608, "FORMATS.md: LEGACY OS-x-64 packet is 12608 bytes");
+inline constexpr std::uint16_t kPacketTypeLidar = 1;
 
 std::array<std::uint8_t, kImuPacketSize> imu_packet(std::uint64_t time_ns,
                                                     const std::array<float, 3>& accel_g,
                                                     const std::array<float, 3>& gyro_deg_s);
 
-class LegacyEncoder final : public Encoder {
+// Byte sizes of a lidar profile's parts (FORMATS.md table).
+struct ProfileLayout {
+  std::size_t packet_header = 0;
+  std::size_t column_header = 16;
+  std::size_t pixel = 12;
+  std::size_t column_footer = 4;
+  std::size_t packet_footer = 0;
+  [[nodiscard]] std::size_t packet_size(int channels, int columns_per_packet) const {
+    return packet_header +
+           static_cast<std::size_t>(columns_per_packet) *
+               (column_header + static_cast<std::size_t>(channels) * pixel + column_footer) +
+           packet_footer;
+  }
+};
+ProfileLayout profile_layout(OusterProfile profile);
+// "LEGACY", "RNG19_RFL8_SIG16_NIR16", "RNG19_RFL8_SIG16_NIR16_DUAL", "RNG15_RFL8_NIR8".
+const char* profile_name(OusterProfile profile);
+std::optional<OusterProfile> profile_from_name(std::string_view udp_profile_lidar);
+// "TIME_FROM_INTERNAL_OSC", "TIME_FROM_PTP_1588".
+const char* timestamp_mode_name(OusterTimestampMode mode);
+std::optional<OusterTimestampMode> timestamp_mode_from_name(std::string_view name);
+// PTP runs on TAI, 37 s ahead of UTC since 2017 (ouster-ros' ptp_utc_tai_offset is -37).
+inline constexpr double kTaiMinusUtcS = 37.0;
+
+// Lidar packets in any profile (packet header with init_id and serial, CRC-64 footer as
+// firmware 3.x), with IMU packets at 100 Hz interleaved in time order.
+class OusterEncoder final : public Encoder {
  public:
-  LegacyEncoder(const ScanPattern& pattern, const SensorIdentity& identity);
+  OusterEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                const OusterOutput& output);
   void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
   void flush(PacketSink& /*sink*/) override {}  // packets never span frames
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
+  // Whether the azimuth window includes column c (its encoder angle c * 360 / W).
+  [[nodiscard]] bool column_in_window(std::uint32_t column) const;
 
  private:
+  void write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
+                    std::uint64_t timestamp_ns);
+  void write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px);
+  [[nodiscard]] std::uint64_t timestamp_ns(double sensor_time_s) const;
+
   ScanPattern pattern_;
+  SensorIdentity identity_;
+  OusterOutput output_;
+  ProfileLayout layout_;
   std::vector<std::uint8_t> packet_;
   std::uint16_t frame_id_ = 0;
 };
 
-// The JSON a real sensor serves at /api/v1/sensor/metadata (nested format, firmware 2.4+).
+// The JSON a real sensor serves at /api/v1/sensor/metadata (nested format, firmware 3.1).
 struct MetadataSettings {
   std::string udp_dest = "127.0.0.1";
   int udp_port_lidar = 7502;
   int udp_port_imu = 7503;
+  OusterOutput output;
 };
 std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& identity,
                           const MetadataSettings& settings);
@@ -85,16 +118,6 @@ struct Pixel {
   std::uint16_t signal2 = 0;
 };
 
-// Byte sizes of a lidar profile's parts (FORMATS.md table).
-struct ProfileLayout {
-  std::size_t packet_header = 0;
-  std::size_t column_header = 16;
-  std::size_t pixel = 12;
-  std::size_t column_footer = 4;
-  std::size_t packet_footer = 0;
-};
-std::optional<ProfileLayout> profile_layout(const std::string& udp_profile_lidar);
-
 // CRC-64/XZ (ECMA-182 polynomial, reflected, all-ones init and final xor): the last 8 bytes of
 // a non-legacy packet footer (firmware 3.x) hold it for everything before them.
 std::uint64_t crc64_xz(std::span<const std::uint8_t> bytes);
@@ -122,9 +145,9 @@ const char* to_string(DecodeError e);
 
 // Spec decoder for every lidar profile the metadata names (LEGACY, RNG19_RFL8_SIG16_NIR16,
 // its DUAL variant, RNG15_RFL8_NIR8). Throws std::runtime_error for an unknown profile.
-class LegacyDecoder {
+class SpecDecoder {
  public:
-  explicit LegacyDecoder(const Metadata& metadata);
+  explicit SpecDecoder(const Metadata& metadata);
   [[nodiscard]] std::size_t packet_size() const;
   DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
                      PacketHeader* header = nullptr) const;
@@ -135,9 +158,8 @@ class LegacyDecoder {
   DecodeError decode_profile(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
                              PacketHeader* header) const;
   Metadata metadata_;
+  OusterProfile profile_ = OusterProfile::kLegacy;
   ProfileLayout layout_;
-  bool legacy_ = true;
 };
-using SpecDecoder = LegacyDecoder;
 
 }  // namespace lidaremu::core::ouster

@@ -93,7 +93,6 @@ class SensorRuntime {
   // processing-thread state
   core::FrameReturns returns_;
   std::optional<double> last_frame_start_;
-  double wall_epoch_at_start_ = 0;
 
   SensorCounters counters_;
   std::thread processor_;

@@ -46,7 +46,13 @@ struct SensorSettings {
   core::SensorIdentity identity;
   double idle_timeout_s = 0.2;
   int frame_buffers = 4;
-  core::HitLayout layout;  // rays per beam and segments per path the engine sends
+  core::HitLayout layout;     // rays per beam and segments per path the engine sends
+  core::OusterOutput ouster;  // profile, azimuth window, timestamp mode (Ouster only)
+  // The emulated unit's own address: packets leave from it and its web API listens on it.
+  // Empty: packets leave from any address (an --out beyond loopback) and no API runs.
+  std::string sensor_ip;
+  int api_port = 80;               // 0: no web API
+  bool api_port_explicit = false;  // a failed bind is fatal only when asked for explicitly
 };
 
 struct DaemonSettings {
@@ -89,7 +95,14 @@ struct SensorFlags {
   int idle_timeout_ms = 200;
   int rays_per_beam = 1;
   int segments_per_path = 1;
+  std::string profile = "legacy";
+  std::string azimuth_window;  // "START,END" millidegrees; empty: the whole turn
+  std::string timestamp_mode = "internal-osc";
+  std::string sensor_ip;  // empty: 127.0.0.(2 + sensor_id) when the output is on loopback
+  int api_port = -1;      // -1: 80
 };
+// The address an emulated sensor gets by default: its own loopback address, 127.0.0.2 onwards.
+std::string default_sensor_ip(std::uint16_t sensor_id);
 
 SensorSettings sensor_from_flags(const SensorFlags& flags);
 // Reads the [daemon] table and every [[sensor]] of a TOML file.
