@@ -9,7 +9,7 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
   libeigen3-dev libtbb-dev catch2
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
-  python3 nlohmann-json3-dev libpcap-dev gnuplot-nox
+  python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump
 )
 
 missing=()

@@ -2,6 +2,8 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
+#include <cmath>
 #include <span>
 #include <stdexcept>
 
@@ -110,6 +112,105 @@ std::optional<UdpDatagram> PcapReader::take_ipv4(const std::uint8_t* ip_bytes, s
   const std::size_t udp_len = std::min<std::size_t>(load_be16(whole, 4), whole.size());
   d.payload.assign(whole.begin() + kUdpHeader, whole.begin() + std::max(udp_len, kUdpHeader));
   return d;
+}
+
+namespace {
+constexpr std::size_t kIpv4Header = 20;
+
+void store_be16(std::span<std::uint8_t> out, std::size_t at, std::uint16_t v) {
+  out[at] = static_cast<std::uint8_t>(v >> 8);
+  out[at + 1] = static_cast<std::uint8_t>(v);
+}
+void store_be32(std::span<std::uint8_t> out, std::size_t at, std::uint32_t v) {
+  store_be16(out, at, static_cast<std::uint16_t>(v >> 16));
+  store_be16(out, at + 2, static_cast<std::uint16_t>(v));
+}
+
+// RFC 1071 ones' complement sum, folded.
+std::uint32_t ones_complement_sum(std::span<const std::uint8_t> bytes, std::uint32_t sum = 0) {
+  for (std::size_t i = 0; i + 1 < bytes.size(); i += 2)
+    sum += (std::uint32_t{bytes[i]} << 8) | bytes[i + 1];
+  if (bytes.size() % 2) sum += std::uint32_t{bytes.back()} << 8;
+  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+  return sum;
+}
+}  // namespace
+
+PcapWriter::PcapWriter(const std::filesystem::path& file, std::size_t mtu)
+    : mtu_(mtu), frame_(kEthernetHeader + mtu), datagram_(kUdpHeader + kMaxDatagram) {
+  if (mtu < kIpv4Header + 8 + kUdpHeader) throw std::runtime_error("pcap: MTU too small");
+  handle_ = pcap_open_dead(DLT_EN10MB, 65535);
+  if (handle_) dumper_ = pcap_dump_open(static_cast<pcap_t*>(handle_), file.c_str());
+  if (!dumper_) {
+    const std::string why = handle_ ? pcap_geterr(static_cast<pcap_t*>(handle_)) : "no memory";
+    if (handle_) pcap_close(static_cast<pcap_t*>(handle_));
+    throw std::runtime_error(file.string() + ": cannot write a pcap: " + why);
+  }
+}
+
+PcapWriter::~PcapWriter() {
+  if (dumper_) pcap_dump_close(static_cast<pcap_dumper_t*>(dumper_));
+  if (handle_) pcap_close(static_cast<pcap_t*>(handle_));
+}
+
+void PcapWriter::flush() { pcap_dump_flush(static_cast<pcap_dumper_t*>(dumper_)); }
+
+std::size_t PcapWriter::write(double time_s, UdpAddress from, UdpAddress to,
+                              std::span<const std::uint8_t> payload) {
+  if (payload.size() > kMaxDatagram) return 0;
+  // The UDP datagram whole (its checksum covers the pseudo-header and every fragment's bytes).
+  const std::size_t udp_length = kUdpHeader + payload.size();
+  const std::span<std::uint8_t> udp(datagram_.data(), udp_length);
+  store_be16(udp, 0, from.port);
+  store_be16(udp, 2, to.port);
+  store_be16(udp, 4, static_cast<std::uint16_t>(udp_length));
+  store_be16(udp, 6, 0);
+  std::copy(payload.begin(), payload.end(), udp.begin() + kUdpHeader);
+  std::uint32_t sum = (from.ip >> 16) + (from.ip & 0xFFFF) + (to.ip >> 16) + (to.ip & 0xFFFF) +
+                      kProtocolUdp + static_cast<std::uint32_t>(udp_length);
+  auto checksum = static_cast<std::uint16_t>(~ones_complement_sum(udp, sum));
+  store_be16(udp, 6, checksum == 0 ? 0xFFFF : checksum);
+
+  // Ethernet II between two locally administered addresses.
+  const std::span<std::uint8_t> frame(frame_);
+  constexpr std::array<std::uint8_t, 12> kMacs{0x02, 0,    0,    0, 0, 0x01,
+                                               0x60, 0x76, 0x88, 0, 0, 0x01};
+  std::copy(kMacs.begin(), kMacs.end(), frame.begin());
+  store_be16(frame, 12, kEtherTypeIpv4);
+  // Fragments carry multiples of 8 bytes, the last one the rest.
+  const std::size_t per_fragment = (mtu_ - kIpv4Header) / 8 * 8;
+  const std::uint16_t id = next_ip_id_++;
+  std::size_t frames = 0;
+  for (std::size_t offset = 0; offset < udp_length; offset += per_fragment) {
+    const std::size_t length = std::min(per_fragment, udp_length - offset);
+    const bool more = offset + length < udp_length;
+    const std::span<std::uint8_t> ip = frame.subspan(kEthernetHeader);
+    ip[0] = 0x45;  // IPv4, 5-word header
+    ip[1] = 0;
+    store_be16(ip, 2, static_cast<std::uint16_t>(kIpv4Header + length));
+    store_be16(ip, 4, id);
+    store_be16(ip, 6, static_cast<std::uint16_t>((more ? 0x2000 : 0) | (offset / 8)));
+    ip[8] = 64;  // TTL
+    ip[9] = kProtocolUdp;
+    store_be16(ip, 10, 0);
+    store_be32(ip, 12, from.ip);
+    store_be32(ip, 16, to.ip);
+    store_be16(ip, 10, static_cast<std::uint16_t>(~ones_complement_sum(ip.first(kIpv4Header))));
+    std::copy_n(udp.begin() + static_cast<std::ptrdiff_t>(offset), length,
+                ip.begin() + kIpv4Header);
+    write_frame(time_s, kEthernetHeader + kIpv4Header + length);
+    ++frames;
+  }
+  return frames;
+}
+
+void PcapWriter::write_frame(double time_s, std::size_t length) {
+  pcap_pkthdr header{};
+  const long long micros = std::llround(time_s * 1e6);
+  header.ts.tv_sec = static_cast<time_t>(micros / 1000000);
+  header.ts.tv_usec = static_cast<suseconds_t>(micros % 1000000);
+  header.caplen = header.len = static_cast<bpf_u_int32>(length);
+  pcap_dump(static_cast<u_char*>(dumper_), &header, frame_.data());
 }
 
 }  // namespace lidaremu::core

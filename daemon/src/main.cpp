@@ -45,10 +45,13 @@ int run(const daemon::DaemonSettings& settings) {
   }
   const auto materials = core::MaterialTable::load(settings.materials);
   asio::io_context io;
+  std::optional<daemon::CaptureFile> capture;
+  if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   std::vector<std::unique_ptr<daemon::SensorRuntime>> sensors;
   for (const auto& s : settings.sensors) {
     write_metadata(s);
-    sensors.push_back(std::make_unique<daemon::SensorRuntime>(s, materials, io));
+    sensors.push_back(
+        std::make_unique<daemon::SensorRuntime>(s, materials, io, capture ? &*capture : nullptr));
     sensors.back()->start();
     const auto& st = sensors.back()->settings();
     std::cout << "lidaremud: sensor " << st.name << " (" << st.model->name << ", "
@@ -89,6 +92,7 @@ int run(const daemon::DaemonSettings& settings) {
   arm_stats();
   io.run();
   for (auto& s : sensors) s->drain_and_stop();
+  if (capture) capture->flush();
   for (const auto& s : sensors)
     daemon::write_counters(std::cout, s->settings().name, s->counters());
   std::cout.flush();
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   double duration_s = 0;
   double stats_interval_s = 0;
+  std::string pcap;
   app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
   app.add_option("--model", f.model, "sensor model: " + core::sensor_model_names())
       ->capture_default_str();
@@ -191,6 +196,9 @@ int main(int argc, char** argv) {
   app.add_option("--duration", duration_s,
                  "stop by itself after this many seconds (0: run until SIGTERM)");
   app.add_option("--stats-interval", stats_interval_s, "log counters every this many seconds");
+  app.add_option("--pcap", pcap,
+                 "also write every emitted packet to this pcap file (IPv4 fragments as on a real "
+                 "network), for tcpdump, Wireshark, VeloView, the Ouster SDK");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -226,6 +234,7 @@ int main(int argc, char** argv) {
   if (app.count("--log-level")) settings.log_level = log_level;
   if (app.count("--duration")) settings.duration_s = duration_s;
   if (app.count("--stats-interval")) settings.stats_interval_s = stats_interval_s;
+  if (app.count("--pcap")) settings.pcap = pcap;
   try {
     return run(settings);
   } catch (const std::exception& e) {

@@ -87,7 +87,7 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
 };
 
 SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                             asio::io_context& io)
+                             asio::io_context& io, CaptureFile* capture)
     : settings_(settings),
       materials_(materials),
       hits_socket_(io),
@@ -95,7 +95,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       pipeline_(settings.pattern, materials, settings.pipeline),
       encoder_(core::make_encoder(settings.pattern, settings.identity,
                                   settings.pipeline.stages.echoes, ouster_output(settings))),
-      weather_(settings.pipeline.params.weather) {
+      weather_(settings.pipeline.params.weather),
+      capture_(capture) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
   free_frames_.set_capacity(settings_.frame_buffers);
@@ -369,17 +370,21 @@ void SensorRuntime::emit_loop() {
   asio::ip::udp::socket socket(local_io);
   socket.open(asio::ip::udp::v4());
   socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
+  // Packets come from the sensor's own address: the newest Ouster client drops any other.
+  boost::system::error_code ec;
   if (!settings_.sensor_ip.empty()) {
-    // Packets come from the sensor's own address: the newest Ouster client drops any other.
-    boost::system::error_code ec;
     socket.bind({asio::ip::make_address_v4(settings_.sensor_ip, ec), 0}, ec);
     if (ec) {
       spdlog::error("sensor {}: cannot send from {}: {}; packets leave from any address",
                     settings_.name, settings_.sensor_ip, ec.message());
     }
   }
+  if (settings_.sensor_ip.empty() || ec) socket.bind({asio::ip::address_v4::any(), 0}, ec);
   const auto data_to = resolve(settings_.out, "output address");
   const auto telemetry_to = resolve(settings_.telemetry, "telemetry address");
+  // What a capture shows as the source: the bound address, or loopback when bound to any.
+  auto source = socket.local_endpoint(ec);
+  if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
   std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
   for (;;) {
     PacketSlot* slot = nullptr;
@@ -406,10 +411,15 @@ void SensorRuntime::emit_loop() {
                 static_cast<std::uint64_t>(
                     std::chrono::duration_cast<std::chrono::nanoseconds>(late).count()));
     }
-    boost::system::error_code ec;
     const bool data = slot->channel == core::PacketChannel::kData;
     socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,
                    ec);
+    if (!ec && capture_) {
+      const auto& to = data ? data_to : telemetry_to;
+      capture_->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
+                       {to.address().to_v4().to_uint(), to.port()},
+                       std::span(slot->bytes.data(), slot->size));
+    }
     if (ec) {
       ++counters_.send_errors;
     } else if (data) {

@@ -448,10 +448,14 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           read_value(dn, path, d.duration_s, problems);
         else if (dk.str() == "stats_interval_s")
           read_value(dn, path, d.stats_interval_s, problems);
-        else
+        else if (dk.str() == "pcap") {
+          std::string file;
+          read_value(dn, path, file, problems);
+          d.pcap = file;
+        } else
           problems.push_back(path +
                              ": unknown key (accepted: threads, log_level, materials, duration_s, "
-                             "stats_interval_s)");
+                             "stats_interval_s, pcap)");
       }
     } else if (k != "sensor") {
       problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");

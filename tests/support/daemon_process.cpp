@@ -137,11 +137,16 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
   while (out.size() < count && Clock::now() - start < deadline && Clock::now() - last < quiet) {
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, 10) <= 0) continue;
-    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+    sockaddr_in from{};
+    socklen_t from_length = sizeof from;
+    const ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), 0,
+                                 reinterpret_cast<sockaddr*>(&from),  // NOLINT: the socket API
+                                 &from_length);
     if (n < 0) continue;
     last = Clock::now();
-    out.push_back(
-        {{buf.begin(), buf.begin() + n}, std::chrono::duration<double>(last - start).count()});
+    out.push_back({{buf.begin(), buf.begin() + n},
+                   std::chrono::duration<double>(last - start).count(),
+                   ntohl(from.sin_addr.s_addr)});
   }
   return out;
 }

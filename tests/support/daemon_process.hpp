@@ -44,6 +44,7 @@ class UdpReceiver {
   struct Datagram {
     std::vector<std::uint8_t> bytes;
     double arrival_s;
+    std::uint32_t source_ip;  // host order
   };
   // Receives until `count` datagrams arrived or nothing came for `quiet`, or `deadline` passed.
   std::vector<Datagram> receive(std::size_t count, std::chrono::milliseconds quiet,

@@ -1,10 +1,12 @@
 #pragma once
 // Reads UDP datagrams from classic pcap captures (libpcap), reassembling IPv4 fragments the way
 // a receiving host does: large Ouster packets arrive fragmented in real captures.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,6 +43,37 @@ class PcapReader {
   void* handle_ = nullptr;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>, Fragments> pending_;
   std::size_t frames_skipped_ = 0;
+};
+
+// Writes UDP datagrams as a real capture holds them: Ethernet II, IPv4 (header checksum), UDP
+// (checksum), and IPv4 fragments of at most `mtu` bytes for datagrams that do not fit, as a real
+// sensor's stack sends large Ouster packets. Not thread-safe: one writer per thread or a lock.
+struct UdpAddress {
+  std::uint32_t ip = 0;  // host order, 127.0.0.1 = 0x7F000001
+  std::uint16_t port = 0;
+};
+class PcapWriter {
+ public:
+  static constexpr std::size_t kMaxDatagram = 65507;
+  // Throws std::runtime_error naming the file when it cannot be created.
+  explicit PcapWriter(const std::filesystem::path& file, std::size_t mtu = 1500);
+  ~PcapWriter();
+  PcapWriter(const PcapWriter&) = delete;
+  PcapWriter& operator=(const PcapWriter&) = delete;
+
+  // Returns the number of link frames written (1, or the fragment count); 0 if too large.
+  std::size_t write(double time_s, UdpAddress from, UdpAddress to,
+                    std::span<const std::uint8_t> payload);
+  void flush();
+
+ private:
+  void write_frame(double time_s, std::size_t length);
+  void* handle_ = nullptr;
+  void* dumper_ = nullptr;
+  std::size_t mtu_;
+  std::uint16_t next_ip_id_ = 1;
+  std::vector<std::uint8_t> frame_;     // one link frame, reused
+  std::vector<std::uint8_t> datagram_;  // UDP header + payload, reused
 };
 
 }  // namespace lidaremu::core

@@ -18,6 +18,7 @@
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/counters.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
@@ -26,8 +27,9 @@ namespace lidaremu::daemon {
 
 class SensorRuntime {
  public:
+  // capture: where emitted packets are also recorded (--pcap), or nothing.
   SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                boost::asio::io_context& io);
+                boost::asio::io_context& io, CaptureFile* capture = nullptr);
   ~SensorRuntime();
   SensorRuntime(const SensorRuntime&) = delete;
   SensorRuntime& operator=(const SensorRuntime&) = delete;
@@ -95,6 +97,7 @@ class SensorRuntime {
   std::optional<double> last_frame_start_;
 
   SensorCounters counters_;
+  CaptureFile* capture_ = nullptr;
   std::thread processor_;
   std::thread emitter_;
   bool started_ = false;

@@ -62,6 +62,7 @@ struct DaemonSettings {
   std::string log_level = "info";
   double duration_s = 0;        // stop by itself after this long (0 = run until signalled)
   double stats_interval_s = 0;  // log counters this often (0 = only at exit)
+  std::filesystem::path pcap;   // record every emitted packet here (empty: no capture)
 };
 
 // Raised with every problem found, one per line, each naming where and what would be accepted.
