@@ -1,13 +1,16 @@
 // The real lidaremud process on loopback: hits in over UDP, packets out over UDP, decoded by
 // the spec decoders. No mocks: real sockets, real process, real bytes.
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -488,4 +491,83 @@ TEST_CASE("--pcap records what was sent, fragmented like a real capture, from th
   std::remove(pcap.c_str());
   std::remove(metadata.c_str());
   std::remove(listing.c_str());
+}
+
+namespace {
+// A UDP port nothing listens on now (bound and released).
+std::uint16_t free_udp_port() {
+  const test::UdpReceiver probe;
+  return probe.port();
+}
+// Port 80, as drivers expect, when the test may bind it; otherwise another one.
+std::string api_port() { return ::geteuid() == 0 ? "80" : "18080"; }
+}  // namespace
+
+TEST_CASE("Ouster HTTP API and TCP 7501: the SDK client's exact request sequence", "[e2e][api]") {
+  test::UdpReceiver first_output;
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format",
+                              "raw7", "--out", first_output.url(), "--physics", "ideal",
+                              "--sensor-ip", "127.0.0.2", "--api-port", api_port()});
+  CHECK(daemon.output().find("API http://127.0.0.2:" + api_port()) != std::string::npos);
+  // The engine keeps streaming (raw rows: the daemon finds each beam in whatever mode it runs).
+  const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
+  const auto rows = scene_rows(pattern);
+  std::atomic<bool> done{false};
+  std::thread engine([&] {
+    clients::UdpSender sender(hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
+    while (!done) streamer.send_frame(rows);
+  });
+  const std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) +
+                              "/ouster_client_sequence.py 127.0.0.2 " + api_port() + " " +
+                              std::to_string(free_udp_port()) + " " +
+                              std::to_string(free_udp_port()) + " > /tmp/lidaremu-api.log 2>&1";
+  const int status = std::system(command.c_str());  // NOLINT(cert-env33-c)
+  done = true;
+  engine.join();
+  std::ifstream log("/tmp/lidaremu-api.log");
+  const std::string transcript((std::istreambuf_iterator<char>(log)),
+                               std::istreambuf_iterator<char>());
+  INFO(transcript);
+  CHECK(status == 0);
+  CHECK(transcript.find("checks passed") != std::string::npos);
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("Velodyne web interface: the endpoints nebula and Autoware's monitor read",
+          "[e2e][api]") {
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--sensor-ip", "127.0.0.3", "--api-port", api_port()});
+  const std::string base = "http://127.0.0.3:" + api_port();
+  const std::string fetch =
+      "python3 -c \"import json,sys,urllib.request as u;"
+      "d=json.load(u.urlopen(sys.argv[1],timeout=5));print(json.dumps(d))\" ";
+  auto get = [&](const std::string& path) {
+    const std::string out = "/tmp/lidaremu-velodyne-api.json";
+    const int rc = std::system((fetch + base + path + " > " + out).c_str());  // NOLINT
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(out.c_str());
+    return rc == 0 ? nlohmann::json::parse(text) : nlohmann::json();
+  };
+  const auto status = get("/cgi/status.json");
+  CHECK(status["motor"]["rpm"] == 600);
+  CHECK(status["gps"]["pps_state"] == "Locked");
+  const auto diag = get("/cgi/diag.json");
+  // The LM20 reading decodes to about 40 degrees C with the manual's formula.
+  const double volts = diag["volt_temp"]["top"]["lm20_temp"].get<double>() * 5.0 / 4096;
+  CHECK(-1481.96 + std::sqrt(2.1962e6 + (1.8639 - volts) / 3.88e-6) == Approx(40).margin(1));
+  const auto snapshot = get("/cgi/snapshot.hdl");
+  CHECK(snapshot["info"]["model"] == "VLP-16");
+  CHECK(snapshot["settings"]["returns"] == "Strongest");
+  // A settings POST as the web page sends it changes the running sensor.
+  const std::string post =
+      "python3 -c \"import urllib.request as u;u.urlopen(u.Request('" + base +
+      "/cgi/setting',data=b'rpm=1200&returns=Dual',method='POST'),timeout=5)\"";
+  REQUIRE(std::system(post.c_str()) == 0);  // NOLINT(cert-env33-c)
+  const auto changed = get("/cgi/settings.json");
+  CHECK(changed["rpm"] == 1200);
+  CHECK(changed["returns"] == "Dual");
+  CHECK(daemon.stop() == 0);
 }

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "lidaremu/core/ouster.hpp"
-#include "lidaremu/daemon/sensor_runtime.hpp"
+#include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/settings.hpp"
 
 #ifndef LIDAREMU_DEFAULT_MATERIALS
@@ -29,14 +29,6 @@ constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 3;
 constexpr int kExitStartup = 4;
 
-void write_metadata(const daemon::SensorSettings& s) {
-  if (s.metadata_out.empty()) return;
-  const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
-  std::ofstream out(s.metadata_out);
-  out << core::ouster::metadata_json(s.pattern, s.identity, m) << '\n';
-  if (!out) throw std::runtime_error("cannot write metadata to " + s.metadata_out.string());
-}
-
 int run(const daemon::DaemonSettings& settings) {
   spdlog::set_level(spdlog::level::from_str(settings.log_level));
   std::optional<tbb::global_control> threads;
@@ -47,17 +39,12 @@ int run(const daemon::DaemonSettings& settings) {
   asio::io_context io;
   std::optional<daemon::CaptureFile> capture;
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
-  std::vector<std::unique_ptr<daemon::SensorRuntime>> sensors;
+  std::vector<std::unique_ptr<daemon::EmulatedSensor>> sensors;
   for (const auto& s : settings.sensors) {
-    write_metadata(s);
     sensors.push_back(
-        std::make_unique<daemon::SensorRuntime>(s, materials, io, capture ? &*capture : nullptr));
+        std::make_unique<daemon::EmulatedSensor>(s, materials, io, capture ? &*capture : nullptr));
     sensors.back()->start();
-    const auto& st = sensors.back()->settings();
-    std::cout << "lidaremud: sensor " << st.name << " (" << st.model->name << ", "
-              << st.pattern.columns_per_frame << " columns at " << 1.0 / st.pattern.frame_period_s
-              << " Hz) hits " << sensors.back()->bound_hits().to_string() << " -> data "
-              << st.out.to_string() << ", telemetry " << st.telemetry.to_string() << std::endl;
+    std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
   }
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -81,9 +68,9 @@ int run(const daemon::DaemonSettings& settings) {
     stats_timer.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       for (const auto& s : sensors) {
-        const auto& c = s->counters();
+        const auto& c = s->runtime().counters();
         spdlog::info("sensor {}: {} datagrams in, {} frames processed, {} dropped, {} packets out",
-                     s->settings().name, c.datagrams_in.load(), c.frames_processed.load(),
+                     s->runtime().settings().name, c.datagrams_in.load(), c.frames_processed.load(),
                      c.frames_dropped.load(), c.packets_out.load());
       }
       arm_stats();
@@ -94,7 +81,7 @@ int run(const daemon::DaemonSettings& settings) {
   for (auto& s : sensors) s->drain_and_stop();
   if (capture) capture->flush();
   for (const auto& s : sensors)
-    daemon::write_counters(std::cout, s->settings().name, s->counters());
+    daemon::write_counters(std::cout, s->runtime().settings().name, s->runtime().counters());
   std::cout.flush();
   return 0;
 }

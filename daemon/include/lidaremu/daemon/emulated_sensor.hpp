@@ -1,0 +1,49 @@
+#pragma once
+// One emulated unit as the network sees it: its packet pipeline (SensorRuntime) and what it
+// answers on its own address (the Ouster HTTP API and TCP 7501, the Velodyne web interface).
+// A reinitialisation through the API replaces the pipeline with one built from the new settings,
+// keeping the input port, so the engine keeps sending where it did.
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "lidaremu/core/materials.hpp"
+#include "lidaremu/daemon/capture.hpp"
+#include "lidaremu/daemon/http_server.hpp"
+#include "lidaremu/daemon/sensor_api.hpp"
+#include "lidaremu/daemon/sensor_runtime.hpp"
+
+namespace lidaremu::daemon {
+
+class EmulatedSensor {
+ public:
+  EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
+                 boost::asio::io_context& io, CaptureFile* capture);
+  ~EmulatedSensor();
+  EmulatedSensor(const EmulatedSensor&) = delete;
+  EmulatedSensor& operator=(const EmulatedSensor&) = delete;
+
+  // Starts the pipeline and the APIs; throws with an actionable message.
+  void start();
+  void drain_and_stop();
+  [[nodiscard]] const SensorRuntime& runtime() const { return *runtime_; }
+  // One line for the start-up log: model, scan, where hits arrive and packets go, the API.
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  std::string reconfigure(const SensorSettings& next);
+  void write_metadata(const SensorSettings& s) const;
+  void start_api();
+
+  boost::asio::io_context& io_;
+  const core::MaterialTable& materials_;
+  CaptureFile* capture_;
+  std::unique_ptr<SensorRuntime> runtime_;
+  std::unique_ptr<OusterApi> ouster_api_;
+  std::unique_ptr<VelodyneApi> velodyne_api_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<LineServer> text_;
+  std::string api_note_;
+};
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,87 @@
+#pragma once
+// A small HTTP/1.1 server (Boost.Beast) on the daemon's io_context, and a line-oriented TCP
+// server, for the web APIs and text protocols real sensors answer. Both bound every input:
+// header and body sizes, time to send a request, connections open at once.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace lidaremu::daemon {
+
+struct HttpRequest {
+  std::string method;                        // "GET", "POST", ...
+  std::string path;                          // without the query
+  std::map<std::string, std::string> query;  // percent-decoded
+  std::string body;
+  std::string remote_ip;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+struct ServerLimits {
+  std::size_t max_header_bytes = 8 * 1024;
+  std::size_t max_body_bytes = 64 * 1024;
+  std::size_t max_line_bytes = 4 * 1024;
+  int max_connections = 32;
+  int request_timeout_s = 10;
+};
+
+// Counts what a server refused, for logs and metrics.
+struct ServerCounters {
+  std::uint64_t requests = 0;
+  std::uint64_t malformed = 0;  // 400: not HTTP, or a header or body over the limit
+  std::uint64_t refused = 0;    // connections beyond max_connections
+};
+
+class HttpServer {
+ public:
+  using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  // Binds at once; throws std::runtime_error naming the address and what to do.
+  HttpServer(boost::asio::io_context& io, const std::string& address, std::uint16_t port,
+             Handler handler, ServerLimits limits = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+  [[nodiscard]] std::uint16_t port() const;
+  [[nodiscard]] const ServerCounters& counters() const { return *counters_; }
+
+ private:
+  void accept_next();
+  boost::asio::ip::tcp::acceptor acceptor_;
+  Handler handler_;
+  ServerLimits limits_;
+  std::shared_ptr<ServerCounters> counters_;
+  std::shared_ptr<int> open_connections_;
+};
+
+// One request per line, one reply line per request (Ouster's TCP 7501 protocol).
+class LineServer {
+ public:
+  using Handler = std::function<std::string(const std::string& line, const std::string& remote)>;
+  LineServer(boost::asio::io_context& io, const std::string& address, std::uint16_t port,
+             Handler handler, ServerLimits limits = {});
+  ~LineServer();
+  LineServer(const LineServer&) = delete;
+  LineServer& operator=(const LineServer&) = delete;
+  [[nodiscard]] std::uint16_t port() const;
+
+ private:
+  void accept_next();
+  boost::asio::ip::tcp::acceptor acceptor_;
+  Handler handler_;
+  ServerLimits limits_;
+  std::shared_ptr<int> open_connections_;
+};
+
+// "a%20b" -> "a b"; '+' is a space in a query.
+std::string percent_decode(std::string_view text);
+std::map<std::string, std::string> parse_query(std::string_view query);
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,112 @@
+#include "lidaremu/daemon/emulated_sensor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <fstream>
+
+#include "lidaremu/core/ouster.hpp"
+
+namespace lidaremu::daemon {
+namespace {
+constexpr std::uint16_t kOusterTextPort = 7501;
+}
+
+EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
+                               boost::asio::io_context& io, CaptureFile* capture)
+    : io_(io),
+      materials_(materials),
+      capture_(capture),
+      runtime_(std::make_unique<SensorRuntime>(settings, materials, io, capture)) {}
+
+EmulatedSensor::~EmulatedSensor() = default;
+
+void EmulatedSensor::write_metadata(const SensorSettings& s) const {
+  if (s.metadata_out.empty()) return;
+  const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
+  std::ofstream out(s.metadata_out);
+  out << core::ouster::metadata_json(s.pattern, s.identity, m) << '\n';
+  if (!out) throw std::runtime_error("cannot write metadata to " + s.metadata_out.string());
+}
+
+void EmulatedSensor::start() {
+  write_metadata(runtime_->settings());
+  runtime_->start();
+  start_api();
+}
+
+void EmulatedSensor::start_api() {
+  const SensorSettings& s = runtime_->settings();
+  if (s.sensor_ip.empty() || s.api_port == 0) return;
+  const Reconfigure apply = [this](const SensorSettings& next) { return reconfigure(next); };
+  try {
+    if (s.model->family == core::SensorFamily::kOuster) {
+      ouster_api_ = std::make_unique<OusterApi>(s, apply);
+      http_ = std::make_unique<HttpServer>(
+          io_, s.sensor_ip, s.api_port,
+          [api = ouster_api_.get()](const HttpRequest& r) { return api->handle(r); });
+      text_ = std::make_unique<LineServer>(
+          io_, s.sensor_ip, kOusterTextPort,
+          [api = ouster_api_.get()](const std::string& line, const std::string& remote) {
+            return api->handle_line(line, remote);
+          });
+      api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port()) +
+                  " and tcp " + std::to_string(kOusterTextPort);
+    } else {
+      velodyne_api_ = std::make_unique<VelodyneApi>(s, apply);
+      http_ = std::make_unique<HttpServer>(
+          io_, s.sensor_ip, s.api_port,
+          [api = velodyne_api_.get()](const HttpRequest& r) { return api->handle(r); });
+      api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port());
+    }
+  } catch (const std::exception& e) {
+    // Asked for explicitly: a failure is fatal. By default (port 80), the packets still flow.
+    if (s.api_port_explicit) throw;
+    spdlog::warn("sensor {}: no web API: {}", s.name, e.what());
+    http_.reset();
+    text_.reset();
+    api_note_ = ", no API (" + std::string(e.what()) + ")";
+  }
+}
+
+std::string EmulatedSensor::reconfigure(const SensorSettings& next_settings) {
+  SensorSettings next = next_settings;
+  next.hits.port = runtime_->bound_hits().port;  // the engine keeps sending where it did
+  const SensorSettings previous = runtime_->settings();
+  runtime_->drain_and_stop();
+  // Handlers of the old pipeline still queued on the io_context see operation_aborted; it is
+  // destroyed after them.
+  boost::asio::post(io_, [retired = std::shared_ptr<SensorRuntime>(std::move(runtime_))] {});
+  try {
+    runtime_ = std::make_unique<SensorRuntime>(next, materials_, io_, capture_);
+    runtime_->start();
+    write_metadata(next);
+  } catch (const std::exception& e) {
+    spdlog::error("sensor {}: reinitialisation failed ({}); back to the previous settings",
+                  previous.name, e.what());
+    runtime_ = std::make_unique<SensorRuntime>(previous, materials_, io_, capture_);
+    runtime_->start();
+    return e.what();
+  }
+  spdlog::info("sensor {}: reinitialised: {}", next.name, describe());
+  return {};
+}
+
+void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
+
+std::string EmulatedSensor::describe() const {
+  const SensorSettings& st = runtime_->settings();
+  std::string line =
+      "sensor " + st.name + " (" + std::string(st.model->name) + ", " +
+      std::to_string(st.pattern.columns_per_frame) + " columns at " +
+      std::to_string(static_cast<int>(std::lround(1.0 / st.pattern.frame_period_s))) + " Hz";
+  if (st.model->family == core::SensorFamily::kOuster) {
+    line += ", " + std::string(core::ouster::profile_name(st.ouster.profile));
+  }
+  line += ") hits " + runtime_->bound_hits().to_string() + " -> data " + st.out.to_string() +
+          ", telemetry " + st.telemetry.to_string();
+  if (!st.sensor_ip.empty()) line += ", from " + st.sensor_ip;
+  return line + api_note_;
+}
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,395 @@
+#include "lidaremu/daemon/sensor_api.hpp"
+
+#include <boost/asio/ip/address_v4.hpp>
+#include <set>
+#include <sstream>
+
+#include "lidaremu/core/ouster.hpp"
+
+namespace lidaremu::daemon {
+namespace {
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+HttpResponse json_response(const ordered_json& body, int status = 200) {
+  return {status, "application/json", body.dump()};
+}
+HttpResponse error_response(int status, const std::string& message) {
+  return {status, "application/json", ordered_json{{"error", message}}.dump()};
+}
+
+// Keys the emulated firmware stores and reports but whose effect it does not emulate
+// (synchronisation inputs and outputs, NMEA, phase lock): accepted so clients that round-trip
+// the whole config keep working.
+const std::set<std::string, std::less<>> kStoredOnly{
+    "multipurpose_io_mode",      "nmea_baud_rate",           "nmea_ignore_valid_char",
+    "nmea_in_polarity",          "nmea_leap_seconds",        "phase_lock_enable",
+    "phase_lock_offset",         "signal_multiplier",        "sync_pulse_in_polarity",
+    "sync_pulse_out_angle",      "sync_pulse_out_frequency", "sync_pulse_out_polarity",
+    "sync_pulse_out_pulse_width"};
+const std::set<std::string, std::less<>> kEffective{
+    "azimuth_window",  "columns_per_packet", "lidar_mode",   "operating_mode",
+    "timestamp_mode",  "udp_dest",           "udp_port_imu", "udp_port_lidar",
+    "udp_profile_imu", "udp_profile_lidar"};
+
+bool is_ipv4(const std::string& text) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address_v4(text, ec);
+  return !ec;
+}
+
+// A new init_id: what a real sensor's reinitialisation shows its clients.
+std::uint32_t next_init_id(std::uint32_t current) {
+  return static_cast<std::uint32_t>((std::uint64_t{current} * 2654435761u + 0x9E37u) & 0xFFFFFFu) |
+         1u;
+}
+
+// "set_config_param KEY VALUE": VALUE as JSON when it reads as JSON (numbers, booleans,
+// arrays), otherwise as a string ("2048x10", "RNG19_RFL8_SIG16_NIR16").
+json value_of(const std::string& text) {
+  const json parsed = json::parse(text, nullptr, false);
+  return parsed.is_discarded() ? json(text) : parsed;
+}
+
+}  // namespace
+
+OusterConfigResult settings_from_ouster_config(const SensorSettings& base, const json& config) {
+  if (!config.is_object()) return {std::nullopt, "config must be a JSON object"};
+  SensorSettings s = base;
+  for (const auto& [key, value] : config.items()) {
+    if (kStoredOnly.contains(key)) continue;
+    if (!kEffective.contains(key)) return {std::nullopt, "unknown config parameter '" + key + "'"};
+    auto bad = [&](const std::string& expected) {
+      return OusterConfigResult{std::nullopt,
+                                key + " = " + value.dump() + ": expected " + expected};
+    };
+    if (key == "lidar_mode") {
+      const std::string mode = value.is_string() ? value.get<std::string>() : "";
+      int columns = 0, fps = 0;
+      char x = 0;
+      std::istringstream in(mode);
+      if (!(in >> columns >> x >> fps) || x != 'x') return bad("\"COLUMNSxFPS\"");
+      const auto r = core::make_ouster_scan(*s.model, columns, fps);
+      if (!r.pattern) return bad(r.error);
+      s.pattern = *r.pattern;
+    } else if (key == "udp_profile_lidar") {
+      const auto profile =
+          core::ouster::profile_from_name(value.is_string() ? value.get<std::string>() : "");
+      if (!profile) {
+        return bad(
+            "LEGACY, RNG19_RFL8_SIG16_NIR16, RNG19_RFL8_SIG16_NIR16_DUAL or RNG15_RFL8_NIR8");
+      }
+      s.ouster.profile = *profile;
+      s.pipeline.stages.echoes = core::ouster_echoes(*profile);
+    } else if (key == "udp_profile_imu") {
+      if (value != "LEGACY") return bad("LEGACY (the IMU profile emulated)");
+    } else if (key == "udp_dest") {
+      if (!value.is_string() || !is_ipv4(value.get<std::string>()))
+        return bad("an IPv4 address or \"@auto\"");
+      s.out.host = s.telemetry.host = value.get<std::string>();
+    } else if (key == "udp_port_lidar" || key == "udp_port_imu") {
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 1 ||
+          value.get<std::int64_t>() > 65535) {
+        return bad("1..65535");
+      }
+      (key == "udp_port_lidar" ? s.out : s.telemetry).port = value.get<std::uint16_t>();
+    } else if (key == "azimuth_window") {
+      if (!value.is_array() || value.size() != 2 || !value[0].is_number_integer() ||
+          !value[1].is_number_integer() || value[0].get<std::int64_t>() < 0 ||
+          value[1].get<std::int64_t>() < 0 || value[0].get<std::int64_t>() > 360000 ||
+          value[1].get<std::int64_t>() > 360000) {
+        return bad("[START, END] millidegrees, each 0..360000");
+      }
+      s.ouster.azimuth_window_start_mdeg = value[0].get<std::uint32_t>();
+      s.ouster.azimuth_window_end_mdeg = value[1].get<std::uint32_t>();
+    } else if (key == "timestamp_mode") {
+      const auto mode =
+          core::ouster::timestamp_mode_from_name(value.is_string() ? value.get<std::string>() : "");
+      if (!mode) return bad("TIME_FROM_INTERNAL_OSC or TIME_FROM_PTP_1588");
+      s.ouster.timestamp_mode = *mode;
+    } else if (key == "columns_per_packet") {
+      if (value != 16) return bad("16 (the value emulated)");
+    } else if (key == "operating_mode") {
+      if (value != "NORMAL") return bad("NORMAL (the mode emulated)");
+    }
+  }
+  return {s, {}};
+}
+
+OusterApi::OusterApi(const SensorSettings& active, Reconfigure reconfigure)
+    : active_(active), staged_(config_of(active)), reconfigure_(std::move(reconfigure)) {}
+
+ordered_json OusterApi::metadata() const {
+  const core::ouster::MetadataSettings m{active_.out.host, active_.out.port, active_.telemetry.port,
+                                         active_.ouster};
+  return ordered_json::parse(core::ouster::metadata_json(active_.pattern, active_.identity, m));
+}
+
+ordered_json OusterApi::config_of(const SensorSettings& s) const {
+  const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
+  return ordered_json::parse(
+      core::ouster::metadata_json(s.pattern, s.identity, m))["config_params"];
+}
+
+std::string OusterApi::stage(const json& changes, const std::string& requester) {
+  if (!changes.is_object()) return "config must be a JSON object";
+  ordered_json next = staged_;
+  for (const auto& [key, value] : changes.items()) {
+    next[key] = key == "udp_dest" && value == "@auto" ? json(requester) : value;
+  }
+  const auto checked = settings_from_ouster_config(active_, next);
+  if (!checked.settings) return checked.error;
+  staged_ = std::move(next);
+  return {};
+}
+
+std::string OusterApi::reinitialize() {
+  auto next = settings_from_ouster_config(active_, staged_);
+  if (!next.settings) return next.error;
+  next.settings->identity.init_id = next_init_id(active_.identity.init_id);
+  if (std::string error = reconfigure_(*next.settings); !error.empty()) return error;
+  active_ = *next.settings;
+  staged_ = config_of(active_);
+  ++reinitialisations_;
+  return {};
+}
+
+HttpResponse OusterApi::post_config(const HttpRequest& request) {
+  const json body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) return error_response(400, "body is not JSON");
+  if (std::string error = stage(body, request.remote_ip); !error.empty()) {
+    return error_response(400, error);
+  }
+  // Firmware 3.1: staging=true only stages; reinit=true (the default without staging) applies.
+  const auto flag = [&](const char* name, bool otherwise) {
+    const auto it = request.query.find(name);
+    return it == request.query.end() ? otherwise : it->second == "true";
+  };
+  const bool staging = flag("staging", false);
+  if (flag("reinit", !staging)) {
+    if (std::string error = reinitialize(); !error.empty()) return error_response(500, error);
+  }
+  return json_response(ordered_json::object());
+}
+
+HttpResponse OusterApi::cmd(const std::string& command, const std::string& args,
+                            const std::string& requester) {
+  const ordered_json md = metadata();
+  if (command == "get_sensor_info") return json_response(md["sensor_info"]);
+  if (command == "get_beam_intrinsics") return json_response(md["beam_intrinsics"]);
+  if (command == "get_imu_intrinsics") return json_response(md["imu_intrinsics"]);
+  if (command == "get_lidar_intrinsics") return json_response(md["lidar_intrinsics"]);
+  if (command == "get_lidar_data_format") return json_response(md["lidar_data_format"]);
+  if (command == "get_calibration_status") return json_response(md["calibration_status"]);
+  if (command == "get_config_param") {
+    if (args == "active") return json_response(config_of(active_));
+    if (args == "staged") return json_response(staged_);
+    return error_response(400, "get_config_param takes 'active' or 'staged'");
+  }
+  if (command == "set_udp_dest_auto") {
+    if (std::string error = stage({{"udp_dest", requester}}, requester); !error.empty()) {
+      return error_response(400, error);
+    }
+    return json_response(ordered_json::object());
+  }
+  if (command == "set_config_param") {
+    const auto space = args.find(' ');
+    if (space == std::string::npos) return error_response(400, "set_config_param KEY VALUE");
+    const std::string key = args.substr(0, space);
+    json changes = json::object();
+    changes[key] = value_of(args.substr(space + 1));
+    if (std::string error = stage(changes, requester); !error.empty()) {
+      return error_response(400, error);
+    }
+    return json_response("set_config_param");
+  }
+  if (command == "reinitialize") {
+    if (std::string error = reinitialize(); !error.empty()) return error_response(500, error);
+    return json_response(ordered_json::object());
+  }
+  return error_response(404, "unknown command '" + command + "'");
+}
+
+HttpResponse OusterApi::handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  const bool get = request.method == "GET";
+  constexpr std::string_view kCmd = "/api/v1/sensor/cmd/";
+  constexpr std::string_view kMetadata = "/api/v1/sensor/metadata";
+  if (path == "/api/v1/sensor/config") {
+    if (get) {
+      const auto staging = request.query.find("staging");
+      const bool staged = staging != request.query.end() && staging->second == "true";
+      return json_response(staged ? staged_ : config_of(active_));
+    }
+    if (request.method == "POST") return post_config(request);
+    return error_response(405, "GET or POST");
+  }
+  if (!get) return error_response(405, "GET only");
+  if (path == kMetadata) return json_response(metadata());
+  if (path.starts_with(kMetadata) && path.size() > kMetadata.size() + 1 &&
+      path[kMetadata.size()] == '/') {
+    const std::string section = path.substr(kMetadata.size() + 1);
+    const ordered_json md = metadata();
+    if (md.contains(section)) return json_response(md[section]);
+    return error_response(404, "no metadata section '" + section + "'");
+  }
+  if (path.starts_with(kCmd)) {
+    const auto args = request.query.find("args");
+    return cmd(path.substr(kCmd.size()), args == request.query.end() ? "" : args->second,
+               request.remote_ip);
+  }
+  if (path == "/api/v1/system/firmware") {
+    return json_response({{"fw", metadata()["sensor_info"]["image_rev"]}});
+  }
+  if (path == "/api/v1/user/data") return json_response("");
+  return error_response(404, "not found: " + path);
+}
+
+std::string OusterApi::handle_line(const std::string& line, const std::string& remote_ip) {
+  const auto space = line.find(' ');
+  const std::string command = line.substr(0, space);
+  const std::string args = space == std::string::npos ? "" : line.substr(space + 1);
+  const HttpResponse r = cmd(command, args, remote_ip);
+  if (r.status != 200) {
+    const json body = json::parse(r.body, nullptr, false);
+    return "error: " +
+           (body.is_object() && body.contains("error") ? body["error"].get<std::string>() : r.body);
+  }
+  // The text protocol echoes commands that change state.
+  if (command == "set_config_param" || command == "reinitialize" ||
+      command == "set_udp_dest_auto") {
+    return command;
+  }
+  return r.body;
+}
+
+// ---- Velodyne ----
+
+VelodyneApi::VelodyneApi(const SensorSettings& active, Reconfigure reconfigure)
+    : active_(active), reconfigure_(std::move(reconfigure)) {}
+
+ordered_json VelodyneApi::info() const {
+  static const std::map<std::string_view, const char*> kProductNames{{"vlp16", "VLP-16"},
+                                                                     {"puck-hires", "Puck Hi-Res"},
+                                                                     {"vlp32c", "VLP-32C"},
+                                                                     {"hdl32e", "HDL-32E"},
+                                                                     {"vls128", "VLS-128"}};
+  const auto name = kProductNames.find(active_.model->name);
+  const std::uint64_t serial = active_.identity.serial_number;
+  char mac[18];
+  std::snprintf(mac, sizeof mac, "60:76:88:%02x:%02x:%02x", unsigned((serial >> 16) & 0xFF),
+                unsigned((serial >> 8) & 0xFF), unsigned(serial & 0xFF));
+  return {{"model", name == kProductNames.end() ? "" : name->second},
+          {"serial", std::to_string(serial)},
+          {"mac", mac},
+          {"ver", {{"bot", "V1.2.3"}, {"top", "V1.2.3"}, {"fpga", "lidaremu"}}}};
+}
+
+ordered_json VelodyneApi::settings_json() const {
+  const core::EchoMode e = active_.pipeline.stages.echoes;
+  return {{"laser", "On"},
+          {"returns", e == core::EchoMode::kDual   ? "Dual"
+                      : e == core::EchoMode::kLast ? "Last"
+                                                   : "Strongest"},
+          {"rpm", static_cast<int>(std::lround(active_.pattern.rpm))},
+          {"fov", {{"start", 0}, {"end", 359}}},
+          {"phaselock", {{"enabled", "Off"}, {"offset", 0}}},
+          {"host",
+           {{"addr", active_.out.host},
+            {"dport", active_.out.port},
+            {"tport", active_.telemetry.port}}},
+          {"net",
+           {{"addr", active_.sensor_ip},
+            {"mask", "255.0.0.0"},
+            {"gateway", "127.0.0.1"},
+            {"dhcp", "Off"}}}};
+}
+
+ordered_json VelodyneApi::status() const {
+  return {{"gps", {{"pps_state", "Locked"}, {"position", "00 00.000000 N 000 00.000000 E"}}},
+          {"motor",
+           {{"state", "On"},
+            {"rpm", static_cast<int>(std::lround(active_.pattern.rpm))},
+            {"lock", "Off"},
+            {"phase", 0}}},
+          {"laser", {{"state", "On"}}}};
+}
+
+// Raw ADC readings as the real unit reports them: the LM20 sensors at about 40 degrees C
+// (V = raw * 5 / 4096; T = -1481.96 + sqrt(2.1962e6 + (1.8639 - V) / 3.88e-6)).
+ordered_json VelodyneApi::diag() {
+  return {{"volt_temp",
+           {{"bot",
+             {{"i_out", 1200},
+              {"1.2v", 983},
+              {"lm20_temp", 1145},
+              {"5v", 2048},
+              {"2.5v", 2048},
+              {"3.3v", 2703},
+              {"5v_raw", 2048},
+              {"vcc", 1862}}},
+            {"top",
+             {{"hv", 1900},
+              {"ad_temp", 1100},
+              {"lm20_temp", 1145},
+              {"pwr_5v", 2048},
+              {"pwr_2_5v", 2048},
+              {"pwr_3_3v", 2703},
+              {"pwr_raw", 2048},
+              {"pwr_vccint", 983}}}}}};
+}
+
+HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
+  // Forms as the web page and nebula send them: rpm=600, returns=Strongest, laser=on, ...
+  SensorSettings next = active_;
+  const auto form = parse_query(request.body);
+  for (const auto& [key, value] : form) {
+    if (key == "rpm") {
+      int rpm = 0;
+      std::istringstream(value) >> rpm;
+      const auto r = core::make_velodyne_scan(*next.model, rpm);
+      if (!r.pattern) return error_response(400, r.error);
+      next.pattern = *r.pattern;
+    } else if (key == "returns") {
+      if (value == "Strongest") {
+        next.pipeline.stages.echoes = core::EchoMode::kStrongest;
+      } else if (value == "Last") {
+        next.pipeline.stages.echoes = core::EchoMode::kLast;
+      } else if (value == "Dual") {
+        next.pipeline.stages.echoes = core::EchoMode::kDual;
+      } else {
+        return error_response(400, "returns: Strongest, Last or Dual");
+      }
+    } else if (key == "addr" && request.path == "/cgi/setting/host") {
+      if (!is_ipv4(value)) return error_response(400, "addr: an IPv4 address");
+      next.out.host = next.telemetry.host = value;
+    } else if ((key == "dport" || key == "tport") && request.path == "/cgi/setting/host") {
+      int port = 0;
+      std::istringstream(value) >> port;
+      if (port < 1 || port > 65535) return error_response(400, key + ": 1..65535");
+      (key == "dport" ? next.out : next.telemetry).port = static_cast<std::uint16_t>(port);
+    }
+    // Other settings (laser, fov, phase lock, network) are accepted and not emulated.
+  }
+  if (std::string error = reconfigure_(next); !error.empty()) return error_response(500, error);
+  active_ = next;
+  return {200, "text/plain", ""};
+}
+
+HttpResponse VelodyneApi::handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (request.method == "POST" && path.starts_with("/cgi/setting")) return post_setting(request);
+  if (request.method == "POST" && path == "/cgi/reset") return {200, "text/plain", ""};
+  if (request.method != "GET") return error_response(405, "GET, or POST to /cgi/setting");
+  if (path == "/cgi/info.json") return json_response(info());
+  if (path == "/cgi/settings.json") return json_response(settings_json());
+  if (path == "/cgi/status.json") return json_response(status());
+  if (path == "/cgi/diag.json") return json_response(diag());
+  if (path == "/cgi/snapshot.hdl") {
+    return json_response(
+        {{"info", info()}, {"settings", settings_json()}, {"status", status()}, {"diag", diag()}});
+  }
+  return error_response(404, "not found: " + path);
+}
+
+}  // namespace lidaremu::daemon
