@@ -18,6 +18,7 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/pcap.hpp"
 #include "lidaremu/core/velodyne.hpp"
@@ -570,4 +571,59 @@ TEST_CASE("Velodyne web interface: the endpoints nebula and Autoware's monitor r
   CHECK(changed["rpm"] == 1200);
   CHECK(changed["returns"] == "Dual");
   CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("Ouster IMU packets follow the engine's sensor poses", "[e2e][ouster][imu]") {
+  test::UdpReceiver data, imu;
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", imu.url(), "--physics", "ideal", "--pace",
+                              "afap", "--clock", "sim", "--idle-timeout-ms", "100", "--api-port",
+                              "0"});
+  const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  // The car accelerates at 3 m/s^2 along x and yaws at 30 degrees per second; the engine sends
+  // world-frame rows with the sensor's pose, one frame each 0.1 s of simulation time.
+  constexpr double kAccel = 3.0, kYawRate = 30.0;
+  for (std::uint32_t f = 0; f < 5; ++f) {
+    const double t = 0.1 * f;
+    const double yaw = kYawRate * t * M_PI / 180;
+    const Eigen::Isometry3d pose = Eigen::Translation3d(0.5 * kAccel * t * t, 0, 0) *
+                                   Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ());
+    std::vector<float> world = rows;
+    for (std::size_t i = 0; i < world.size(); i += 7) {
+      const Eigen::Vector3d p = pose * Eigen::Vector3d(world[i], world[i + 1], world[i + 2]);
+      const Eigen::Vector3d n =
+          pose.linear() * Eigen::Vector3d(world[i + 3], world[i + 4], world[i + 5]);
+      for (int k = 0; k < 3; ++k) world[i + k] = float(p[k]), world[i + 3 + k] = float(n[k]);
+    }
+    const Eigen::Quaterniond q(pose.linear());
+    clients::BatchHeader h{
+        .frame = f,
+        .column_count = 1024,
+        .sim_time_ns = static_cast<std::uint64_t>(t * 1e9),
+        .world_frame = true,
+        .position = {float(pose.translation().x()), 0, 0},
+        .orientation_xyzw = {float(q.x()), float(q.y()), float(q.z()), float(q.w())}};
+    for (const auto& d : clients::build_frame_batches(h, 64, world, 97656, 60000)) sender.send(d);
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::size_t lidar_packets = data.receive(4 * 64, 2s, 20s).size();
+  REQUIRE(daemon.stop() == 0);
+  INFO(daemon.output());
+  REQUIRE(lidar_packets >= 4 * 64);
+  const auto packets = imu.receive(50, 300ms, 3s);
+  REQUIRE(packets.size() == 50);
+  // The last frame's IMU packets: three poses known, so acceleration and yaw rate.
+  const auto& last = packets.back().bytes;
+  REQUIRE(last.size() == 48);
+  const float ax = core::load_le<float>(last, 24), az = core::load_le<float>(last, 32);
+  const float gz = core::load_le<float>(last, 44);
+  // In the sensor frame, yawed by 12 degrees: the forward acceleration splits over x and y.
+  const double yaw = kYawRate * 0.4 * M_PI / 180;
+  CHECK(ax == Approx(kAccel * std::cos(yaw) / 9.80665).epsilon(0.01));
+  CHECK(az == Approx(1.0).epsilon(0.001));
+  CHECK(gz == Approx(kYawRate).epsilon(0.001));
+  // The first frame's: one pose, the sensor reads as at rest.
+  CHECK(core::load_le<float>(packets.front().bytes, 24) == Approx(0).margin(1e-6));
 }

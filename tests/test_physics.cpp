@@ -6,6 +6,7 @@
 #include "daemon_process.hpp"
 #include "lidaremu/core/counter_rng.hpp"
 #include "lidaremu/core/materials.hpp"
+#include "lidaremu/core/motion.hpp"
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/pipeline.hpp"
 
@@ -192,4 +193,46 @@ TEST_CASE("Section 10: Philox-4x32-10 known answers and key separation", "[physi
   CHECK(CounterRng({1, 2, 3, 4, 6}).uniform(0) != base);
   CHECK(CounterRng({1, 2, 3, 4, 5}).uniform(1) != base);
   CHECK(CounterRng({1, 2, 3, 4, 5}).uniform(0) == base);
+}
+
+TEST_CASE("IMU from engine poses: specific force and angular rate by kinematics",
+          "[physics][imu]") {
+  using lidaremu::core::MotionEstimator;
+  SECTION("at rest, upright: one g up; tilted 90 degrees about x: one g along sensor y") {
+    MotionEstimator still;
+    for (int i = 0; i < 3; ++i) still.add(0.1 * i, Eigen::Isometry3d::Identity());
+    const auto r = still.reading();
+    CHECK(r.accel_g[0] == Approx(0).margin(1e-6));
+    CHECK(r.accel_g[2] == Approx(1.0));
+    CHECK(r.gyro_deg_s[2] == Approx(0).margin(1e-6));
+    MotionEstimator tilted;
+    Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+    pose.linear() = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitX()).toRotationMatrix();
+    for (int i = 0; i < 3; ++i) tilted.add(0.1 * i, pose);
+    // The sensor's y axis now points up (world z): gravity's support reads along +y.
+    CHECK(tilted.reading().accel_g[1] == Approx(1.0));
+    CHECK(tilted.reading().accel_g[2] == Approx(0).margin(1e-6));
+  }
+  SECTION("accelerating at 2 m/s^2 forward: 0.204 g along x, one g up") {
+    MotionEstimator m;
+    for (int i = 0; i < 3; ++i) {
+      const double t = 0.1 * i;
+      Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+      pose.translation() = Eigen::Vector3d(3.0 * t + 0.5 * 2.0 * t * t, 0, 0);
+      m.add(t, pose);
+    }
+    CHECK(m.reading().accel_g[0] == Approx(2.0 / 9.80665));
+    CHECK(m.reading().accel_g[2] == Approx(1.0));
+  }
+  SECTION("yawing at 90 degrees per second: the gyro reads 90 about z") {
+    MotionEstimator m;
+    for (int i = 0; i < 3; ++i) {
+      Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+      pose.linear() =
+          Eigen::AngleAxisd(M_PI / 2 * 0.1 * i, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+      m.add(0.1 * i, pose);
+    }
+    CHECK(m.reading().gyro_deg_s[2] == Approx(90.0));
+    CHECK(m.reading().gyro_deg_s[0] == Approx(0).margin(1e-4));
+  }
 }

@@ -232,3 +232,35 @@ TEST_CASE("Rays per beam and multi-bounce segments land in their hit slots", "[p
   CHECK(narrow.material[beam] == 3);
   CHECK(narrow.object_id[beam] == 100);
 }
+
+TEST_CASE("World-frame batches carry the sensor pose into the frame", "[protocol]") {
+  const auto pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
+  core::FrameHits frame;
+  frame.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), 16});
+  frame.clear(0);
+  // The sensor stands at (5, 0, 2); a wall 10 m ahead of it in the world is 10 m ahead of it.
+  clients::BatchHeader h{
+      .first_column = 40, .column_count = 1, .world_frame = true, .position = {5, 0, 2}};
+  std::vector<float> rows;
+  for (int ch = 0; ch < 16; ++ch) rows.insert(rows.end(), {15, 0, 2, -1, 0, 0, 8});
+  const auto bytes = clients::build_hit_batch(h, rows);
+  protocol::BatchView v;
+  REQUIRE(protocol::decode_hit_batch(bytes, v) == BatchError::kNone);
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  const auto engine = *protocol::engine_conventions("ros");
+  protocol::store_batch(v, engine, materials, frame);
+  REQUIRE(frame.has_pose);
+  CHECK(frame.pose_column == 40);
+  CHECK(frame.world_from_sensor.translation().isApprox(Eigen::Vector3d(5, 0, 2)));
+  const std::size_t hit = frame.hit(frame.shape.beam(40, 0), 0, 0);
+  CHECK(frame.x[hit] == Approx(10));
+  CHECK(frame.z[hit] == Approx(0).margin(1e-6));
+  // A second world-frame batch of the same frame keeps the first pose.
+  h.first_column = 41;
+  h.position = {6, 0, 2};
+  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, rows), v) == BatchError::kNone);
+  protocol::store_batch(v, engine, materials, frame);
+  CHECK(frame.pose_column == 40);
+  frame.clear(1);
+  CHECK_FALSE(frame.has_pose);
+}

@@ -28,6 +28,13 @@ std::vector<std::uint8_t> build_hit_batch(const BatchHeader& h, std::span<const 
   b.add_segments_per_path(h.segments_per_path);
   b.add_layout(h.floats_per_row == 8 ? wire::RowLayout::Path8 : wire::RowLayout::Hit7);
   b.add_sim_time_ns(h.sim_time_ns);
+  if (h.world_frame) {
+    const wire::Pose pose({h.position[0], h.position[1], h.position[2]},
+                          {h.orientation_xyzw[0], h.orientation_xyzw[1], h.orientation_xyzw[2],
+                           h.orientation_xyzw[3]});
+    b.add_world_frame(true);
+    b.add_sensor_pose(&pose);
+  }
   if (!object_ids.empty()) b.add_object_ids(ids_vec);
   b.add_rows(rows_vec);
   wire::FinishHitBatchBuffer(fbb, b.Finish());

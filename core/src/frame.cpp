@@ -23,6 +23,7 @@ void FrameHits::clear(std::uint32_t new_frame_number) {
   columns_received = 0;
   has_sim_time = false;
   sim_time_ns = 0;
+  has_pose = false;
 }
 
 void FrameReturns::reshape(FrameShape s) {

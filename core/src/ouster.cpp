@@ -80,15 +80,15 @@ void OusterEncoder::encode_frame(const FrameReturns& returns, double frame_start
   const std::size_t column_bytes =
       layout_.column_header + model.channels * layout_.pixel + layout_.column_footer;
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
-  // The IMU reports at 100 Hz; a sensor at rest feels one g upwards. Its packets go out in
-  // time order with the lidar packets, as on the real sensor's wire.
+  // The IMU reports at 100 Hz what the engine's poses imply (at rest: one g upwards). Its
+  // packets go out in time order with the lidar packets, as on the real sensor's wire.
   const int imu_packets = static_cast<int>(std::lround(pattern_.frame_period_s * kImuRateHz));
   int imu_sent = 0;
   auto send_imu_until = [&](double t) {
     for (; imu_sent < imu_packets && frame_start_s + imu_sent / kImuRateHz <= t; ++imu_sent) {
       const double imu_time = frame_start_s + imu_sent / kImuRateHz;
       const std::uint64_t ns = timestamp_ns(imu_time);
-      const auto imu = imu_packet(ns, {0.0f, 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f});
+      const auto imu = imu_packet(ns, motion_.accel_g, motion_.gyro_deg_s);
       sink.on_packet(PacketChannel::kTelemetry, imu, imu_time);
     }
   };

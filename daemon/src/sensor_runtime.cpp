@@ -352,6 +352,11 @@ void SensorRuntime::process_loop() {
     const auto begin = Clock::now();
     pipeline_.process(*frame, returns_);
     const double start = frame_start_time(*frame);
+    if (frame->has_pose) {
+      motion_.add(start + frame->pose_column * settings_.pattern.column_period_s,
+                  frame->world_from_sensor);
+      encoder_->set_motion(motion_.reading());
+    }
     free_frames_.push(frame);
     // Physics time only: encoding below may wait for the paced emitter (back-pressure).
     const auto ns = static_cast<std::uint64_t>(

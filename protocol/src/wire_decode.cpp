@@ -206,7 +206,14 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
   RowCounts counts;
   Eigen::Isometry3d world_to_sensor;
   if (batch.world_frame) {
-    world_to_sensor = engine.pose(batch.pose_position, batch.pose_orientation).inverse();
+    const Eigen::Isometry3d world_from_sensor =
+        engine.pose(batch.pose_position, batch.pose_orientation);
+    world_to_sensor = world_from_sensor.inverse();
+    if (!frame.has_pose) {
+      frame.has_pose = true;
+      frame.pose_column = batch.first_column;
+      frame.world_from_sensor = world_from_sensor;
+    }
   }
   const Eigen::Isometry3d* pose = batch.world_frame ? &world_to_sensor : nullptr;
   const std::uint16_t channels = frame.shape.channels;

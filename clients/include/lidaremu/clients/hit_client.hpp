@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 // What an engine links to talk to lidaremud: builds HitBatch datagrams (splitting a frame by
 // columns so that no datagram exceeds the UDP limit) and sends them over plain UDP.
 #include <cstdint>
@@ -20,6 +21,11 @@ struct BatchHeader {
   std::uint8_t segments_per_path = 1;
   std::uint8_t floats_per_row = 7;  // 7 (hit) or 8 (path segment with angle)
   std::uint64_t sim_time_ns = 0;
+  // Rows in world coordinates, with the sensor placed by this pose (engine conventions); the
+  // IMU of an emulated Ouster follows these poses.
+  bool world_frame = false;
+  std::array<float, 3> position{0, 0, 0};
+  std::array<float, 4> orientation_xyzw{0, 0, 0, 1};
 };
 
 // One datagram. rows: column by column, channel by channel, ray by ray.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/motion.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 
 namespace lidaremu::core {
@@ -50,6 +51,8 @@ class Encoder {
   // Completes a packet left part-filled at the end of the input (stop, drain): the rest of its
   // firings carry no returns, as a real sensor sends when nothing is in range.
   virtual void flush(PacketSink& sink) = 0;
+  // What the unit's IMU reads from now on (Ouster IMU packets); others ignore it.
+  virtual void set_motion(const ImuReading& /*reading*/) {}
   [[nodiscard]] virtual std::size_t data_packet_size() const = 0;
   [[nodiscard]] virtual double data_packet_period_s() const = 0;
 };

@@ -1,6 +1,7 @@
 #pragma once
 // Structure-of-arrays buffers for one frame (one revolution). Sized once per scan pattern and
 // reused: filling and processing a frame never allocates.
+#include <Eigen/Geometry>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -43,6 +44,11 @@ struct FrameHits {
   std::uint32_t frame_number = 0;
   std::uint64_t sim_time_ns = 0;  // simulation time of column 0
   bool has_sim_time = false;
+  // Where the engine placed the sensor (ROS convention), from the frame's first world-frame
+  // batch, whose first column is pose_column: the IMU's motion follows these poses.
+  bool has_pose = false;
+  std::uint32_t pose_column = 0;
+  Eigen::Isometry3d world_from_sensor = Eigen::Isometry3d::Identity();
   Weather weather;
   std::vector<float> x, y, z, nx, ny, nz;
   std::vector<float> angle_deg;  // 8th float: angle between p_i - p_0 and p_1 - p_0

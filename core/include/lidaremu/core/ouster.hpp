@@ -58,6 +58,7 @@ class OusterEncoder final : public Encoder {
                 const OusterOutput& output);
   void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
   void flush(PacketSink& /*sink*/) override {}  // packets never span frames
+  void set_motion(const ImuReading& reading) override { motion_ = reading; }
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
   // Whether the azimuth window includes column c (its encoder angle c * 360 / W).
@@ -75,6 +76,7 @@ class OusterEncoder final : public Encoder {
   ProfileLayout layout_;
   std::vector<std::uint8_t> packet_;
   std::uint16_t frame_id_ = 0;
+  ImuReading motion_;
 };
 
 // The JSON a real sensor serves at /api/v1/sensor/metadata (nested format, firmware 3.1).

@@ -17,6 +17,7 @@
 
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/motion.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/counters.hpp"
@@ -94,6 +95,7 @@ class SensorRuntime {
 
   // processing-thread state
   core::FrameReturns returns_;
+  core::MotionEstimator motion_;  // from the engine's sensor poses, for the IMU
   std::optional<double> last_frame_start_;
 
   SensorCounters counters_;
