@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Writes core/src/velodyne_beam_tables.cpp from ros-drivers' calibration files in
-tests/data/velodyne/ for the models whose tables are too long to keep by hand (VLS-128).
+tests/data/velodyne/ for the models whose tables are too long to keep by hand: VLS-128 angles,
+and the HDL-64E S3 unit whose file ros-drivers ships (every HDL-64E has its own calibration,
+with distance and offset corrections per laser).
 
-The files hold radians; the tables hold degrees, as the registry does. test_sensor_models compares
-the registry with the same files.
+The files hold radians; the tables hold degrees, as the registry does, and metres. test_sensor_models
+compares the registry with the same files.
 
 Run: python3 scripts/gen_velodyne_beams.py > core/src/velodyne_beam_tables.cpp
 """
@@ -34,6 +36,28 @@ def main():
         print(f"// {file}")
         print(f"const std::array<double, {len(ids)}> k{ident}ElevationDeg{{{vert}}};")
         print(f"const std::array<double, {len(ids)}> k{ident}RotCorrectionDeg{{{rot}}};")
+    print()
+    # HDL-64E S3: block-style YAML, one "- key: value" block per laser.
+    text = (DATA / "64e_s3-xiesc.yaml").read_text()
+    blocks = [b for b in re.split(r"\n- ", text.split("lasers:", 1)[1]) if "laser_id" in b]
+    lasers = {}
+    for b in blocks:
+        fields = dict(re.findall(r"(\w+): ([-0-9.e]+|true|false)", b))
+        lasers[int(fields["laser_id"])] = fields
+    assert sorted(lasers) == list(range(64))
+    print("// 64e_s3-xiesc.yaml: elevation, rot_correction (degrees), dist_correction, dist_correction_x,")
+    print("// dist_correction_y, vert_offset_correction, horiz_offset_correction (metres)")
+    print("const std::array<VelodyneLaserCorrection, 64> kHdl64eS3Corrections{{")
+    for i in range(64):
+        f = lasers[i]
+        assert f["two_pt_correction_available"] == "true"
+        values = [round(math.degrees(float(f["vert_correction"])), 9),
+                  round(math.degrees(float(f["rot_correction"])), 9),
+                  float(f["dist_correction"]), float(f["dist_correction_x"]),
+                  float(f["dist_correction_y"]), float(f["vert_offset_correction"]),
+                  float(f["horiz_offset_correction"])]
+        print("    {" + ", ".join(repr(v) for v in values) + "},")
+    print("}};")
     print()
     print("}  // namespace lidaremu::core")
 

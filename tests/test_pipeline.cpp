@@ -130,7 +130,8 @@ TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "
       }
       ++valid;
       const double expected = g.reported_range({hits.x[i], hits.y[i], hits.z[i]},
-                                               static_cast<std::uint32_t>(i / hits.shape.channels));
+                                               static_cast<std::uint32_t>(i / hits.shape.channels),
+                                               static_cast<std::uint16_t>(i % hits.shape.channels));
       REQUIRE(std::fabs(out.range_m[i] - expected) <= pattern.model->range_unit_m / 2 + 1e-5);
     }
     CHECK(valid > hits.shape.beams() / 2);

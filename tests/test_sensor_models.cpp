@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <regex>
@@ -135,8 +136,44 @@ TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the po
         const double expected = model.family == SensorFamily::kVelodyne
                                     ? 23.4
                                     : 23.4 + model.ouster.lidar_origin_to_beam_origin_mm * 1e-3;
-        CHECK(g.reported_range(hit, c) == Approx(expected).margin(1e-9));
+        CHECK(g.reported_range(hit, c, ch) == Approx(expected).margin(1e-9));
       }
     }
   }
+}
+
+TEST_CASE("HDL-64E corrections equal ros-drivers' 64e_s3-xiesc.yaml", "[sensor]") {
+  const SensorModel* m = find_sensor_model("hdl64e");
+  REQUIRE(m);
+  REQUIRE(m->laser_corrections.size() == 64);
+  const std::string yaml = slurp(lidaremu::test::data_path("velodyne/64e_s3-xiesc.yaml"));
+  // Block style: one "- key: value" block per laser.
+  const std::regex field(R"((\w+): ([-0-9.e]+))");
+  int seen = 0;
+  for (std::size_t at = yaml.find("\n- "); at != std::string::npos;) {
+    const std::size_t next = yaml.find("\n- ", at + 3);
+    const std::string block =
+        yaml.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    std::map<std::string, double> f;
+    for (auto it = std::sregex_iterator(block.begin(), block.end(), field);
+         it != std::sregex_iterator(); ++it) {
+      f[(*it)[1]] = std::stod((*it)[2]);
+    }
+    const auto laser = static_cast<std::size_t>(f.at("laser_id"));
+    INFO("laser " << laser);
+    const auto& c = m->laser_corrections.at(laser);
+    const double deg = 180 / std::numbers::pi;
+    CHECK(c.elevation_deg == Approx(f.at("vert_correction") * deg).margin(1e-6));
+    CHECK(m->elevation_deg[laser] == c.elevation_deg);
+    CHECK(c.rot_correction_deg == Approx(f.at("rot_correction") * deg).margin(1e-6));
+    CHECK(m->azimuth_offset_deg[laser] == c.rot_correction_deg);
+    CHECK(c.dist_correction_m == f.at("dist_correction"));
+    CHECK(c.dist_correction_x_m == f.at("dist_correction_x"));
+    CHECK(c.dist_correction_y_m == f.at("dist_correction_y"));
+    CHECK(c.vert_offset_m == f.at("vert_offset_correction"));
+    CHECK(c.horiz_offset_m == f.at("horiz_offset_correction"));
+    ++seen;
+    at = next;
+  }
+  CHECK(seen == 64);
 }

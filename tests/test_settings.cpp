@@ -206,3 +206,53 @@ TEST_CASE("Every example config in config/ loads", "[settings][config]") {
   }
   CHECK(loaded >= 1);
 }
+
+TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; model limits",
+          "[settings]") {
+  SensorFlags f;
+  f.model = "os0-128";
+  f.mode = "2048x10";
+  f.profile = "rng19-dual";
+  f.azimuth_window = "270000,90000";
+  f.timestamp_mode = "ptp";
+  auto s = sensor_from_flags(f);
+  CHECK(s.pattern.columns_per_frame == 2048);
+  CHECK(s.ouster.profile == lidaremu::core::OusterProfile::kRng19Dual);
+  CHECK(s.pipeline.stages.echoes == lidaremu::core::EchoMode::kTwoStrongest);
+  CHECK(s.ouster.azimuth_window_start_mdeg == 270000);
+  CHECK(s.ouster.azimuth_window_end_mdeg == 90000);
+  CHECK(s.ouster.timestamp_mode == lidaremu::core::OusterTimestampMode::kPtp);
+  // Its own loopback address by default, 127.0.0.2 + sensor id; none for a remote output.
+  CHECK(s.sensor_ip == "127.0.0.2");
+  f.sensor_id = 300;
+  CHECK(sensor_from_flags(f).sensor_ip == "127.0.1.46");
+  f.out = "udp://192.168.1.77:7502";
+  CHECK(sensor_from_flags(f).sensor_ip.empty());
+  CHECK(default_sensor_ip(0) == "127.0.0.2");
+
+  SensorFlags bad;
+  bad.model = "os1-32";
+  bad.profile = "rng42";
+  bad.azimuth_window = "10,400000";
+  bad.timestamp_mode = "sundial";
+  bad.sensor_ip = "127.0.0.999";
+  CHECK_THROWS_WITH(
+      sensor_from_flags(bad),
+      Catch::Contains("--profile = 'rng42': expected legacy|rng19|rng19-dual|rng15") &&
+          Catch::Contains("--azimuth-window = '10,400000'") &&
+          Catch::Contains("--timestamp-mode = 'sundial'") &&
+          Catch::Contains("--sensor-ip = '127.0.0.999'"));
+  SensorFlags hdl64e;
+  hdl64e.model = "hdl64e";
+  hdl64e.echoes = "dual";
+  CHECK_THROWS_WITH(sensor_from_flags(hdl64e), Catch::Contains("no dual-return layout"));
+  hdl64e.echoes = "strongest";
+  hdl64e.profile = "rng19";
+  CHECK_THROWS_WITH(sensor_from_flags(hdl64e), Catch::Contains("Ouster only"));
+  CHECK(load_config_text("[[sensor]]\nmodel = \"os2-64\"\nprofile = \"rng15\"\n"
+                         "azimuth_window = [0, 180000]\ntimestamp_mode = \"ptp\"\n"
+                         "sensor_ip = \"127.0.0.9\"\napi_port = 8080\n",
+                         "t.toml")
+            .sensors[0]
+            .ouster.azimuth_window_end_mdeg == 180000);
+}

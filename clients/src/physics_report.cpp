@@ -362,7 +362,8 @@ std::vector<RainMetrics> validate_rain(const Setup& setup, const core::MaterialT
     const float* r = &rows[i * 7];
     if (r[6] == 0) continue;
     truth[i] = geometry.reported_range({r[0], r[1], r[2]},
-                                       static_cast<std::uint32_t>(i / hits.shape.channels));
+                                       static_cast<std::uint32_t>(i / hits.shape.channels),
+                                       static_cast<std::uint16_t>(i % hits.shape.channels));
   }
   core::Pipeline pipeline(setup.pattern, materials, setup.settings);
   const double noise = setup.settings.params.noise_power_w();

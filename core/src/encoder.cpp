@@ -23,6 +23,7 @@ EchoMode ouster_echoes(OusterProfile profile) {
 std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
                                       EchoMode echoes, const OusterOutput& ouster) {
   if (!family_supports(pattern.model->family, echoes)) return nullptr;
+  if (echoes == EchoMode::kDual && !pattern.model->velodyne.dual_return) return nullptr;
   if (pattern.model->family == SensorFamily::kOuster && echoes != ouster_echoes(ouster.profile)) {
     return nullptr;
   }

@@ -97,6 +97,7 @@ class GeometryStage final : public Stage {
       b.work.drops_crossed[beam] = 0;
       b.work.bloom[beam] = Pulse{};
       const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
+      const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
       for (int ray = 0; ray < rays; ++ray) {
         const std::size_t i = h.hit(beam, ray, 0);
         if (h.material[i] == 0) continue;
@@ -112,7 +113,7 @@ class GeometryStage final : public Stage {
         // offset) taken from the centre ray, or the first ray that hit when the centre missed.
         if (ray == 0 || b.work.pulse_count[beam] == 0) {
           b.work.range_offset_m[beam] =
-              static_cast<float>(b.geometry.reported_range(p, column) - distance);
+              static_cast<float>(b.geometry.reported_range(p, column, channel) - distance);
         }
         const double footprint =
             2.0 * physics::beam_radius_m(b.params.beam_exit_radius_m, b.params.beam_divergence_rad,

@@ -98,12 +98,50 @@ Eigen::Vector3d BeamGeometry::ouster_direction_lidar(std::uint32_t column,
           std::sin(altitude)};
 }
 
+Eigen::Vector3d velodyne_point(const SensorModel& model, int laser, double azimuth_deg,
+                               double raw_distance_m) {
+  const double a = (azimuth_deg - model.azimuth_offset_deg[laser]) * kDeg;
+  const double e = model.elevation_deg[laser] * kDeg;
+  const double ce = std::cos(e), se = std::sin(e), ca = std::cos(a), sa = std::sin(a);
+  if (model.laser_corrections.empty()) {
+    return {raw_distance_m * ce * ca, -raw_distance_m * ce * sa, raw_distance_m * se};
+  }
+  // velodyne_pointcloud's corrections, in its own axes (x right, y forward) first.
+  const VelodyneLaserCorrection& c = model.laser_corrections[laser];
+  const double d = raw_distance_m + c.dist_correction_m;
+  const double vo = c.vert_offset_m, h = c.horiz_offset_m;
+  const double xy = d * ce - vo * se;
+  const double xx = std::fabs(xy * sa - h * ca);
+  const double yy = std::fabs(xy * ca + h * sa);
+  // The two-point correction: linear in the distance along each axis between 2.4 m (x) or
+  // 1.93 m (y) and 25.04 m, as the calibration defines it.
+  const double correction_x =
+      (c.dist_correction_m - c.dist_correction_x_m) * (xx - 2.4) / (25.04 - 2.4) +
+      c.dist_correction_x_m - c.dist_correction_m;
+  const double correction_y =
+      (c.dist_correction_m - c.dist_correction_y_m) * (yy - 1.93) / (25.04 - 1.93) +
+      c.dist_correction_y_m - c.dist_correction_m;
+  const double dx = d + correction_x, dy = d + correction_y;
+  const double right = (dx * ce - vo * se) * sa - h * ca;
+  const double forward = (dy * ce - vo * se) * ca + h * sa;
+  return {forward, -right, dy * se + vo * ce};
+}
+
 BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
   if (model_.family == SensorFamily::kVelodyne) {
     const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
     const double e = model_.elevation_deg[channel] * kDeg;
-    return {Eigen::Vector3d::Zero(),
-            {std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a), std::sin(e)}};
+    const Eigen::Vector3d direction{std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a),
+                                    std::sin(e)};
+    if (model_.laser_corrections.empty()) return {Eigen::Vector3d::Zero(), direction};
+    // A corrected laser leaves from its offsets: where a zero distance (after the distance
+    // correction, before the two-point one) would put its point.
+    const auto& c = model_.laser_corrections[channel];
+    const double ca = std::cos(a), sa = std::sin(a);
+    const Eigen::Vector3d origin =
+        c.vert_offset_m * Eigen::Vector3d(-std::sin(e) * ca, std::sin(e) * sa, std::cos(e)) +
+        c.horiz_offset_m * Eigen::Vector3d(sa, ca, 0.0);
+    return {origin, direction};
   }
   // Ouster: the beam leaves its own origin; the SDK reports range from the lidar origin
   // minus the offset n, so a point at range r lies at o + (r - n) dir (FORMATS.md).
@@ -156,9 +194,24 @@ BeamIndex BeamGeometry::locate(const Eigen::Vector3d& point_in_sensor) const {
   return index;
 }
 
-double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor,
-                                    std::uint32_t column) const {
-  if (model_.family == SensorFamily::kVelodyne) return point_in_sensor.norm();
+double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
+                                    std::uint16_t channel) const {
+  if (model_.family == SensorFamily::kVelodyne) {
+    if (model_.laser_corrections.empty()) return point_in_sensor.norm();
+    // Invert the corrections: start from the straight beam, then move the raw distance by
+    // what the decoded point still misses along the beam (the two-point correction bends it
+    // by millimetres; two steps converge).
+    const BeamRay beam = ray(column, channel);
+    const double azimuth =
+        velodyne_laser_azimuth_deg(column, channel) + model_.azimuth_offset_deg[channel];
+    double raw = (point_in_sensor - beam.origin).dot(beam.direction) -
+                 model_.laser_corrections[channel].dist_correction_m;
+    for (int step = 0; step < 3; ++step) {
+      const Eigen::Vector3d decoded = velodyne_point(model_, channel, azimuth, raw);
+      raw += (point_in_sensor - decoded).dot(beam.direction);
+    }
+    return raw;
+  }
   const Eigen::Vector3d q = lidar_to_sensor_rotation_.transpose() *
                             (point_in_sensor * 1e3 - lidar_to_sensor_translation_mm_);
   const double along_beam_mm = (q - ouster_beam_origin_lidar_mm(column)).norm();

@@ -132,10 +132,14 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
   if (++sequences_in_packet_ < sequences_per_packet()) return;
 
   store_le<std::uint32_t>(packet_, kTimestampOffset, micros_past_hour(packet_time_s_));
-  packet_[kReturnModeOffset] = echoes_ == EchoMode::kDual   ? kDual
-                               : echoes_ == EchoMode::kLast ? kLast
-                                                            : kStrongest;
-  packet_[kProductIdOffset] = v.product_id;
+  if (v.status_bytes) {
+    write_status(packet_time_s_);
+  } else {
+    packet_[kReturnModeOffset] = echoes_ == EchoMode::kDual   ? kDual
+                                 : echoes_ == EchoMode::kLast ? kLast
+                                                              : kStrongest;
+    packet_[kProductIdOffset] = v.product_id;
+  }
   sink.on_packet(PacketChannel::kData, packet_, packet_time_s_);
   sequences_in_packet_ = 0;
   // Position packets keep their time rate: one per 14 single-return packets' time.
@@ -144,6 +148,48 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
     const auto position = position_packet(packet_time_s_, identity_);
     sink.on_packet(PacketChannel::kTelemetry, position, packet_time_s_);
   }
+}
+
+void VelodyneEncoder::write_status(double time_s) {
+  // HDL-64E: one status (type, value) per packet in rotation: UTC time and date of the packet,
+  // GPS ('A': sync pulse and NMEA both present), temperature (degrees C), firmware version.
+  constexpr std::array<char, 9> kTypes{'H', 'M', 'S', 'D', 'N', 'Y', 'G', 'T', 'V'};
+  const auto seconds = static_cast<std::time_t>(std::floor(time_s));
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  const char type = kTypes[status_index_++ % kTypes.size()];
+  int value = 0;
+  switch (type) {
+    case 'H':
+      value = utc.tm_hour;
+      break;
+    case 'M':
+      value = utc.tm_min;
+      break;
+    case 'S':
+      value = utc.tm_sec;
+      break;
+    case 'D':
+      value = utc.tm_mday;
+      break;
+    case 'N':
+      value = utc.tm_mon + 1;
+      break;
+    case 'Y':
+      value = utc.tm_year % 100;
+      break;
+    case 'G':
+      value = 'A';
+      break;
+    case 'T':
+      value = 40;
+      break;
+    default:
+      value = 0x34;
+      break;
+  }
+  packet_[kReturnModeOffset] = static_cast<std::uint8_t>(type);
+  packet_[kProductIdOffset] = static_cast<std::uint8_t>(value);
 }
 
 void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t column,
@@ -200,8 +246,11 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
                                 PacketInfo* info) {
   if (packet.size() != kDataPacketSize) return DecodeError::kWrongSize;
   const auto& v = model_.velodyne;
-  if (packet[kProductIdOffset] != v.product_id) return DecodeError::kWrongProduct;
-  const std::uint8_t mode = packet[kReturnModeOffset];
+  if (!v.status_bytes && packet[kProductIdOffset] != v.product_id) {
+    return DecodeError::kWrongProduct;
+  }
+  // The HDL-64E's status bytes say nothing of the return mode: its layout is single-return.
+  const std::uint8_t mode = v.status_bytes ? kStrongest : packet[kReturnModeOffset];
   const bool dual = mode == kDual;
   const int copies = dual ? 2 : 1;  // dual: blocks in pairs with the same azimuth
   const int azimuths = v.blocks_per_packet / (copies * v.banks);
@@ -249,13 +298,12 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       const int laser = bank * lasers_per_block + slot % lasers_per_block;
       const double offset_us = v.sequence_period_us * sequence + v.firing_offset_us(laser);
       const double azimuth_centideg = azimuth[b] + step[group] * offset_us / block_span_us;
-      const double a = (azimuth_centideg / 100.0 - model_.azimuth_offset_deg[laser]) * kDeg;
-      const double e = model_.elevation_deg[laser] * kDeg;
       const double r = units * model_.range_unit_m;
+      const Eigen::Vector3d xyz = velodyne_point(model_, laser, azimuth_centideg / 100.0, r);
       Point p;
-      p.x = static_cast<float>(r * std::cos(e) * std::cos(a));
-      p.y = static_cast<float>(-r * std::cos(e) * std::sin(a));
-      p.z = static_cast<float>(r * std::sin(e));
+      p.x = static_cast<float>(xyz.x());
+      p.y = static_cast<float>(xyz.y());
+      p.z = static_cast<float>(xyz.z());
       p.distance_m = static_cast<float>(r);
       p.azimuth_deg = static_cast<float>(std::fmod(azimuth_centideg / 100.0, 360.0));
       p.reflectivity = packet[at + 2];

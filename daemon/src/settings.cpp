@@ -224,6 +224,8 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     stages.echoes = *e;
     if (velodyne && !core::family_supports(s.model->family, *e)) {
       bad("return_mode", f.echoes, "strongest|last|dual (what Velodyne packets carry)");
+    } else if (velodyne && *e == core::EchoMode::kDual && !s.model->velodyne.dual_return) {
+      bad("return_mode", f.echoes, "strongest|last (no dual-return layout for this model)");
     }
     if (!velodyne && *e != core::EchoMode::kStrongest) {
       bad("return_mode", f.echoes,

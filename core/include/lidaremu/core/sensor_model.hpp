@@ -14,14 +14,33 @@ namespace lidaremu::core {
 
 enum class SensorFamily : std::uint8_t { kVelodyne, kOuster };
 
+// Per-laser corrections of a unit calibrated one by one (HDL-64E), as ros-drivers' calibration
+// files state them and velodyne_pointcloud applies them: a beam leaves from offsets beside and
+// above the head's axis, and its distance is corrected, differently along x and y near the
+// sensor ("two-point" correction).
+struct VelodyneLaserCorrection {
+  double elevation_deg = 0;
+  double rot_correction_deg = 0;
+  double dist_correction_m = 0;
+  double dist_correction_x_m = 0;
+  double dist_correction_y_m = 0;
+  double vert_offset_m = 0;
+  double horiz_offset_m = 0;
+};
+
 struct VelodyneTraits {
   std::uint8_t product_id = 0;    // byte 1205
   double sequence_period_us = 0;  // one firing sequence of every laser
   double laser_spacing_us = 0;    // delay between consecutive firings of a sequence
   int lasers_per_firing = 1;      // VLP-32C fires its lasers in pairs, VLS-128 in eights
   int firings_per_pause = 0;      // VLS-128: one idle firing slot after every 8 firings
-  int sequences_per_block = 0;    // VLP-16: two sequences of 16 lasers share a block
-  int banks = 1;                  // VLS-128: one column spans 4 blocks of 32 lasers
+  int firing_cycle = 0;           // HDL-64E: lasers k and k + 32 fire together (0: none)
+  bool dual_return = true;        // whether the model has a dual-return layout
+  // HDL-64E: bytes 1204-1205 cycle through status type and value instead of return mode and
+  // product id.
+  bool status_bytes = false;
+  int sequences_per_block = 0;  // VLP-16: two sequences of 16 lasers share a block
+  int banks = 1;                // VLS-128: one column spans 4 blocks of 32 lasers
   int blocks_per_packet = 12;
   int default_rpm = 600;
   int min_rpm = 300;
@@ -29,7 +48,7 @@ struct VelodyneTraits {
 
   // Delay of a laser's firing after the start of its sequence, microseconds.
   [[nodiscard]] double firing_offset_us(int laser) const {
-    const int firing = laser / lasers_per_firing;
+    const int firing = (firing_cycle > 0 ? laser % firing_cycle : laser) / lasers_per_firing;
     const int pauses = firings_per_pause > 0 ? firing / firings_per_pause : 0;
     return laser_spacing_us * (firing + pauses);
   }
@@ -81,6 +100,7 @@ struct SensorModel {
   double min_range_m = 0;       // below this the sensor reports nothing
   SensorOptics optics;
   VelodyneTraits velodyne;
+  std::vector<VelodyneLaserCorrection> laser_corrections;  // empty: none (ideal geometry)
   OusterTraits ouster;
 };
 
@@ -107,6 +127,11 @@ std::span<const SensorModel* const> all_sensor_models();
 // Every --model spelling, joined by '|', for help texts and error messages.
 std::string sensor_model_names();
 
+// Where velodyne_pointcloud puts a return: the range field times the unit (`raw_distance_m`) of
+// `laser`, at `azimuth_deg` (the block azimuth plus the firing's interpolation). Sensor frame.
+Eigen::Vector3d velodyne_point(const SensorModel& model, int laser, double azimuth_deg,
+                               double raw_distance_m);
+
 // Where (column, channel) of a scan sits in the sensor frame its driver reports in.
 struct BeamRay {
   Eigen::Vector3d origin;     // metres, sensor frame
@@ -128,9 +153,10 @@ class BeamGeometry {
   [[nodiscard]] BeamRay ray(std::uint32_t column, std::uint16_t channel) const;
   [[nodiscard]] BeamIndex locate(const Eigen::Vector3d& point_in_sensor) const;
   // Range the format must carry so that the spec decoder reproduces `point_in_sensor`
-  // for this beam (metres; the Ouster convention includes the beam-origin offset).
-  [[nodiscard]] double reported_range(const Eigen::Vector3d& point_in_sensor,
-                                      std::uint32_t column) const;
+  // for this beam (metres; the Ouster convention includes the beam-origin offset, the HDL-64E's
+  // its per-laser corrections).
+  [[nodiscard]] double reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
+                                      std::uint16_t channel) const;
   // Azimuth of a column in degrees, clockwise from +x (the Velodyne convention), [0, 360).
   [[nodiscard]] double velodyne_column_azimuth_deg(std::uint32_t column) const;
   // Time of a column's first firing relative to the frame start, seconds.

@@ -50,6 +50,7 @@ class VelodyneEncoder final : public Encoder {
                      PacketSink& sink);
   void write_firing(const FrameReturns* returns, std::uint32_t column, std::size_t block_at,
                     int sequence, int bank, int copy);
+  void write_status(double time_s);
   [[nodiscard]] int sequences_per_packet() const;
   BeamGeometry geometry_;
   SensorIdentity identity_;
@@ -59,6 +60,7 @@ class VelodyneEncoder final : public Encoder {
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
   int packets_since_position_ = 0;
+  std::size_t status_index_ = 0;  // HDL-64E status rotation
   std::uint32_t next_column_ = 0;
   double next_time_s_ = 0;
 };
