@@ -383,22 +383,37 @@ RainDropTable build_rain_drop_table(const FrameConstants& c, const PhysicsParams
 // Beams that cannot bloom are skipped (the seed's slice skipping).
 class BloomingStage final : public Stage {
  public:
+  // The kernel depends only on the scan grid and the parameters: tabulated once per pipeline
+  // (by column offset, and by pair of channels), the same values the frame loop would compute.
+  BloomingStage(const ScanPattern& pattern, const PhysicsParams& prm)
+      : channels_(pattern.model->channels) {
+    const auto kernel = [&](double offset_deg) {
+      return physics::bloom_kernel_1d(offset_deg, prm.bloom_core_sigma_deg, prm.bloom_skirt_level,
+                                      prm.bloom_skirt_decay_deg);
+    };
+    const int columns = pattern.columns_per_frame;
+    const double column_step_deg = 360.0 / columns;
+    nearest_ = kernel(column_step_deg);
+    column_reach_ =
+        std::min<int>(static_cast<int>(prm.bloom_extent_deg / column_step_deg), columns / 2);
+    for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
+      by_column_.push_back(kernel(dc * column_step_deg));
+    }
+    const auto& elevation = pattern.model->elevation_deg;
+    for (int from = 0; from < channels_; ++from) {
+      for (int to = 0; to < channels_; ++to) {
+        const double d_el = elevation[to] - elevation[from];
+        by_channels_.push_back(std::fabs(d_el) > prm.bloom_extent_deg ? -1.0 : kernel(d_el));
+      }
+    }
+  }
   [[nodiscard]] std::string_view name() const override { return "blooming"; }
   [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
   [[nodiscard]] std::uint32_t writes() const override { return kBloomed; }
   [[nodiscard]] bool whole_frame() const override { return true; }
   void run(const BlockContext& b) const override {
     const auto& prm = b.params;
-    const auto& model = *b.geometry.pattern().model;
     const auto shape = b.hits.shape;
-    const double column_step_deg = 360.0 / shape.columns;
-    const auto kernel = [&](double offset_deg) {
-      return physics::bloom_kernel_1d(offset_deg, prm.bloom_core_sigma_deg, prm.bloom_skirt_level,
-                                      prm.bloom_skirt_decay_deg);
-    };
-    const double nearest = kernel(column_step_deg);
-    const int column_reach =
-        std::min<int>(static_cast<int>(prm.bloom_extent_deg / column_step_deg), shape.columns / 2);
     for (std::size_t src = b.begin; src < b.end; ++src) {
       const Pulse* pulses = pulses_of(b, src);
       const Pulse* brightest = nullptr;
@@ -408,19 +423,20 @@ class BloomingStage final : public Stage {
           brightest = &pulses[k];
         }
       }
-      if (!brightest || brightest->power_w * nearest < b.constants.noise_w) continue;
+      if (!brightest || brightest->power_w * nearest_ < b.constants.noise_w) continue;
       const auto column = static_cast<int>(src / shape.channels);
       const auto channel = static_cast<int>(src % shape.channels);
-      for (int dc = -column_reach; dc <= column_reach; ++dc) {
-        const double k_az = kernel(dc * column_step_deg);
+      const double* to_channels = by_channels_.data() + std::size_t(channel) * channels_;
+      for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
+        const double k_az = by_column_[static_cast<std::size_t>(dc + column_reach_)];
         if (brightest->power_w * k_az < b.constants.noise_w) continue;
         const auto nc = static_cast<std::uint32_t>((column + dc + static_cast<int>(shape.columns)) %
                                                    static_cast<int>(shape.columns));
         for (int ch = 0; ch < shape.channels; ++ch) {
           if (dc == 0 && ch == channel) continue;
-          const double d_el = model.elevation_deg[ch] - model.elevation_deg[channel];
-          if (std::fabs(d_el) > prm.bloom_extent_deg) continue;
-          const double power = brightest->power_w * k_az * kernel(d_el);
+          const double k_el = to_channels[ch];
+          if (k_el < 0) continue;  // beyond the kernel's extent
+          const double power = brightest->power_w * k_az * k_el;
           if (power < b.constants.noise_w) continue;
           deposit(b.work.bloom[shape.beam(nc, static_cast<std::uint16_t>(ch))], *brightest, power,
                   prm.range_resolution_m);
@@ -443,6 +459,12 @@ class BloomingStage final : public Stage {
       bin.kind = ReturnKind::kBloom;
     }
   }
+
+  int channels_;
+  double nearest_ = 0;
+  int column_reach_ = 0;
+  std::vector<double> by_column_;    // kernel at column offsets -reach..reach
+  std::vector<double> by_channels_;  // [from * channels + to]; -1 beyond the extent
 };
 
 // Sorts a beam's candidates by range and merges those closer than the range resolution: one
@@ -819,7 +841,7 @@ Pipeline::Pipeline(const ScanPattern& pattern, const MaterialTable& materials,
   if (!ideal) {
     if (s.clear_air) stages_.push_back(std::make_unique<ClearAirStage>());
     if (s.rain) stages_.push_back(std::make_unique<RainStage>());
-    if (s.blooming) stages_.push_back(std::make_unique<BloomingStage>());
+    if (s.blooming) stages_.push_back(std::make_unique<BloomingStage>(pattern, p));
   }
   if (ideal) {
     stages_.push_back(std::make_unique<IdealDetectionStage>());
