@@ -268,7 +268,8 @@ std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& iden
   return j.dump(4);
 }
 
-Metadata parse_metadata(const std::string& json_text) {
+namespace {
+Metadata parse_metadata_fields(const std::string& json_text) {
   using nlohmann::json;
   std::vector<std::string> problems;
   json doc;
@@ -278,15 +279,25 @@ Metadata parse_metadata(const std::string& json_text) {
     throw std::runtime_error(std::string("metadata is not JSON: ") + e.what());
   }
   if (!doc.is_object()) throw std::runtime_error("metadata: top level must be an object");
-  const bool nested = doc.contains("beam_intrinsics") || doc.contains("sensor_info");
+  // The nested format's seven sections come all together or not at all (as the SDK requires):
+  // a flat file with one of them, or a nested one missing one, is refused.
+  static constexpr std::array<const char*, 7> kSections{
+      "sensor_info",   "beam_intrinsics",   "imu_intrinsics",    "lidar_intrinsics",
+      "config_params", "lidar_data_format", "calibration_status"};
+  int sections = 0;
+  for (const char* name : kSections) sections += doc.contains(name) ? 1 : 0;
+  const bool nested = sections > 0;
   const json empty = json::object();
+  for (const char* name : kSections) {
+    if (nested && (!doc.contains(name) || !doc[name].is_object())) {
+      problems.push_back(std::string("/") + name +
+                         ": missing (the nested format needs all seven "
+                         "sections)");
+    }
+  }
   auto section = [&](const char* name) -> const json& {
     if (!nested) return doc;
-    if (!doc.contains(name) || !doc[name].is_object()) {
-      problems.push_back(std::string("/") + name + ": missing");
-      return empty;
-    }
-    return doc[name];
+    return doc.contains(name) && doc[name].is_object() ? doc[name] : empty;
   };
   Metadata md;
   const json& beams = section("beam_intrinsics");
@@ -315,6 +326,26 @@ Metadata parse_metadata(const std::string& json_text) {
   numbers(beams, "beam_azimuth_angles", md.beam_azimuth_deg);
   if (md.beam_altitude_deg.size() != md.beam_azimuth_deg.size()) {
     problems.push_back("/beam_azimuth_angles: length differs from beam_altitude_angles");
+  }
+  const auto is_zero = [](double v) { return v == 0.0; };
+  if (!md.beam_altitude_deg.empty() &&
+      std::all_of(md.beam_altitude_deg.begin(), md.beam_altitude_deg.end(), is_zero) &&
+      std::all_of(md.beam_azimuth_deg.begin(), md.beam_azimuth_deg.end(), is_zero)) {
+    problems.push_back("/beam_altitude_angles: every beam angle is zero (no calibration)");
+  }
+  // A data format block, when there is one (always in the nested format), must be whole
+  // (udp_profile_lidar came with firmware 2.2: LEGACY without it).
+  const bool has_format = nested || doc.contains("data_format");
+  for (const char* key : {"columns_per_frame", "columns_per_packet", "pixels_per_column",
+                          "pixel_shift_by_row", "column_window"}) {
+    if (has_format && !format.contains(key)) {
+      problems.push_back(std::string(nested ? "/lidar_data_format/" : "/data_format/") + key +
+                         ": missing");
+    }
+  }
+  if (has_format && format.contains("pixels_per_column") &&
+      format["pixels_per_column"] != md.beam_altitude_deg.size()) {
+    problems.push_back("/pixels_per_column: differs from the number of beam angles");
   }
   const std::string mode = config.value("lidar_mode", doc.value("lidar_mode", std::string()));
   if (const auto x = mode.find('x'); x != std::string::npos) {
@@ -351,6 +382,15 @@ Metadata parse_metadata(const std::string& json_text) {
     throw std::runtime_error(msg);
   }
   return md;
+}
+}  // namespace
+
+Metadata parse_metadata(const std::string& json_text) {
+  try {
+    return parse_metadata_fields(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("metadata: a field has the wrong type: ") + e.what());
+  }
 }
 
 const char* to_string(DecodeError e) {
