@@ -71,7 +71,8 @@ void EmulatedSensor::start_api() {
 
 std::string EmulatedSensor::reconfigure(const SensorSettings& next_settings) {
   SensorSettings next = next_settings;
-  next.hits.port = runtime_->bound_hits().port;  // the engine keeps sending where it did
+  next.hits.port = runtime_->bound_hits().port;        // the engine keeps sending where it did
+  next.pipeline.params.weather = runtime_->weather();  // and the weather stays as set
   const SensorSettings previous = runtime_->settings();
   runtime_->drain_and_stop();
   // Handlers of the old pipeline still queued on the io_context see operation_aborted; it is

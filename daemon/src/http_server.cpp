@@ -102,6 +102,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (question != std::string_view::npos) in.query = parse_query(target.substr(question + 1));
     in.body = request.body();
     in.remote_ip = remote_;
+    if (const auto it = request.find(http::field::authorization); it != request.end()) {
+      in.authorization = std::string(it->value().data(), it->value().size());
+    }
     const HttpResponse out = (*handler_)(in);
     http::response<http::string_body> response{static_cast<http::status>(out.status),
                                                request.version()};

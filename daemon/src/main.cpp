@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/daemon/control_api.hpp"
 #include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/settings.hpp"
 
@@ -45,6 +46,22 @@ int run(const daemon::DaemonSettings& settings) {
         std::make_unique<daemon::EmulatedSensor>(s, materials, io, capture ? &*capture : nullptr));
     sensors.back()->start();
     std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
+  }
+
+  daemon::ControlApi control(sensors, settings.http_token);
+  std::unique_ptr<daemon::HttpServer> http;
+  if (const auto address = daemon::parse_http_address(settings.http)) {
+    try {
+      http = std::make_unique<daemon::HttpServer>(
+          io, address->first, address->second,
+          [&control](const daemon::HttpRequest& r) { return control.handle(r); });
+      std::cout << "lidaremud: control http://" << address->first << ":" << http->port()
+                << " (/healthz, /metrics, /api/v1/sensors)" << std::endl;
+    } catch (const std::exception& e) {
+      if (settings.http_explicit) throw;
+      spdlog::warn("no control endpoint: {} (choose one with --http HOST:PORT, or --http off)",
+                   e.what());
+    }
   }
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -104,6 +121,8 @@ int main(int argc, char** argv) {
   double duration_s = 0;
   double stats_interval_s = 0;
   std::string pcap;
+  std::string http;
+  std::string http_token;
   app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
   app.add_option("--model", f.model, "sensor model: " + core::sensor_model_names())
       ->capture_default_str();
@@ -183,6 +202,11 @@ int main(int argc, char** argv) {
   app.add_option("--duration", duration_s,
                  "stop by itself after this many seconds (0: run until SIGTERM)");
   app.add_option("--stats-interval", stats_interval_s, "log counters every this many seconds");
+  app.add_option("--http", http,
+                 "the daemon's HTTP endpoint (/healthz, /metrics, JSON API), HOST:PORT or off "
+                 "(default 127.0.0.1:9880; port 0: any free port, printed at start)");
+  app.add_option("--http-token", http_token,
+                 "token that requests changing state must send (Authorization: Bearer TOKEN)");
   app.add_option("--pcap", pcap,
                  "also write every emitted packet to this pcap file (IPv4 fragments as on a real "
                  "network), for tcpdump, Wireshark, VeloView, the Ouster SDK");
@@ -222,6 +246,15 @@ int main(int argc, char** argv) {
   if (app.count("--duration")) settings.duration_s = duration_s;
   if (app.count("--stats-interval")) settings.stats_interval_s = stats_interval_s;
   if (app.count("--pcap")) settings.pcap = pcap;
+  if (app.count("--http")) {
+    if (http != "off" && !daemon::parse_http_address(http)) {
+      std::cerr << "lidaremud: --http '" << http << "': expected HOST:PORT or off\n";
+      return kExitUsage;
+    }
+    settings.http = http;
+    settings.http_explicit = true;
+  }
+  if (app.count("--http-token")) settings.http_token = http_token;
   try {
     return run(settings);
   } catch (const std::exception& e) {

@@ -151,6 +151,14 @@ void SensorRuntime::start() {
   receive_next();
 }
 
+std::size_t SensorRuntime::frames_queued() const {
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(ready_frames_.size(), 0));
+}
+
+std::size_t SensorRuntime::packets_queued() const {
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(ready_slots_.size(), 0));
+}
+
 Endpoint SensorRuntime::bound_hits() const {
   const auto local = hits_socket_.local_endpoint();
   return {local.address().to_string(), local.port()};
@@ -363,6 +371,7 @@ void SensorRuntime::process_loop() {
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
     counters_.processing_ns_total += ns;
     store_max(counters_.processing_ns_max, ns);
+    counters_.observe_processing(ns);
     ++counters_.frames_processed;
     encoder_->encode_frame(returns_, start, sink);
   }

@@ -35,6 +35,19 @@ core::SensorIdentity identity_for(std::uint64_t seed, std::uint16_t sensor_id) {
 
 }  // namespace
 
+std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  int port = -1;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data() + colon + 1, end, port);
+  if (ec != std::errc() || ptr != end || port < 0 || port > 65535) return std::nullopt;
+  boost::system::error_code bad;
+  boost::asio::ip::make_address_v4(text.substr(0, colon), bad);
+  if (bad) return std::nullopt;
+  return std::pair{text.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
+
 std::string default_sensor_ip(std::uint16_t sensor_id) {
   const int host = 2 + sensor_id;
   return "127.0." + std::to_string(host >> 8) + "." + std::to_string(host & 0xFF);
@@ -450,6 +463,14 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           read_value(dn, path, d.duration_s, problems);
         else if (dk.str() == "stats_interval_s")
           read_value(dn, path, d.stats_interval_s, problems);
+        else if (dk.str() == "http") {
+          read_value(dn, path, d.http, problems);
+          d.http_explicit = true;
+          if (d.http != "off" && !parse_http_address(d.http)) {
+            problems.push_back(path + " = '" + d.http + "': expected HOST:PORT or \"off\"");
+          }
+        } else if (dk.str() == "http_token")
+          read_value(dn, path, d.http_token, problems);
         else if (dk.str() == "pcap") {
           std::string file;
           read_value(dn, path, file, problems);
@@ -457,7 +478,7 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
         } else
           problems.push_back(path +
                              ": unknown key (accepted: threads, log_level, materials, duration_s, "
-                             "stats_interval_s, pcap)");
+                             "stats_interval_s, pcap, http, http_token)");
       }
     } else if (k != "sensor") {
       problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");

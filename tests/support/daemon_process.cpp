@@ -151,4 +151,12 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
   return out;
 }
 
+bool DaemonProcess::wait_for_output(const std::string& text, std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (output_.find(text) == std::string::npos && std::chrono::steady_clock::now() < until) {
+    read_available(std::chrono::milliseconds(20));
+  }
+  return output_.find(text) != std::string::npos;
+}
+
 }  // namespace lidaremu::test

@@ -36,8 +36,12 @@ struct SensorCounters {
   Counter send_errors{0};
   Counter pacing_resyncs{0};
   Counter pacing_error_ns_max{0};
+  // Physics time per frame as a histogram: upper bounds in milliseconds, the last one +Inf.
+  static constexpr std::array<double, 9> kProcessingBucketsMs{1, 2, 5, 10, 20, 50, 100, 200, 500};
+  std::array<Counter, kProcessingBucketsMs.size() + 1> processing_buckets{};
 
   void reject(protocol::BatchError e) { ++rejected[static_cast<std::size_t>(e)]; }
+  void observe_processing(std::uint64_t ns);
   void add_rows(const protocol::RowCounts& r);
 };
 

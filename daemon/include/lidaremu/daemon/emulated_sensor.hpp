@@ -27,6 +27,7 @@ class EmulatedSensor {
   void start();
   void drain_and_stop();
   [[nodiscard]] const SensorRuntime& runtime() const { return *runtime_; }
+  [[nodiscard]] SensorRuntime& runtime() { return *runtime_; }
   // One line for the start-up log: model, scan, where hits arrive and packets go, the API.
   [[nodiscard]] std::string describe() const;
 

@@ -17,6 +17,7 @@ struct HttpRequest {
   std::map<std::string, std::string> query;  // percent-decoded
   std::string body;
   std::string remote_ip;
+  std::string authorization;  // the Authorization header, if any
 };
 
 struct HttpResponse {

@@ -41,6 +41,13 @@ class SensorRuntime {
   void drain_and_stop();
 
   [[nodiscard]] Endpoint bound_hits() const;
+  // Weather from the next batch on (io thread only: where Control messages change it too).
+  void set_weather(const core::Weather& weather) { weather_ = weather; }
+  [[nodiscard]] const core::Weather& weather() const { return weather_; }
+  [[nodiscard]] bool paused() const { return paused_; }
+  // Frames waiting for physics, packets waiting to be sent (approximate, for metrics).
+  [[nodiscard]] std::size_t frames_queued() const;
+  [[nodiscard]] std::size_t packets_queued() const;
   [[nodiscard]] const SensorCounters& counters() const { return counters_; }
   [[nodiscard]] const SensorSettings& settings() const { return settings_; }
 

@@ -63,7 +63,13 @@ struct DaemonSettings {
   double duration_s = 0;        // stop by itself after this long (0 = run until signalled)
   double stats_interval_s = 0;  // log counters this often (0 = only at exit)
   std::filesystem::path pcap;   // record every emitted packet here (empty: no capture)
+  // The daemon's own HTTP endpoint: HOST:PORT, or "off". A failed bind of the default only warns.
+  std::string http = "127.0.0.1:9880";
+  bool http_explicit = false;
+  std::string http_token;  // required (Bearer) by requests that change state; empty: none
 };
+// "HOST:PORT" of --http; nothing for a malformed one.
+std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const std::string& text);
 
 // Raised with every problem found, one per line, each naming where and what would be accepted.
 class SettingsError : public std::runtime_error {

@@ -1,0 +1,29 @@
+#pragma once
+// The daemon's own HTTP endpoint (--http, default 127.0.0.1:9880): health, Prometheus metrics,
+// and a JSON API to read the sensors and to read and set their weather. Requests that change
+// state need the token when one is configured (Authorization: Bearer TOKEN).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lidaremu/daemon/emulated_sensor.hpp"
+#include "lidaremu/daemon/http_server.hpp"
+
+namespace lidaremu::daemon {
+
+class ControlApi {
+ public:
+  ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token);
+  // Runs on the io_context thread, as every sensor's input does.
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  [[nodiscard]] std::string metrics() const;
+  [[nodiscard]] EmulatedSensor* find(const std::string& name) const;
+  HttpResponse weather(EmulatedSensor& sensor, const HttpRequest& request);
+
+  std::vector<std::unique_ptr<EmulatedSensor>>& sensors_;
+  std::string token_;
+};
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,146 @@
+#include "lidaremu/daemon/control_api.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "lidaremu/core/ouster.hpp"
+
+namespace lidaremu::daemon {
+namespace {
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+HttpResponse json_reply(const ordered_json& body, int status = 200) {
+  return {status, "application/json", body.dump()};
+}
+HttpResponse error_reply(int status, const std::string& message) {
+  return {status, "application/json", ordered_json{{"error", message}}.dump()};
+}
+
+ordered_json weather_json(const core::Weather& w) {
+  return {{"rain_mm_per_h", w.rain_mm_per_h},
+          {"visibility_m", w.visibility_m},
+          {"sun_irradiance_w_per_m2", w.sun_irradiance_w_per_m2}};
+}
+
+ordered_json sensor_json(const EmulatedSensor& sensor) {
+  const SensorRuntime& r = sensor.runtime();
+  const SensorSettings& s = r.settings();
+  const SensorCounters& c = r.counters();
+  ordered_json j{{"name", s.name},
+                 {"model", std::string(s.model->name)},
+                 {"columns_per_frame", s.pattern.columns_per_frame},
+                 {"frames_per_second", std::lround(1.0 / s.pattern.frame_period_s)},
+                 {"hits", r.bound_hits().to_string()},
+                 {"out", s.out.to_string()},
+                 {"telemetry", s.telemetry.to_string()},
+                 {"sensor_ip", s.sensor_ip},
+                 {"paused", r.paused()},
+                 {"weather", weather_json(r.weather())},
+                 {"datagrams_in", c.datagrams_in.load()},
+                 {"frames_processed", c.frames_processed.load()},
+                 {"frames_dropped", c.frames_dropped.load()},
+                 {"packets_out", c.packets_out.load()}};
+  if (s.model->family == core::SensorFamily::kOuster) {
+    j["profile"] = core::ouster::profile_name(s.ouster.profile);
+  } else {
+    j["rpm"] = std::lround(s.pattern.rpm);
+  }
+  return j;
+}
+
+}  // namespace
+
+ControlApi::ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token)
+    : sensors_(sensors), token_(std::move(token)) {}
+
+EmulatedSensor* ControlApi::find(const std::string& name) const {
+  for (const auto& s : sensors_) {
+    if (s->runtime().settings().name == name) return s.get();
+  }
+  return nullptr;
+}
+
+std::string ControlApi::metrics() const {
+  std::ostringstream out;
+  for (const auto& s : sensors_) {
+    const SensorRuntime& r = s->runtime();
+    const std::string& name = r.settings().name;
+    write_counters(out, name, r.counters());
+    out << "lidaremu_frames_queued{sensor=\"" << name << "\"} " << r.frames_queued() << '\n';
+    out << "lidaremu_packets_queued{sensor=\"" << name << "\"} " << r.packets_queued() << '\n';
+  }
+  return out.str();
+}
+
+HttpResponse ControlApi::weather(EmulatedSensor& sensor, const HttpRequest& request) {
+  SensorRuntime& runtime = sensor.runtime();
+  if (request.method == "GET") return json_reply(weather_json(runtime.weather()));
+  if (request.method != "PUT" && request.method != "POST") return error_reply(405, "GET or PUT");
+  if (!token_.empty() && request.authorization != "Bearer " + token_) {
+    return error_reply(401, "this endpoint changes state: send Authorization: Bearer <token>");
+  }
+  const json body = json::parse(request.body, nullptr, false);
+  if (!body.is_object()) return error_reply(400, "body must be a JSON object");
+  core::Weather w = runtime.weather();
+  // The same ranges the config file accepts.
+  const auto number = [&](const char* key, double lo, double hi, double& out) -> std::string {
+    if (!body.contains(key)) return {};
+    if (!body[key].is_number() || !(body[key].get<double>() >= lo) ||
+        !(body[key].get<double>() <= hi)) {
+      std::ostringstream why;
+      why << key << ": expected a number in " << lo << ".." << hi;
+      return why.str();
+    }
+    out = body[key].get<double>();
+    return {};
+  };
+  for (const auto& [key, value] : body.items()) {
+    if (key != "rain_mm_per_h" && key != "visibility_m" && key != "sun_irradiance_w_per_m2") {
+      return error_reply(400, "unknown key '" + key +
+                                  "' (accepted: rain_mm_per_h, visibility_m, "
+                                  "sun_irradiance_w_per_m2)");
+    }
+  }
+  for (const auto& problem :
+       {number("rain_mm_per_h", 0, 500, w.rain_mm_per_h),
+        number("visibility_m", 10, 1e6, w.visibility_m),
+        number("sun_irradiance_w_per_m2", 0, 2000, w.sun_irradiance_w_per_m2)}) {
+    if (!problem.empty()) return error_reply(400, problem);
+  }
+  runtime.set_weather(w);
+  return json_reply(weather_json(w));
+}
+
+HttpResponse ControlApi::handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/healthz") {
+    // Healthy while every sensor's threads run (they only stop at shutdown).
+    return json_reply({{"status", "ok"}, {"sensors", sensors_.size()}});
+  }
+  if (path == "/metrics") {
+    if (request.method != "GET") return error_reply(405, "GET");
+    return {200, "text/plain; version=0.0.4", metrics()};
+  }
+  constexpr std::string_view kSensors = "/api/v1/sensors";
+  if (path == kSensors) {
+    ordered_json list = ordered_json::array();
+    for (const auto& s : sensors_) list.push_back(sensor_json(*s));
+    return json_reply(list);
+  }
+  if (path.starts_with(kSensors) && path.size() > kSensors.size() + 1) {
+    std::string rest = path.substr(kSensors.size() + 1);
+    const auto slash = rest.find('/');
+    const std::string name = rest.substr(0, slash);
+    EmulatedSensor* sensor = find(name);
+    if (!sensor) return error_reply(404, "no sensor named '" + name + "'");
+    if (slash == std::string::npos) return json_reply(sensor_json(*sensor));
+    if (rest.substr(slash) == "/weather") return weather(*sensor, request);
+  }
+  return error_reply(404, "not found: " + path +
+                              " (try /healthz, /metrics, /api/v1/sensors, "
+                              "/api/v1/sensors/NAME/weather)");
+}
+
+}  // namespace lidaremu::daemon
