@@ -699,3 +699,52 @@ TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a 
   CHECK(http_request("GET", base + "/nothing").status == 404);
   CHECK(daemon.stop() == 0);
 }
+
+TEST_CASE("--record, then lidaremu-send --replay with the same seed: the same packets",
+          "[e2e][record]") {
+  const std::string recording = "/tmp/lidaremu-e2e-recording.pcap";
+  const std::vector<std::string> common{"--model",    "vlp16", "--hits",  "udp://127.0.0.1:0",
+                                        "--pace",     "afap",  "--clock", "sim",
+                                        "--seed",     "5",     "--rain",  "20",
+                                        "--api-port", "0",     "--http",  "off"};
+  auto with = [&](std::vector<std::string> extra, const test::UdpReceiver& out) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--out", out.url()});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  std::vector<std::vector<std::uint8_t>> original;
+  {
+    test::UdpReceiver data;
+    test::DaemonProcess daemon(with({"--record", recording}, data));
+    const auto pattern = clients::scan_for("vlp16", 600, "");
+    clients::UdpSender sender(hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+    const auto rows = scene_rows(pattern);
+    for (int f = 0; f < 3; ++f) streamer.send_frame(rows);
+    sender.send(std::vector<std::uint8_t>(40, 0xAB));  // a bad datagram is part of the run too
+    for (auto& d : data.receive(226, 2s, 10s)) original.push_back(std::move(d.bytes));
+    REQUIRE(daemon.stop() == 0);
+    CHECK(
+        daemon.counter(
+            "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"unknown_identifier\"}") ==
+        1);
+  }
+  REQUIRE(original.size() >= 226);
+  test::UdpReceiver data;
+  test::DaemonProcess daemon(with({}, data));
+  const std::string replay = std::string(LIDAREMU_TEST_SEND) + " --replay " + recording +
+                             " --speed 0 --hits " + hits_url(daemon) + " > /dev/null";
+  REQUIRE(std::system(replay.c_str()) == 0);  // NOLINT(cert-env33-c)
+  std::vector<std::vector<std::uint8_t>> replayed;
+  for (auto& d : data.receive(original.size(), 2s, 10s)) replayed.push_back(std::move(d.bytes));
+  REQUIRE(daemon.stop() == 0);
+  CHECK(daemon.counter(
+            "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"unknown_identifier\"}") ==
+        1);
+  REQUIRE(replayed.size() == original.size());
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < original.size(); ++i) differing += replayed[i] != original[i];
+  CHECK(differing == 0);
+  std::remove(recording.c_str());
+}

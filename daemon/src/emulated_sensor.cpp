@@ -13,11 +13,11 @@ constexpr std::uint16_t kOusterTextPort = 7501;
 }
 
 EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
-                               boost::asio::io_context& io, CaptureFile* capture)
+                               boost::asio::io_context& io, Recorders recorders)
     : io_(io),
       materials_(materials),
-      capture_(capture),
-      runtime_(std::make_unique<SensorRuntime>(settings, materials, io, capture)) {}
+      recorders_(recorders),
+      runtime_(std::make_unique<SensorRuntime>(settings, materials, io, recorders)) {}
 
 EmulatedSensor::~EmulatedSensor() = default;
 
@@ -79,13 +79,13 @@ std::string EmulatedSensor::reconfigure(const SensorSettings& next_settings) {
   // destroyed after them.
   boost::asio::post(io_, [retired = std::shared_ptr<SensorRuntime>(std::move(runtime_))] {});
   try {
-    runtime_ = std::make_unique<SensorRuntime>(next, materials_, io_, capture_);
+    runtime_ = std::make_unique<SensorRuntime>(next, materials_, io_, recorders_);
     runtime_->start();
     write_metadata(next);
   } catch (const std::exception& e) {
     spdlog::error("sensor {}: reinitialisation failed ({}); back to the previous settings",
                   previous.name, e.what());
-    runtime_ = std::make_unique<SensorRuntime>(previous, materials_, io_, capture_);
+    runtime_ = std::make_unique<SensorRuntime>(previous, materials_, io_, recorders_);
     runtime_->start();
     return e.what();
   }

@@ -38,12 +38,13 @@ int run(const daemon::DaemonSettings& settings) {
   }
   const auto materials = core::MaterialTable::load(settings.materials);
   asio::io_context io;
-  std::optional<daemon::CaptureFile> capture;
+  std::optional<daemon::CaptureFile> capture, record;
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
+  if (!settings.record.empty()) record.emplace(settings.record);
+  const daemon::Recorders recorders{capture ? &*capture : nullptr, record ? &*record : nullptr};
   std::vector<std::unique_ptr<daemon::EmulatedSensor>> sensors;
   for (const auto& s : settings.sensors) {
-    sensors.push_back(
-        std::make_unique<daemon::EmulatedSensor>(s, materials, io, capture ? &*capture : nullptr));
+    sensors.push_back(std::make_unique<daemon::EmulatedSensor>(s, materials, io, recorders));
     sensors.back()->start();
     std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
   }
@@ -97,6 +98,7 @@ int run(const daemon::DaemonSettings& settings) {
   io.run();
   for (auto& s : sensors) s->drain_and_stop();
   if (capture) capture->flush();
+  if (record) record->flush();
   for (const auto& s : sensors)
     daemon::write_counters(std::cout, s->runtime().settings().name, s->runtime().counters());
   std::cout.flush();
@@ -121,6 +123,7 @@ int main(int argc, char** argv) {
   double duration_s = 0;
   double stats_interval_s = 0;
   std::string pcap;
+  std::string record;
   std::string http;
   std::string http_token;
   app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
@@ -202,6 +205,9 @@ int main(int argc, char** argv) {
   app.add_option("--duration", duration_s,
                  "stop by itself after this many seconds (0: run until SIGTERM)");
   app.add_option("--stats-interval", stats_interval_s, "log counters every this many seconds");
+  app.add_option("--record", record,
+                 "record every datagram received, with its arrival time, to this pcap file "
+                 "(replay it with lidaremu-send --replay)");
   app.add_option("--http", http,
                  "the daemon's HTTP endpoint (/healthz, /metrics, JSON API), HOST:PORT or off "
                  "(default 127.0.0.1:9880; port 0: any free port, printed at start)");
@@ -246,6 +252,7 @@ int main(int argc, char** argv) {
   if (app.count("--duration")) settings.duration_s = duration_s;
   if (app.count("--stats-interval")) settings.stats_interval_s = stats_interval_s;
   if (app.count("--pcap")) settings.pcap = pcap;
+  if (app.count("--record")) settings.record = record;
   if (app.count("--http")) {
     if (http != "off" && !daemon::parse_http_address(http)) {
       std::cerr << "lidaremud: --http '" << http << "': expected HOST:PORT or off\n";

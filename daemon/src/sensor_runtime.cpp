@@ -87,7 +87,7 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
 };
 
 SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                             asio::io_context& io, CaptureFile* capture)
+                             asio::io_context& io, Recorders recorders)
     : settings_(settings),
       materials_(materials),
       hits_socket_(io),
@@ -96,7 +96,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       encoder_(core::make_encoder(settings.pattern, settings.identity,
                                   settings.pipeline.stages.echoes, ouster_output(settings))),
       weather_(settings.pipeline.params.weather),
-      capture_(capture) {
+      recorders_(recorders) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
   free_frames_.set_capacity(settings_.frame_buffers);
@@ -145,6 +145,10 @@ void SensorRuntime::start() {
                                   ? " (another process uses that port; pick another with --hits)"
                                   : ""));
   }
+  const auto local = hits_socket_.local_endpoint();
+  hits_address_ = {local.address().is_v4() ? local.address().to_v4().to_uint() : 0x7F000001u,
+                   local.port()};
+  if (hits_address_.ip == 0) hits_address_.ip = 0x7F000001u;  // bound to any: loopback
   started_ = true;
   processor_ = std::thread([this] { process_loop(); });
   emitter_ = std::thread([this] { emit_loop(); });
@@ -178,6 +182,11 @@ void SensorRuntime::on_datagram(std::size_t size) {
   ++counters_.datagrams_in;
   counters_.bytes_in += size;
   const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
+  if (recorders_.input && sender_.address().is_v4()) {
+    // Everything that arrived, good or bad, with its arrival time: a replay reproduces the run.
+    recorders_.input->record(unix_now_s(), {sender_.address().to_v4().to_uint(), sender_.port()},
+                             hits_address_, datagram.first(std::min(size, protocol::kMaxDatagram)));
+  }
   if (size > protocol::kMaxDatagram) {
     log_rejection(protocol::BatchError::kOversized);
     return;
@@ -428,11 +437,11 @@ void SensorRuntime::emit_loop() {
     const bool data = slot->channel == core::PacketChannel::kData;
     socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,
                    ec);
-    if (!ec && capture_) {
+    if (!ec && recorders_.output) {
       const auto& to = data ? data_to : telemetry_to;
-      capture_->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
-                       {to.address().to_v4().to_uint(), to.port()},
-                       std::span(slot->bytes.data(), slot->size));
+      recorders_.output->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
+                                {to.address().to_v4().to_uint(), to.port()},
+                                std::span(slot->bytes.data(), slot->size));
     }
     if (ec) {
       ++counters_.send_errors;

@@ -471,14 +471,18 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           }
         } else if (dk.str() == "http_token")
           read_value(dn, path, d.http_token, problems);
-        else if (dk.str() == "pcap") {
+        else if (dk.str() == "record") {
+          std::string file;
+          read_value(dn, path, file, problems);
+          d.record = file;
+        } else if (dk.str() == "pcap") {
           std::string file;
           read_value(dn, path, file, problems);
           d.pcap = file;
         } else
           problems.push_back(path +
                              ": unknown key (accepted: threads, log_level, materials, duration_s, "
-                             "stats_interval_s, pcap, http, http_token)");
+                             "stats_interval_s, pcap, record, http, http_token)");
       }
     } else if (k != "sensor") {
       problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");

@@ -9,6 +9,14 @@
 
 namespace lidaremu::daemon {
 
+class CaptureFile;
+
+// Where a sensor also records what it emits (--pcap) and what it receives (--record).
+struct Recorders {
+  CaptureFile* output = nullptr;
+  CaptureFile* input = nullptr;
+};
+
 class CaptureFile {
  public:
   explicit CaptureFile(const std::filesystem::path& file) : writer_(file) {}

@@ -18,7 +18,7 @@ namespace lidaremu::daemon {
 class EmulatedSensor {
  public:
   EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
-                 boost::asio::io_context& io, CaptureFile* capture);
+                 boost::asio::io_context& io, Recorders recorders);
   ~EmulatedSensor();
   EmulatedSensor(const EmulatedSensor&) = delete;
   EmulatedSensor& operator=(const EmulatedSensor&) = delete;
@@ -38,7 +38,7 @@ class EmulatedSensor {
 
   boost::asio::io_context& io_;
   const core::MaterialTable& materials_;
-  CaptureFile* capture_;
+  Recorders recorders_;
   std::unique_ptr<SensorRuntime> runtime_;
   std::unique_ptr<OusterApi> ouster_api_;
   std::unique_ptr<VelodyneApi> velodyne_api_;

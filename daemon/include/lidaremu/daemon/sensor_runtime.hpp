@@ -28,9 +28,9 @@ namespace lidaremu::daemon {
 
 class SensorRuntime {
  public:
-  // capture: where emitted packets are also recorded (--pcap), or nothing.
+  // recorders: where emitted packets (--pcap) and received datagrams (--record) also go.
   SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                boost::asio::io_context& io, CaptureFile* capture = nullptr);
+                boost::asio::io_context& io, Recorders recorders = {});
   ~SensorRuntime();
   SensorRuntime(const SensorRuntime&) = delete;
   SensorRuntime& operator=(const SensorRuntime&) = delete;
@@ -106,7 +106,8 @@ class SensorRuntime {
   std::optional<double> last_frame_start_;
 
   SensorCounters counters_;
-  CaptureFile* capture_ = nullptr;
+  Recorders recorders_;
+  core::UdpAddress hits_address_;  // where datagrams arrive, as a recording shows it
   std::thread processor_;
   std::thread emitter_;
   bool started_ = false;

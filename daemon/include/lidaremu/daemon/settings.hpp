@@ -60,9 +60,10 @@ struct DaemonSettings {
   std::filesystem::path materials;
   int threads = 0;  // TBB worker limit; 0 = all cores
   std::string log_level = "info";
-  double duration_s = 0;        // stop by itself after this long (0 = run until signalled)
-  double stats_interval_s = 0;  // log counters this often (0 = only at exit)
-  std::filesystem::path pcap;   // record every emitted packet here (empty: no capture)
+  double duration_s = 0;         // stop by itself after this long (0 = run until signalled)
+  double stats_interval_s = 0;   // log counters this often (0 = only at exit)
+  std::filesystem::path pcap;    // record every emitted packet here (empty: no capture)
+  std::filesystem::path record;  // record every received datagram here (empty: none)
   // The daemon's own HTTP endpoint: HOST:PORT, or "off". A failed bind of the default only warns.
   std::string http = "127.0.0.1:9880";
   bool http_explicit = false;
