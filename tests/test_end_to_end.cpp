@@ -748,3 +748,20 @@ TEST_CASE("--record, then lidaremu-send --replay with the same seed: the same pa
   CHECK(differing == 0);
   std::remove(recording.c_str());
 }
+
+TEST_CASE("A sender allow-list refuses and counts everyone else", "[e2e][hostile]") {
+  test::UdpReceiver data;
+  // Only 127.0.0.9 may send; the test sends from 127.0.0.1.
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--allow", "127.0.0.9", "--api-port", "0", "--http",
+                              "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(data.receive(10, 500ms, 2s).empty());
+  REQUIRE(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_datagrams_refused_sender_total{sensor=\"vlp16-0\"}") > 0);
+  CHECK(daemon.counter("lidaremu_rows_stored_total{sensor=\"vlp16-0\"}") == 0);
+  CHECK(daemon.output().find("not on the allow-list") != std::string::npos);  // a log says why
+}

@@ -31,6 +31,7 @@ void write_counters(std::ostream& out, const std::string& sensor, const SensorCo
   };
   line("datagrams_in_total", c.datagrams_in);
   line("bytes_in_total", c.bytes_in);
+  line("datagrams_refused_sender_total", c.datagrams_refused_sender);
   line("rows_stored_total", c.rows_stored);
   line("rows_no_hit_total", c.rows_no_hit);
   line("rows_non_finite_total", c.rows_non_finite);

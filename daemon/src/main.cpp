@@ -167,6 +167,10 @@ int main(int argc, char** argv) {
   app.add_option("--sensor-ip", f.sensor_ip,
                  "the emulated unit's address: packets leave from it, the web API listens on it "
                  "(default 127.0.0.2 + sensor id when --out is on loopback)");
+  app.add_option("--allow", f.allow,
+                 "accept hit datagrams only from these IPv4 addresses (repeat or comma-separate; "
+                 "default: anyone)")
+      ->delimiter(',');
   app.add_option("--api-port", f.api_port,
                  "port of the sensor's web API on --sensor-ip (default 80, as drivers expect; 0: "
                  "none)");
@@ -230,7 +234,8 @@ int main(int argc, char** argv) {
            {"--model",   "--hits",           "--hits-format",    "--out",       "--telemetry",
             "--pace",    "--seed",           "--metadata-out",   "--physics",   "--rpm",
             "--mode",    "--engine",         "--clock",          "--sensor-id", "--idle-timeout-ms",
-            "--profile", "--azimuth-window", "--timestamp-mode", "--sensor-ip", "--api-port"}) {
+            "--profile", "--azimuth-window", "--timestamp-mode", "--sensor-ip", "--api-port",
+            "--allow"}) {
         if (app.count(flag)) {
           std::cerr << "lidaremud: " << flag
                     << " and --config cannot be combined: put the sensor in " << config

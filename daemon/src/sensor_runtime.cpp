@@ -181,6 +181,20 @@ void SensorRuntime::receive_next() {
 void SensorRuntime::on_datagram(std::size_t size) {
   ++counters_.datagrams_in;
   counters_.bytes_in += size;
+  if (!settings_.allowed_senders.empty()) {
+    const auto& allowed = settings_.allowed_senders;
+    const bool known = sender_.address().is_v4() &&
+                       std::find(allowed.begin(), allowed.end(),
+                                 sender_.address().to_v4().to_uint()) != allowed.end();
+    if (!known) {
+      if (worth_logging(++counters_.datagrams_refused_sender)) {
+        spdlog::warn("sensor {}: datagram from {} refused: not on the allow-list ({} so far)",
+                     settings_.name, sender_.address().to_string(),
+                     counters_.datagrams_refused_sender.load());
+      }
+      return;
+    }
+  }
   const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
   if (recorders_.input && sender_.address().is_v4()) {
     // Everything that arrived, good or bad, with its arrival time: a replay reproduces the run.

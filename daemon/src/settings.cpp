@@ -109,6 +109,18 @@ void read_ouster_output(const SensorFlags& f, bool velodyne, SensorSettings& s,
   }
 }
 
+void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
+  for (const std::string& sender : f.allow) {
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address_v4(sender, ec);
+    if (ec) {
+      bad("allow", sender, "IPv4 addresses of the senders to accept, e.g. [\"127.0.0.1\"]");
+    } else {
+      s.allowed_senders.push_back(address.to_uint());
+    }
+  }
+}
+
 void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
   s.api_port_explicit = f.api_port >= 0;
   s.api_port = f.api_port < 0 ? 80 : f.api_port;
@@ -279,6 +291,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   }
   s.metadata_out = f.metadata_out;
   read_sensor_address(f, s, bad);
+  read_allow_list(f, s, bad);
   s.pipeline.seed = f.seed;
   s.pipeline.sensor_index = s.sensor_id;
   s.identity = identity_for(f.seed, s.sensor_id);
@@ -548,6 +561,21 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
          }},
         {"sensor_ip", [&](const toml::node& n,
                           const std::string& p) { read_value(n, p, f.sensor_ip, problems); }},
+        {"allow",
+         [&](const toml::node& n, const std::string& p) {
+           const auto* a = n.as_array();
+           if (!a) {
+             problems.push_back(p + ": must be an array of IPv4 addresses");
+             return;
+           }
+           for (const auto& item : *a) {
+             if (auto v = item.value<std::string>()) {
+               f.allow.push_back(*v);
+             } else {
+               problems.push_back(p + ": must be an array of IPv4 addresses");
+             }
+           }
+         }},
         {"api_port", [&](const toml::node& n,
                          const std::string& p) { read_value(n, p, f.api_port, problems); }},
         {"azimuth_window",

@@ -14,6 +14,7 @@ using Counter = std::atomic<std::uint64_t>;
 
 struct SensorCounters {
   Counter datagrams_in{0};
+  Counter datagrams_refused_sender{0};  // not on the input's allow-list
   Counter bytes_in{0};
   Counter rows_stored{0};
   Counter rows_no_hit{0};

@@ -48,6 +48,8 @@ struct SensorSettings {
   int frame_buffers = 4;
   core::HitLayout layout;     // rays per beam and segments per path the engine sends
   core::OusterOutput ouster;  // profile, azimuth window, timestamp mode (Ouster only)
+  // Senders whose datagrams are accepted (IPv4 addresses, host order); empty: anyone.
+  std::vector<std::uint32_t> allowed_senders;
   // The emulated unit's own address: packets leave from it and its web API listens on it.
   // Empty: packets leave from any address (an --out beyond loopback) and no API runs.
   std::string sensor_ip;
@@ -106,8 +108,9 @@ struct SensorFlags {
   std::string profile = "legacy";
   std::string azimuth_window;  // "START,END" millidegrees; empty: the whole turn
   std::string timestamp_mode = "internal-osc";
-  std::string sensor_ip;  // empty: 127.0.0.(2 + sensor_id) when the output is on loopback
-  int api_port = -1;      // -1: 80
+  std::string sensor_ip;           // empty: 127.0.0.(2 + sensor_id) when the output is on loopback
+  int api_port = -1;               // -1: 80
+  std::vector<std::string> allow;  // sender allow-list (IPv4 addresses); empty: anyone
 };
 // The address an emulated sensor gets by default: its own loopback address, 127.0.0.2 onwards.
 std::string default_sensor_ip(std::uint16_t sensor_id);
