@@ -765,3 +765,58 @@ TEST_CASE("A sender allow-list refuses and counts everyone else", "[e2e][hostile
   CHECK(daemon.counter("lidaremu_rows_stored_total{sensor=\"vlp16-0\"}") == 0);
   CHECK(daemon.output().find("not on the allow-list") != std::string::npos);  // a log says why
 }
+
+TEST_CASE("A flood on one sensor's input does not delay another's packets",
+          "[e2e][hostile][pacing]") {
+  test::UdpReceiver calm_out, flooded_out;
+  const std::string config = "/tmp/lidaremu-e2e-isolation.toml";
+  {
+    std::ofstream f(config);
+    f << "[daemon]\nhttp = \"off\"\n"
+      << "[[sensor]]\nname = \"calm\"\nmodel = \"vlp16\"\nsensor_id = 0\napi_port = 0\n"
+      << "hits = \"udp://127.0.0.1:0\"\nout = \"" << calm_out.url() << "\"\n"
+      << "[[sensor]]\nname = \"flooded\"\nmodel = \"vlp16\"\nsensor_id = 1\napi_port = 0\n"
+      << "hits = \"udp://127.0.0.1:0\"\nout = \"" << flooded_out.url() << "\"\n";
+  }
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("sensor flooded", 5s));
+  // Both inputs' ports, from the start-up lines.
+  auto port_of = [&](const std::string& name) {
+    const auto& out = daemon.output();
+    const auto line = out.find("sensor " + name + " (");
+    const auto at = out.find("hits udp://127.0.0.1:", line) + 21;
+    return "udp://127.0.0.1:" + out.substr(at, out.find(' ', at) - at);
+  };
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  std::atomic<bool> done{false};
+  // The flooded input gets whole frames as fast as the loopback takes them (far beyond ten
+  // times the sensor's rate) mixed with garbage.
+  std::thread flood([&] {
+    clients::UdpSender sender(port_of("flooded"));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+    const std::vector<std::uint8_t> junk(1400, 0x5A);
+    while (!done) {
+      streamer.send_frame(rows);
+      for (int i = 0; i < 200; ++i) sender.send(junk);
+    }
+  });
+  std::thread engine([&] {
+    clients::UdpSender sender(port_of("calm"));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
+    for (int f = 0; f < 25; ++f) streamer.send_frame(rows);
+  });
+  const auto packets = calm_out.receive(1500, 1s, 10s);
+  engine.join();
+  done = true;
+  flood.join();
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() > 1200);
+  const double rate = steady_rate(packets, 100, 50);
+  INFO("calm sensor: " << rate << " packets/s while its neighbour was flooded");
+  CHECK(rate == Approx(1e6 / 1327.104).epsilon(0.01));
+  CHECK(daemon.counter("lidaremu_frames_dropped_total{sensor=\"calm\"}") == 0);
+  CHECK(daemon.counter("lidaremu_batches_rejected_total{sensor=\"flooded\",reason="
+                       "\"unknown_identifier\"}") > 1000);
+  std::remove(config.c_str());
+}

@@ -40,7 +40,8 @@ void mutate(std::vector<std::uint8_t>& input, const std::vector<std::uint8_t>& o
       if (!input.empty() && input.size() < 70000) {
         const std::size_t at = pick(input.size());
         const std::size_t n = std::min<std::size_t>(pick(64) + 1, input.size() - at);
-        input.insert(input.begin() + static_cast<std::ptrdiff_t>(at), input.begin() + static_cast<std::ptrdiff_t>(at),
+        input.insert(input.begin() + static_cast<std::ptrdiff_t>(at),
+                     input.begin() + static_cast<std::ptrdiff_t>(at),
                      input.begin() + static_cast<std::ptrdiff_t>(at + n));
       }
       break;
