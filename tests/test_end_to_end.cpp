@@ -820,3 +820,41 @@ TEST_CASE("A flood on one sensor's input does not delay another's packets",
                        "\"unknown_identifier\"}") > 1000);
   std::remove(config.c_str());
 }
+
+TEST_CASE("Columns out of order or twice, absurd rows, a frame that never completes",
+          "[e2e][hostile]") {
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", "150", "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  auto rows = scene_rows(pattern);
+  // Absurd values: a hit 1e30 m away, a normal of length 0.
+  rows[500 * 7 + 0] = 1e30f;
+  rows[500 * 7 + 6] = 8;
+  rows[900 * 7 + 3] = rows[900 * 7 + 4] = rows[900 * 7 + 5] = 0;
+  rows[900 * 7 + 6] = 8;
+  clients::UdpSender sender(hits_url(daemon));
+  auto batches = clients::build_frame_batches(
+      {.frame = 0, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame)}, 16, rows,
+      0, 60000);
+  // Frame 0: its batches last to first, the middle one twice.
+  std::reverse(batches.begin(), batches.end());
+  batches.insert(batches.begin() + 3, batches[batches.size() / 2]);
+  for (const auto& b : batches) sender.send(b);
+  // Frame 1: only its first half, then silence.
+  auto half = clients::build_frame_batches(
+      {.frame = 1, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame / 2)}, 16,
+      std::span(rows).first(rows.size() / 2), 0, 60000);
+  for (const auto& b : half) sender.send(b);
+  const auto packets = data.receive(200, 1s, 10s);
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s) == 1);
+  CHECK(daemon.counter("lidaremu_frames_incomplete_total" + s) == 1);  // the idle timeout ends it
+  CHECK(daemon.counter("lidaremu_frames_processed_total" + s) == 2);
+  CHECK(daemon.counter("lidaremu_rows_out_of_range_total" + s) == 4);  // in both frames
+  // Both frames' packets went out: the whole first frame, the half second one (and the rest
+  // of the second frame's firing sequences, empty, as the sensor's stream continues).
+  CHECK(packets.size() >= 75 + 37);
+}
