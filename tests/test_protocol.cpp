@@ -267,11 +267,13 @@ TEST_CASE("World-frame batches carry the sensor pose into the frame", "[protocol
 
 TEST_CASE("Object ids must be one per row", "[protocol][hostile]") {
   const auto rows = wall_rows(2, 16);
-  const std::vector<std::uint32_t> too_few(31, 7);
   protocol::BatchView v;
-  CHECK(protocol::decode_hit_batch(clients::build_hit_batch({.column_count = 2}, rows, too_few),
-                                   v) == BatchError::kObjectIdsMismatch);
+  const std::vector<std::uint32_t> too_few(31, 7);
+  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch({.column_count = 2}, rows, too_few),
+                                     v) == BatchError::kNone);
+  CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kObjectIdsMismatch);
   const std::vector<std::uint32_t> one_each(32, 7);
-  CHECK(protocol::decode_hit_batch(clients::build_hit_batch({.column_count = 2}, rows, one_each),
-                                   v) == BatchError::kNone);
+  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch({.column_count = 2}, rows, one_each),
+                                     v) == BatchError::kNone);
+  CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kNone);
 }
