@@ -258,7 +258,9 @@ TEST_CASE("World-frame batches carry the sensor pose into the frame", "[protocol
   // A second world-frame batch of the same frame keeps the first pose.
   h.first_column = 41;
   h.position = {6, 0, 2};
-  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch(h, rows), v) == BatchError::kNone);
+  // The view points into the datagram: keep it alive while the batch is stored.
+  const auto second = clients::build_hit_batch(h, rows);
+  REQUIRE(protocol::decode_hit_batch(second, v) == BatchError::kNone);
   protocol::store_batch(v, engine, materials, frame);
   CHECK(frame.pose_column == 40);
   frame.clear(1);
@@ -268,12 +270,12 @@ TEST_CASE("World-frame batches carry the sensor pose into the frame", "[protocol
 TEST_CASE("Object ids must be one per row", "[protocol][hostile]") {
   const auto rows = wall_rows(2, 16);
   protocol::BatchView v;
-  const std::vector<std::uint32_t> too_few(31, 7);
-  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch({.column_count = 2}, rows, too_few),
-                                     v) == BatchError::kNone);
+  const auto too_few =
+      clients::build_hit_batch({.column_count = 2}, rows, std::vector<std::uint32_t>(31, 7));
+  REQUIRE(protocol::decode_hit_batch(too_few, v) == BatchError::kNone);
   CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kObjectIdsMismatch);
-  const std::vector<std::uint32_t> one_each(32, 7);
-  REQUIRE(protocol::decode_hit_batch(clients::build_hit_batch({.column_count = 2}, rows, one_each),
-                                     v) == BatchError::kNone);
+  const auto one_each =
+      clients::build_hit_batch({.column_count = 2}, rows, std::vector<std::uint32_t>(32, 7));
+  REQUIRE(protocol::decode_hit_batch(one_each, v) == BatchError::kNone);
   CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kNone);
 }
