@@ -858,3 +858,50 @@ TEST_CASE("Columns out of order or twice, absurd rows, a frame that never comple
   // of the second frame's firing sequences, empty, as the sensor's stream continues).
   CHECK(packets.size() >= 75 + 37);
 }
+
+TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and says why",
+          "[e2e][reload]") {
+  const std::string config = "/tmp/lidaremu-e2e-reload.toml";
+  test::UdpReceiver out_a, out_b;
+  auto write = [&](const std::string& text) {
+    std::ofstream f(config);
+    f << "[daemon]\nhttp = \"127.0.0.1:0\"\n" << text;
+  };
+  const std::string sensor_a =
+      "[[sensor]]\nname = \"a\"\nmodel = \"vlp16\"\napi_port = 0\n"
+      "hits = \"udp://127.0.0.1:0\"\nout = \"" +
+      out_a.url() + "\"\n";
+  write(sensor_a);
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const auto at = daemon.output().find("control http://127.0.0.1:");
+  const std::string base =
+      daemon.output().substr(at + 8, daemon.output().find(' ', at + 8) - at - 8);
+  // A second sensor and a new rate for the first.
+  write(sensor_a +
+        "rpm = 1200\n[[sensor]]\nname = \"b\"\nmodel = \"os1-32\"\nsensor_id = 1\n"
+        "api_port = 0\nhits = \"udp://127.0.0.1:0\"\nout = \"" +
+        out_b.url() + "\"\n");
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("reloaded", 5s));
+  auto sensors = nlohmann::json::parse(http_request("GET", base + "/api/v1/sensors").body);
+  REQUIRE(sensors.size() == 2);
+  CHECK(sensors[0]["rpm"] == 1200);
+  CHECK(sensors[1]["model"] == "os1-32");
+  // A broken file: everything keeps running, the log says why.
+  write("[[sensor]]\nmodel = \"vlp99\"\n");
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("keeping the running configuration", 5s));
+  CHECK(daemon.output().find("vlp99") != std::string::npos);
+  sensors = nlohmann::json::parse(http_request("GET", base + "/api/v1/sensors").body);
+  CHECK(sensors.size() == 2);
+  // The reloaded sensor works: a frame in, packets out.
+  const auto hits = sensors[0]["hits"].get<std::string>();
+  clients::UdpSender sender(hits);
+  const auto pattern = clients::scan_for("vlp16", 1200, "");
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(out_a.receive(30, 1s, 5s).size() >= 30);
+  CHECK(daemon.stop() == 0);
+  std::remove(config.c_str());
+}

@@ -38,25 +38,29 @@ void EmulatedSensor::start() {
 void EmulatedSensor::start_api() {
   const SensorSettings& s = runtime_->settings();
   if (s.sensor_ip.empty() || s.api_port == 0) return;
-  const Reconfigure apply = [this](const SensorSettings& next) { return reconfigure(next); };
+  const Reconfigure apply =
+      [this, alive = std::weak_ptr<bool>(alive_)](const SensorSettings& next) -> std::string {
+    if (alive.expired()) return "this sensor was removed by a reload";
+    return reconfigure(next);
+  };
   try {
     if (s.model->family == core::SensorFamily::kOuster) {
-      ouster_api_ = std::make_unique<OusterApi>(s, apply);
+      ouster_api_ = std::make_shared<OusterApi>(s, apply);
       http_ = std::make_unique<HttpServer>(
           io_, s.sensor_ip, s.api_port,
-          [api = ouster_api_.get()](const HttpRequest& r) { return api->handle(r); });
+          [api = ouster_api_](const HttpRequest& r) { return api->handle(r); });
       text_ = std::make_unique<LineServer>(
           io_, s.sensor_ip, kOusterTextPort,
-          [api = ouster_api_.get()](const std::string& line, const std::string& remote) {
+          [api = ouster_api_](const std::string& line, const std::string& remote) {
             return api->handle_line(line, remote);
           });
       api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port()) +
                   " and tcp " + std::to_string(kOusterTextPort);
     } else {
-      velodyne_api_ = std::make_unique<VelodyneApi>(s, apply);
+      velodyne_api_ = std::make_shared<VelodyneApi>(s, apply);
       http_ = std::make_unique<HttpServer>(
           io_, s.sensor_ip, s.api_port,
-          [api = velodyne_api_.get()](const HttpRequest& r) { return api->handle(r); });
+          [api = velodyne_api_](const HttpRequest& r) { return api->handle(r); });
       api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port());
     }
   } catch (const std::exception& e) {

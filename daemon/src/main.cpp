@@ -30,7 +30,67 @@ constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 3;
 constexpr int kExitStartup = 4;
 
-int run(const daemon::DaemonSettings& settings) {
+using Sensors = std::vector<std::unique_ptr<daemon::EmulatedSensor>>;
+
+// Starts every sensor, or none: on a failure those already started are retired and the error
+// goes on.
+void start_sensors(const std::vector<daemon::SensorSettings>& settings,
+                   const core::MaterialTable& materials, asio::io_context& io,
+                   const daemon::Recorders& recorders, Sensors& sensors);
+
+// Stops sensors (their accepted input is processed and sent) and frees them once the handlers
+// they left queued on the io_context have run.
+void retire_sensors(asio::io_context& io, Sensors& sensors) {
+  for (auto& s : sensors) {
+    s->drain_and_stop();
+    asio::post(io, [retired = std::shared_ptr<daemon::EmulatedSensor>(std::move(s))] {});
+  }
+  sensors.clear();
+}
+
+void start_sensors(const std::vector<daemon::SensorSettings>& settings,
+                   const core::MaterialTable& materials, asio::io_context& io,
+                   const daemon::Recorders& recorders, Sensors& sensors) {
+  try {
+    for (const auto& s : settings) {
+      sensors.push_back(std::make_unique<daemon::EmulatedSensor>(s, materials, io, recorders));
+      sensors.back()->start();
+      std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
+    }
+  } catch (...) {
+    retire_sensors(io, sensors);
+    throw;
+  }
+}
+
+// SIGHUP: the config file again, all or nothing. A file that does not load leaves everything
+// running; sensors that cannot start bring the previous set back. [daemon] keys (threads,
+// materials, logging, endpoints, recordings) take effect at the next start.
+void reload(const std::filesystem::path& file, const core::MaterialTable& materials,
+            asio::io_context& io, const daemon::Recorders& recorders, Sensors& sensors) {
+  daemon::DaemonSettings next;
+  try {
+    next = daemon::load_config_file(file);
+  } catch (const std::exception& e) {
+    spdlog::error("SIGHUP: keeping the running configuration: {}", e.what());
+    return;
+  }
+  std::vector<daemon::SensorSettings> previous;
+  for (const auto& s : sensors) {
+    previous.push_back(s->runtime().settings());
+    previous.back().hits.port = s->runtime().bound_hits().port;
+  }
+  retire_sensors(io, sensors);
+  try {
+    start_sensors(next.sensors, materials, io, recorders, sensors);
+    spdlog::info("SIGHUP: reloaded {}: {} sensor(s)", file.string(), sensors.size());
+  } catch (const std::exception& e) {
+    spdlog::error("SIGHUP: {}: back to the previous configuration", e.what());
+    start_sensors(previous, materials, io, recorders, sensors);
+  }
+}
+
+int run(const daemon::DaemonSettings& settings, const std::filesystem::path& config) {
   spdlog::set_level(spdlog::level::from_str(settings.log_level));
   std::optional<tbb::global_control> threads;
   if (settings.threads > 0) {
@@ -42,12 +102,8 @@ int run(const daemon::DaemonSettings& settings) {
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   if (!settings.record.empty()) record.emplace(settings.record);
   const daemon::Recorders recorders{capture ? &*capture : nullptr, record ? &*record : nullptr};
-  std::vector<std::unique_ptr<daemon::EmulatedSensor>> sensors;
-  for (const auto& s : settings.sensors) {
-    sensors.push_back(std::make_unique<daemon::EmulatedSensor>(s, materials, io, recorders));
-    sensors.back()->start();
-    std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
-  }
+  Sensors sensors;
+  start_sensors(settings.sensors, materials, io, recorders, sensors);
 
   daemon::ControlApi control(sensors, settings.http_token);
   std::unique_ptr<daemon::HttpServer> http;
@@ -64,6 +120,20 @@ int run(const daemon::DaemonSettings& settings) {
                    e.what());
     }
   }
+
+  asio::signal_set hangup(io, SIGHUP);
+  std::function<void()> arm_hangup = [&] {
+    hangup.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      if (config.empty()) {
+        spdlog::warn("SIGHUP: nothing to reload (started without --config)");
+      } else {
+        reload(config, materials, io, recorders, sensors);
+      }
+      arm_hangup();
+    });
+  };
+  arm_hangup();
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int signal) {
@@ -268,7 +338,7 @@ int main(int argc, char** argv) {
   }
   if (app.count("--http-token")) settings.http_token = http_token;
   try {
-    return run(settings);
+    return run(settings, config);
   } catch (const std::exception& e) {
     std::cerr << "lidaremud: " << e.what() << '\n';
     return kExitStartup;

@@ -151,6 +151,8 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
   return out;
 }
 
+void DaemonProcess::send_signal(int signal) const { ::kill(pid_, signal); }
+
 bool DaemonProcess::wait_for_output(const std::string& text, std::chrono::milliseconds deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline;
   while (output_.find(text) == std::string::npos && std::chrono::steady_clock::now() < until) {

@@ -21,6 +21,7 @@ class DaemonProcess {
   int stop();
   [[nodiscard]] std::uint64_t counter(const std::string& name_with_labels) const;
   [[nodiscard]] const std::string& output() const { return output_; }
+  void send_signal(int signal) const;
   // Reads the daemon's stdout until `text` appears (true) or `deadline` passes (false).
   bool wait_for_output(const std::string& text, std::chrono::milliseconds deadline);
   [[nodiscard]] bool running() const;

@@ -40,8 +40,11 @@ class EmulatedSensor {
   const core::MaterialTable& materials_;
   Recorders recorders_;
   std::unique_ptr<SensorRuntime> runtime_;
-  std::unique_ptr<OusterApi> ouster_api_;
-  std::unique_ptr<VelodyneApi> velodyne_api_;
+  // Shared with the web servers' sessions, which may outlive this sensor (a reload); `alive_`
+  // tells a late request that the sensor it would reconfigure is gone.
+  std::shared_ptr<OusterApi> ouster_api_;
+  std::shared_ptr<VelodyneApi> velodyne_api_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<LineServer> text_;
   std::string api_note_;
