@@ -1,6 +1,8 @@
 // Flags and config files: defaults as documented, every problem reported with its key path.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "lidaremu/daemon/settings.hpp"
 
@@ -255,4 +257,50 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
                          "t.toml")
             .sensors[0]
             .ouster.azimuth_window_end_mdeg == 180000);
+}
+
+TEST_CASE("The README's config example loads: the documentation is the loader's", "[settings]") {
+  std::ifstream in(std::string(LIDAREMU_TEST_CONFIG_DIR) + "/../README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto section = readme.find("## Config file");
+  REQUIRE(section != std::string::npos);
+  const auto begin = readme.find("```toml\n", section);
+  const auto end = readme.find("```\n", begin + 8);
+  REQUIRE(begin != std::string::npos);
+  const std::string example = readme.substr(begin + 8, end - begin - 8);
+  DaemonSettings d;
+  REQUIRE_NOTHROW(d = load_config_text(example, "README.md"));
+  CHECK(d.sensors.size() == 1);
+  // Every key the example shows is one the loader knows (an unknown one would have thrown),
+  // and it shows every sensor key the loader knows.
+  for (const char* key : {"name",
+                          "model",
+                          "mode",
+                          "sensor_id",
+                          "hits",
+                          "hits_format",
+                          "out",
+                          "telemetry",
+                          "pace",
+                          "clock",
+                          "seed",
+                          "physics",
+                          "engine",
+                          "idle_timeout_ms",
+                          "metadata_out",
+                          "rays_per_beam",
+                          "segments_per_path",
+                          "return_mode",
+                          "profile",
+                          "azimuth_window",
+                          "timestamp_mode",
+                          "sensor_ip",
+                          "api_port",
+                          "allow",
+                          "physics_stages",
+                          "physics_params",
+                          "weather"}) {
+    INFO(key);
+    CHECK(example.find(std::string("\n") + key + " = ") != std::string::npos);
+  }
 }
