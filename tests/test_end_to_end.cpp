@@ -905,3 +905,52 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
   CHECK(daemon.stop() == 0);
   std::remove(config.c_str());
 }
+
+TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows it",
+          "[e2e][ouster][imu]") {
+  test::UdpReceiver data, imu;
+  test::DaemonProcess daemon({"--model",
+                              "os1-64",
+                              "--hits",
+                              "udp://127.0.0.1:0",
+                              "--hits-format",
+                              "raw7",
+                              "--out",
+                              data.url(),
+                              "--telemetry",
+                              imu.url(),
+                              "--physics",
+                              "ideal",
+                              "--pace",
+                              "afap",
+                              "--clock",
+                              "sim",
+                              "--idle-timeout-ms",
+                              "100",
+                              "--api-port",
+                              "0",
+                              "--http",
+                              "off"});
+  const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0, .raw = true});
+  constexpr double kAccel = 2.0;  // m/s^2 along x, no rotation
+  for (int f = 0; f < 4; ++f) {
+    const double t = 0.1 * f;
+    clients::ControlMessage control;
+    control.has_pose = true;
+    control.pose_position = {0.5 * kAccel * t * t, 0, 0};
+    sender.send(clients::build_control(control));
+    streamer.send_frame(rows);
+    std::this_thread::sleep_for(150ms);  // the idle timeout ends each raw frame
+  }
+  REQUIRE(data.receive(4 * 64, 2s, 10s).size() >= 3 * 64);
+  REQUIRE(daemon.stop() == 0);
+  const auto packets = imu.receive(40, 300ms, 3s);
+  REQUIRE(packets.size() >= 30);
+  const auto& last = packets.back().bytes;
+  CHECK(core::load_le<float>(last, 24) == Approx(kAccel / 9.80665).epsilon(0.01));
+  CHECK(core::load_le<float>(last, 32) == Approx(1.0).epsilon(0.001));
+  CHECK(daemon.counter("lidaremu_control_messages_total{sensor=\"os1-64-0\"}") == 4);
+}

@@ -78,6 +78,11 @@ std::vector<std::uint8_t> build_control(const ControlMessage& m) {
   wire::ControlBuilder b(fbb);
   b.add_sensor_id(m.sensor_id);
   b.add_weather(weather);
+  const wire::Pose pose(
+      {float(m.pose_position.x()), float(m.pose_position.y()), float(m.pose_position.z())},
+      {float(m.pose_orientation.x()), float(m.pose_orientation.y()), float(m.pose_orientation.z()),
+       float(m.pose_orientation.w())});
+  if (m.has_pose) b.add_sensor_pose(&pose);
   b.add_run_state(m.pause    ? wire::RunState::Pause
                   : m.resume ? wire::RunState::Resume
                              : wire::RunState::Unchanged);

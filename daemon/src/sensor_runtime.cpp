@@ -263,7 +263,7 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     current_->sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
     current_->has_sim_time = batch.sim_time_ns != 0;
   }
-  current_->weather = weather_;  // a Control message takes effect from the next batch on
+  stamp_frame();  // a Control message takes effect from the next batch on
   const auto rows = protocol::store_batch(batch, settings_.engine, materials_, *current_);
   counters_.add_rows(rows);
   if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
@@ -286,13 +286,22 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     return;
   }
   if (!current_) current_ = acquire_frame(raw_frame_counter_++);
-  current_->weather = weather_;
+  stamp_frame();
   const auto rows = raw_->store(datagram, settings_.engine, materials_, current_, [this] {
     submit_current();
     current_ = acquire_frame(raw_frame_counter_++);
-    current_->weather = weather_;
+    stamp_frame();
   });
   counters_.add_rows(rows);
+}
+
+void SensorRuntime::stamp_frame() {
+  current_->weather = weather_;
+  if (control_pose_ && !current_->has_pose) {
+    current_->has_pose = true;
+    current_->pose_column = 0;
+    current_->world_from_sensor = *control_pose_;
+  }
 }
 
 void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
@@ -307,6 +316,9 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
     return;
   }
   ++counters_.control_messages;
+  if (control.has_pose) {
+    control_pose_ = settings_.engine.pose(control.pose_position, control.pose_orientation);
+  }
   if (control.pause) paused_ = true;
   if (control.resume) paused_ = false;
   if (control.fog_visibility_m > 0) weather_.visibility_m = control.fog_visibility_m;

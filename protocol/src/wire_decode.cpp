@@ -129,6 +129,16 @@ BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& o
       return BatchError::kBadLayout;
     }
   }
+  if (const wire::Pose* pose = c->sensor_pose()) {
+    out.has_pose = true;
+    out.pose_position = {pose->position().x(), pose->position().y(), pose->position().z()};
+    const auto& q = pose->orientation();
+    out.pose_orientation = Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
+    if (!out.pose_position.allFinite() || !out.pose_orientation.coeffs().allFinite() ||
+        out.pose_orientation.norm() < 1e-6) {
+      return BatchError::kBadLayout;
+    }
+  }
   out.pause = c->run_state() == wire::RunState::Pause;
   out.resume = c->run_state() == wire::RunState::Resume;
   return BatchError::kNone;

@@ -95,6 +95,9 @@ class SensorRuntime {
   std::uint32_t raw_frame_counter_ = 0;
   bool paused_ = false;
   core::Weather weather_;  // receive thread only; stamped on every frame a batch lands in
+  // From Control messages: the sensor's pose for frames whose batches carry none.
+  std::optional<Eigen::Isometry3d> control_pose_;
+  void stamp_frame();  // weather, and the Control pose, onto the current frame
 
   std::vector<std::unique_ptr<PacketSlot>> slot_pool_;
   tbb::concurrent_bounded_queue<PacketSlot*> free_slots_;

@@ -65,6 +65,11 @@ struct ControlView {
   float sun_irradiance_w_per_m2 = -1;
   bool pause = false;
   bool resume = false;
+  // The sensor's pose in the engine's world (engine conventions), for the IMU's motion when the
+  // rows themselves carry none (raw rows, sensor-frame batches).
+  bool has_pose = false;
+  Eigen::Vector3d pose_position = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond pose_orientation = Eigen::Quaterniond::Identity();
 };
 BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& out);
 
