@@ -585,6 +585,7 @@ TEST_CASE("Ouster IMU packets follow the engine's sensor poses", "[e2e][ouster][
   // The car accelerates at 3 m/s^2 along x and yaws at 30 degrees per second; the engine sends
   // world-frame rows with the sensor's pose, one frame each 0.1 s of simulation time.
   constexpr double kAccel = 3.0, kYawRate = 30.0;
+  std::size_t lidar_packets = 0;
   for (std::uint32_t f = 0; f < 5; ++f) {
     const double t = 0.1 * f;
     const double yaw = kYawRate * t * M_PI / 180;
@@ -606,12 +607,12 @@ TEST_CASE("Ouster IMU packets follow the engine's sensor poses", "[e2e][ouster][
         .position = {float(pose.translation().x()), 0, 0},
         .orientation_xyzw = {float(q.x()), float(q.y()), float(q.z()), float(q.w())}};
     for (const auto& d : clients::build_frame_batches(h, 64, world, 97656, 60000)) sender.send(d);
-    std::this_thread::sleep_for(50ms);
+    // One frame at a time: under the sanitizers a frame takes longer than 0.1 s to process.
+    lidar_packets += data.receive(64, 2s, 20s).size();
   }
-  const std::size_t lidar_packets = data.receive(4 * 64, 2s, 20s).size();
   REQUIRE(daemon.stop() == 0);
   INFO(daemon.output());
-  REQUIRE(lidar_packets >= 4 * 64);
+  REQUIRE(lidar_packets == 5 * 64);
   const auto packets = imu.receive(50, 300ms, 3s);
   REQUIRE(packets.size() == 50);
   // The last frame's IMU packets: three poses known, so acceleration and yaw rate.
@@ -936,6 +937,7 @@ TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows 
   clients::UdpSender sender(hits_url(daemon));
   clients::FrameStreamer streamer(sender, pattern, {.speed = 0, .raw = true});
   constexpr double kAccel = 2.0;  // m/s^2 along x, no rotation
+  std::size_t lidar_packets = 0;
   for (int f = 0; f < 4; ++f) {
     const double t = 0.1 * f;
     clients::ControlMessage control;
@@ -943,9 +945,10 @@ TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows 
     control.pose_position = {0.5 * kAccel * t * t, 0, 0};
     sender.send(clients::build_control(control));
     streamer.send_frame(rows);
-    std::this_thread::sleep_for(150ms);  // the idle timeout ends each raw frame
+    // The idle timeout ends each raw frame; wait for its packets before the next one.
+    lidar_packets += data.receive(64, 2s, 20s).size();
   }
-  REQUIRE(data.receive(4 * 64, 2s, 10s).size() >= 3 * 64);
+  CHECK(lidar_packets == 4 * 64);
   REQUIRE(daemon.stop() == 0);
   const auto packets = imu.receive(40, 300ms, 3s);
   REQUIRE(packets.size() >= 30);
