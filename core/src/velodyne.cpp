@@ -13,7 +13,6 @@ constexpr std::size_t kPositionTimestampOffset = 0xC6;
 constexpr std::size_t kPpsStatusOffset = 0xCA;
 constexpr std::size_t kNmeaOffset = 0xCE;
 constexpr std::uint8_t kPpsLocked = 2;
-constexpr double kDeg = std::numbers::pi / 180.0;
 
 // "ddmm.mmmm,H" (latitude, 2 degree digits) or "dddmm.mmmm,H" (longitude, 3).
 int format_nmea_angle(char* out, std::size_t size, double deg, int degree_digits, char positive,

@@ -56,7 +56,10 @@ json value_of(const std::string& text) {
 OusterConfigResult settings_from_ouster_config(const SensorSettings& base, const json& config) {
   if (!config.is_object()) return {std::nullopt, "config must be a JSON object"};
   SensorSettings s = base;
-  for (const auto& [key, value] : config.items()) {
+  for (const auto& item : config.items()) {
+    // Named, not structured bindings: the lambda below captures them.
+    const std::string& key = item.key();
+    const json& value = item.value();
     if (kStoredOnly.contains(key)) continue;
     if (!kEffective.contains(key)) return {std::nullopt, "unknown config parameter '" + key + "'"};
     auto bad = [&](const std::string& expected) {
