@@ -54,6 +54,16 @@ MessageKind identify(std::span<const std::uint8_t> datagram) {
   return MessageKind::kUnknown;
 }
 
+namespace {
+// A pose as sent; false when it cannot be a rigid transform (non-finite, zero quaternion).
+bool read_pose(const wire::Pose& pose, Eigen::Vector3d& position, Eigen::Quaterniond& orientation) {
+  position = {pose.position().x(), pose.position().y(), pose.position().z()};
+  const auto& q = pose.orientation();
+  orientation = Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
+  return position.allFinite() && orientation.coeffs().allFinite() && orientation.norm() >= 1e-6;
+}
+}  // namespace
+
 BatchError decode_hit_batch(std::span<const std::uint8_t> datagram, BatchView& out) {
   if (datagram.size() < 8) return BatchError::kTooShort;
   if (identify(datagram) != MessageKind::kHitBatch) return BatchError::kUnknownIdentifier;
@@ -79,13 +89,7 @@ BatchError decode_hit_batch(std::span<const std::uint8_t> datagram, BatchView& o
     return BatchError::kBadLayout;
   }
   if (const wire::Pose* pose = b->sensor_pose()) {
-    out.pose_position = {pose->position().x(), pose->position().y(), pose->position().z()};
-    const auto& q = pose->orientation();
-    out.pose_orientation = Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
-    if (!out.pose_position.allFinite() || !out.pose_orientation.coeffs().allFinite() ||
-        out.pose_orientation.norm() < 1e-6) {
-      return BatchError::kBadLayout;
-    }
+    if (!read_pose(*pose, out.pose_position, out.pose_orientation)) return BatchError::kBadLayout;
   } else if (out.world_frame) {
     return BatchError::kBadLayout;  // world rows without a pose cannot be placed
   }
@@ -131,13 +135,7 @@ BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& o
   }
   if (const wire::Pose* pose = c->sensor_pose()) {
     out.has_pose = true;
-    out.pose_position = {pose->position().x(), pose->position().y(), pose->position().z()};
-    const auto& q = pose->orientation();
-    out.pose_orientation = Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
-    if (!out.pose_position.allFinite() || !out.pose_orientation.coeffs().allFinite() ||
-        out.pose_orientation.norm() < 1e-6) {
-      return BatchError::kBadLayout;
-    }
+    if (!read_pose(*pose, out.pose_position, out.pose_orientation)) return BatchError::kBadLayout;
   }
   out.pause = c->run_state() == wire::RunState::Pause;
   out.resume = c->run_state() == wire::RunState::Resume;
