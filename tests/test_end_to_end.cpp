@@ -171,7 +171,8 @@ TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2
   auto rows = scene_rows(pattern);
   clients::UdpSender sender(hits_url(daemon));
   clients::BatchHeader h{.column_count = 2};
-  const auto good_batch = clients::build_hit_batch(h, std::span(rows).first(2 * 16 * 7));
+  const auto good_batch =
+      clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7));
   // Truncated, wrong identifier, failing verification.
   sender.send(std::span(good_batch).first(5));
   auto wrong_id = good_batch;
@@ -182,13 +183,13 @@ TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2
   sender.send(corrupt);
   // Row count disagreeing with the header, unknown sensor, columns past the frame.
   h.column_count = 3;
-  sender.send(clients::build_hit_batch(h, std::span(rows).first(2 * 16 * 7)));
+  sender.send(clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7)));
   h.column_count = 2;
   h.sensor_id = 9;
-  sender.send(clients::build_hit_batch(h, std::span(rows).first(2 * 16 * 7)));
+  sender.send(clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7)));
   h.sensor_id = 0;
   h.first_column = 5000;
-  sender.send(clients::build_hit_batch(h, std::span(rows).first(2 * 16 * 7)));
+  sender.send(clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7)));
   // Random bytes and a Control message with NaN weather.
   std::vector<std::uint8_t> noise(1000);
   for (std::size_t i = 0; i < noise.size(); ++i)
@@ -267,7 +268,7 @@ TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
     CHECK(rate == Approx(1e6 / 1327.104).epsilon(0.01));
   }
   SECTION("OS1-64 1024x10: 64 packets per frame, 10 frames per second") {
-    const auto packets = stream_realtime("os1-64", 25 * 64);
+    const auto packets = stream_realtime("os1-64", std::size_t{25} * 64);
     REQUIRE(packets.size() > 1200);
     std::map<std::uint16_t, int> per_frame;
     for (const auto& p : packets)
@@ -487,8 +488,8 @@ TEST_CASE("--pcap records what was sent, fragmented like a real capture, from th
     fragments +=
         line.find("frag") != std::string::npos || line.find("ip-proto-17") != std::string::npos;
   }
-  CHECK(frames == 128 * 9 + imu_packets.size());
-  CHECK(fragments >= 128 * 8);
+  CHECK(frames == std::size_t{128} * 9 + imu_packets.size());
+  CHECK(fragments >= std::size_t{128} * 8);
   std::remove(pcap.c_str());
   std::remove(metadata.c_str());
   std::remove(listing.c_str());
@@ -612,7 +613,7 @@ TEST_CASE("Ouster IMU packets follow the engine's sensor poses", "[e2e][ouster][
   }
   REQUIRE(daemon.stop() == 0);
   INFO(daemon.output());
-  REQUIRE(lidar_packets == 5 * 64);
+  REQUIRE(lidar_packets == std::size_t{5} * 64);
   const auto packets = imu.receive(50, 300ms, 3s);
   REQUIRE(packets.size() == 50);
   // The last frame's IMU packets: three poses known, so acceleration and yaw rate.
@@ -948,7 +949,7 @@ TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows 
     // The idle timeout ends each raw frame; wait for its packets before the next one.
     lidar_packets += data.receive(64, 2s, 20s).size();
   }
-  CHECK(lidar_packets == 4 * 64);
+  CHECK(lidar_packets == std::size_t{4} * 64);
   REQUIRE(daemon.stop() == 0);
   const auto packets = imu.receive(40, 300ms, 3s);
   REQUIRE(packets.size() >= 30);

@@ -401,7 +401,7 @@ TEST_CASE("Velodyne: emitted streams match the real captures field by field",
         bad_factory +=
             p[1204] != (dual ? velodyne::kDual : velodyne::kStrongest) || p[1205] != v.product_id;
         for (int b = 0; b < used_blocks; ++b) {
-          bad_flags += load_le<std::uint16_t>(p, 100 * b) !=
+          bad_flags += load_le<std::uint16_t>(p, 100 * static_cast<std::size_t>(b)) !=
                        VelodyneTraits::block_flag((b / copies) % v.banks);
           // Blocks of one column (banks, and dual pairs) share its azimuth.
           const int first_of_column = b / (copies * v.banks) * (copies * v.banks);
@@ -670,7 +670,7 @@ TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
         REQUIRE(decoder.decode(p.bytes, columns) == ouster::DecodeError::kNone);
     }
     // Columns 256..512 (90 to 180 degrees of 1024): packets 16..32, 17 of them.
-    CHECK(columns.size() == 17 * 16);
+    CHECK(columns.size() == std::size_t{17} * 16);
     int valid = 0;
     for (const auto& c : columns) {
       const bool inside = c.measurement_id >= 256 && c.measurement_id <= 512;

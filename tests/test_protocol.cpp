@@ -156,6 +156,7 @@ TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the a
   add(1807, 5, 8);
   add(2, 5, 0);  // no hit
   add(3, 9, 8);  // wrapped: next frame
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(rows.data()),
                                             rows.size() * 4);  // NOLINT
   CHECK(raw.check(bytes.first(27)) == BatchError::kRawSizeNotRows);
@@ -215,7 +216,7 @@ TEST_CASE("Rays per beam and multi-bounce segments land in their hit slots", "[p
   frame.reshape({1808, 16}, {3, 2});
   const auto counts =
       protocol::store_batch(v, *protocol::engine_conventions("ros"), materials, frame);
-  CHECK(counts.stored == 16 * 5);
+  CHECK(counts.stored == std::size_t{16} * 5);
   CHECK(counts.no_hit == 16);  // the padding ends ray 2's path
   const std::size_t beam = 4;
   CHECK(frame.x[frame.hit(beam, 1, 0)] == 11.0f);

@@ -84,8 +84,10 @@ TEST_CASE("Every Ouster model's beam tables equal a real unit's metadata", "[sen
     const auto& azimuth = beams["beam_azimuth_angles"];
     REQUIRE(m->channels * src.row_step == static_cast<int>(altitude.size()));
     for (int i = 0; i < m->channels; ++i) {
-      CHECK(m->elevation_deg[i] == altitude[i * src.row_step].get<double>());
-      CHECK(m->azimuth_offset_deg[i] == azimuth[i * src.row_step].get<double>());
+      CHECK(m->elevation_deg[i] ==
+            altitude[static_cast<std::size_t>(i) * src.row_step].get<double>());
+      CHECK(m->azimuth_offset_deg[i] ==
+            azimuth[static_cast<std::size_t>(i) * src.row_step].get<double>());
     }
     if (beams.contains("lidar_origin_to_beam_origin_mm")) {
       CHECK(m->ouster.lidar_origin_to_beam_origin_mm ==

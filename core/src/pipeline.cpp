@@ -428,7 +428,7 @@ class BloomingStage final : public Stage {
       const auto channel = static_cast<int>(src % shape.channels);
       const double* to_channels = by_channels_.data() + std::size_t(channel) * channels_;
       for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
-        const double k_az = by_column_[static_cast<std::size_t>(dc + column_reach_)];
+        const double k_az = by_column_[static_cast<std::size_t>(dc) + column_reach_];
         if (brightest->power_w * k_az < b.constants.noise_w) continue;
         const auto nc = static_cast<std::uint32_t>((column + dc + static_cast<int>(shape.columns)) %
                                                    static_cast<int>(shape.columns));

@@ -271,9 +271,13 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   // public drivers do.
   const int per_azimuth = copies * v.banks;
   std::array<int, 12> step{};
+  // The azimuth of column a: that of its first block.
+  const auto column_azimuth = [&](int a) {
+    return azimuth[static_cast<std::size_t>(a) * static_cast<std::size_t>(per_azimuth)];
+  };
   for (int a = 0; a < azimuths; ++a) {
-    int diff = a + 1 < azimuths         ? azimuth[(a + 1) * per_azimuth] - azimuth[a * per_azimuth]
-               : a > 0                  ? azimuth[a * per_azimuth] - azimuth[(a - 1) * per_azimuth]
+    int diff = a + 1 < azimuths         ? column_azimuth(a + 1) - column_azimuth(a)
+               : a > 0                  ? column_azimuth(a) - column_azimuth(a - 1)
                : previous_azimuth_ >= 0 ? azimuth[0] - previous_azimuth_
                                         : 0;
     if (diff < 0) diff += 36000;
@@ -281,7 +285,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   }
   if (azimuths == 1 && step[0] == 0) step[0] = previous_step_;
   previous_step_ = step[azimuths - 1];
-  previous_azimuth_ = azimuth[(azimuths - 1) * per_azimuth];
+  previous_azimuth_ = column_azimuth(azimuths - 1);
 
   const int lasers_per_block = model_.channels / v.banks;
   const double block_span_us = v.sequences_per_block * v.sequence_period_us;

@@ -250,7 +250,7 @@ HttpResponse OusterApi::handle(const HttpRequest& request) {
 
 std::string OusterApi::handle_line(const std::string& line, const std::string& remote_ip) {
   const auto space = line.find(' ');
-  const std::string command = line.substr(0, space);
+  std::string command = line.substr(0, space);
   const std::string args = space == std::string::npos ? "" : line.substr(space + 1);
   const HttpResponse r = cmd(command, args, remote_ip);
   if (r.status != 200) {
@@ -272,17 +272,17 @@ VelodyneApi::VelodyneApi(const SensorSettings& active, Reconfigure reconfigure)
     : active_(active), reconfigure_(std::move(reconfigure)) {}
 
 ordered_json VelodyneApi::info() const {
-  static const std::map<std::string_view, const char*> kProductNames{{"vlp16", "VLP-16"},
+  static const std::map<std::string_view, const char*> product_names{{"vlp16", "VLP-16"},
                                                                      {"puck-hires", "Puck Hi-Res"},
                                                                      {"vlp32c", "VLP-32C"},
                                                                      {"hdl32e", "HDL-32E"},
                                                                      {"vls128", "VLS-128"}};
-  const auto name = kProductNames.find(active_.model->name);
+  const auto name = product_names.find(active_.model->name);
   const std::uint64_t serial = active_.identity.serial_number;
   char mac[18];
   std::snprintf(mac, sizeof mac, "60:76:88:%02x:%02x:%02x", unsigned((serial >> 16) & 0xFF),
                 unsigned((serial >> 8) & 0xFF), unsigned(serial & 0xFF));
-  return {{"model", name == kProductNames.end() ? "" : name->second},
+  return {{"model", name == product_names.end() ? "" : name->second},
           {"serial", std::to_string(serial)},
           {"mac", mac},
           {"ver", {{"bot", "V1.2.3"}, {"top", "V1.2.3"}, {"fpga", "lidaremu"}}}};

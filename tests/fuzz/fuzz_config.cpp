@@ -6,6 +6,8 @@
 
 #include "lidaremu/daemon/settings.hpp"
 
+// The libFuzzer entry point keeps the name libFuzzer looks for.
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes read as text
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -33,6 +33,7 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
@@ -118,10 +119,11 @@ UdpReceiver::UdpReceiver() {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const int buffer = 32 << 20;
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("bind failed");
   socklen_t len = sizeof addr;
-  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);  // NOLINT: the socket API
   port_ = ntohs(addr.sin_port);
 }
 

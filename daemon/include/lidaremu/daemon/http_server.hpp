@@ -27,9 +27,9 @@ struct HttpResponse {
 };
 
 struct ServerLimits {
-  std::size_t max_header_bytes = 8 * 1024;
-  std::size_t max_body_bytes = 64 * 1024;
-  std::size_t max_line_bytes = 4 * 1024;
+  std::size_t max_header_bytes = std::size_t{8} * 1024;
+  std::size_t max_body_bytes = std::size_t{64} * 1024;
+  std::size_t max_line_bytes = std::size_t{4} * 1024;
   int max_connections = 32;
   int request_timeout_s = 10;
 };
