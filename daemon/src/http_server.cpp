@@ -197,6 +197,27 @@ class LineSession : public std::enable_shared_from_this<LineSession> {
   std::string reply_;
 };
 
+// Accepts connections one after another for as long as the acceptor is open; beyond
+// `max_open` connections a new one is closed at once (`refuse` counts it). `open` is read here,
+// counted by each session's ConnectionSlot.
+template <typename Start, typename Refuse>
+void accept_connections(tcp::acceptor& acceptor, const int& open, int max_open, Start start,
+                        Refuse refuse) {
+  acceptor.async_accept([&acceptor, &open, max_open, start, refuse](boost::system::error_code ec,
+                                                                    tcp::socket socket) {
+    // The acceptor may be gone (its server destroyed): aborted handlers touch nothing.
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+    if (!ec) {
+      if (open >= max_open) {
+        refuse();
+      } else {
+        start(std::move(socket));
+      }
+    }
+    accept_connections(acceptor, open, max_open, start, refuse);
+  });
+}
+
 }  // namespace
 
 std::string percent_decode(std::string_view text) {
@@ -239,7 +260,7 @@ std::map<std::string, std::string> parse_query(std::string_view query) {
 HttpServer::HttpServer(asio::io_context& io, const std::string& address, std::uint16_t port,
                        Handler handler, ServerLimits limits)
     : acceptor_(open_acceptor(io, address, port, "web API")),
-      handler_(std::move(handler)),
+      handler_(std::make_shared<Handler>(std::move(handler))),
       limits_(limits),
       counters_(std::make_shared<ServerCounters>()),
       open_connections_(std::make_shared<int>(0)) {
@@ -254,27 +275,20 @@ HttpServer::~HttpServer() {
 std::uint16_t HttpServer::port() const { return acceptor_.local_endpoint().port(); }
 
 void HttpServer::accept_next() {
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec) {
-      if (*open_connections_ >= limits_.max_connections) {
-        ++counters_->refused;
-        boost::system::error_code ignored;
-        socket.close(ignored);
-      } else {
-        std::make_shared<HttpSession>(std::move(socket), std::make_shared<Handler>(handler_),
-                                      limits_, counters_, open_connections_)
+  accept_connections(
+      acceptor_, *open_connections_, limits_.max_connections,
+      [this](tcp::socket socket) {
+        std::make_shared<HttpSession>(std::move(socket), handler_, limits_, counters_,
+                                      open_connections_)
             ->read_next();
-      }
-    }
-    accept_next();
-  });
+      },
+      [this] { ++counters_->refused; });
 }
 
 LineServer::LineServer(asio::io_context& io, const std::string& address, std::uint16_t port,
                        Handler handler, ServerLimits limits)
     : acceptor_(open_acceptor(io, address, port, "text API")),
-      handler_(std::move(handler)),
+      handler_(std::make_shared<Handler>(std::move(handler))),
       limits_(limits),
       open_connections_(std::make_shared<int>(0)) {
   accept_next();
@@ -288,15 +302,13 @@ LineServer::~LineServer() {
 std::uint16_t LineServer::port() const { return acceptor_.local_endpoint().port(); }
 
 void LineServer::accept_next() {
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec && *open_connections_ < limits_.max_connections) {
-      std::make_shared<LineSession>(std::move(socket), std::make_shared<Handler>(handler_), limits_,
-                                    open_connections_)
-          ->read_next();
-    }
-    accept_next();
-  });
+  accept_connections(
+      acceptor_, *open_connections_, limits_.max_connections,
+      [this](tcp::socket socket) {
+        std::make_shared<LineSession>(std::move(socket), handler_, limits_, open_connections_)
+            ->read_next();
+      },
+      [] {});
 }
 
 }  // namespace lidaremu::daemon

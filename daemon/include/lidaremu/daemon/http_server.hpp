@@ -56,7 +56,7 @@ class HttpServer {
  private:
   void accept_next();
   boost::asio::ip::tcp::acceptor acceptor_;
-  Handler handler_;
+  std::shared_ptr<Handler> handler_;  // shared with every session it starts
   ServerLimits limits_;
   std::shared_ptr<ServerCounters> counters_;
   std::shared_ptr<int> open_connections_;
@@ -76,7 +76,7 @@ class LineServer {
  private:
   void accept_next();
   boost::asio::ip::tcp::acceptor acceptor_;
-  Handler handler_;
+  std::shared_ptr<Handler> handler_;  // shared with every session it starts
   ServerLimits limits_;
   std::shared_ptr<int> open_connections_;
 };
