@@ -908,6 +908,19 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
   std::remove(config.c_str());
 }
 
+TEST_CASE("A signal sent the moment the daemon first speaks is handled, not fatal",
+          "[e2e][reload]") {
+  // The daemon once installed its handlers after printing its sensors and control address;
+  // a supervisor quick enough met SIGHUP's default action (the process died, exit 129).
+  for (int round = 0; round < 10; ++round) {
+    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                                "udp://127.0.0.1:9", "--api-port", "0", "--http", "127.0.0.1:0"});
+    daemon.send_signal(SIGHUP);  // right after the first line, before the control endpoint
+    REQUIRE(daemon.wait_for_output("nothing to reload", 5s));
+    REQUIRE(daemon.stop() == 0);
+  }
+}
+
 TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows it",
           "[e2e][ouster][imu]") {
   test::UdpReceiver data, imu;

@@ -98,6 +98,10 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   }
   const auto materials = core::MaterialTable::load(settings.materials);
   asio::io_context io;
+  // Signals are caught before anything is started or printed: a supervisor (or a test) that
+  // sends SIGHUP or SIGTERM as soon as it sees output must never meet the default action.
+  asio::signal_set hangup(io, SIGHUP);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
   std::optional<daemon::CaptureFile> capture, record;
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   if (!settings.record.empty()) record.emplace(settings.record);
@@ -121,7 +125,6 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
     }
   }
 
-  asio::signal_set hangup(io, SIGHUP);
   std::function<void()> arm_hangup = [&] {
     hangup.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
@@ -135,7 +138,6 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   };
   arm_hangup();
 
-  asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int signal) {
     spdlog::info("signal {}: draining and stopping", signal);
     io.stop();
