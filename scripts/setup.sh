@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-dev libboost-program-options-dev
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
-  libeigen3-dev libtbb-dev catch2
+  libeigen3-dev libtbb-dev catch2 libbenchmark-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
   python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump
 )

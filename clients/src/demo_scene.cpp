@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace lidaremu::clients {
 
@@ -105,27 +106,39 @@ std::optional<SceneHit> DemoScene::cast(const Eigen::Vector3d& o, const Eigen::V
 }
 
 void DemoScene::render(const core::BeamGeometry& geometry, std::vector<float>& rows,
-                       std::vector<std::uint32_t>* object_ids) const {
+                       std::vector<std::uint32_t>* object_ids, int rays_per_beam,
+                       double divergence_rad) const {
   const auto& pattern = geometry.pattern();
   const int channels = pattern.model->channels;
   const double max_range = pattern.model->max_range_m * 0.95;
-  rows.assign(std::size_t(pattern.columns_per_frame) * channels * 7, 0.0f);
-  if (object_ids) object_ids->assign(std::size_t(pattern.columns_per_frame) * channels, 0);
+  const std::size_t count = std::size_t(pattern.columns_per_frame) * channels * rays_per_beam;
+  rows.assign(count * 7, 0.0f);
+  if (object_ids) object_ids->assign(count, 0);
+  const double ring = std::tan(divergence_rad);
   std::size_t i = 0;
   for (int c = 0; c < pattern.columns_per_frame; ++c) {
-    for (int ch = 0; ch < channels; ++ch, ++i) {
-      const auto ray = geometry.ray(static_cast<std::uint32_t>(c), static_cast<std::uint16_t>(ch));
-      float* row = &rows[i * 7];
-      if (const auto hit = cast(ray.origin, ray.direction, max_range)) {
-        for (int k = 0; k < 3; ++k) {
-          row[k] = static_cast<float>(hit->point[k]);
-          row[3 + k] = static_cast<float>(hit->normal[k]);
+    for (int ch = 0; ch < channels; ++ch) {
+      const auto beam = geometry.ray(static_cast<std::uint32_t>(c), static_cast<std::uint16_t>(ch));
+      const Eigen::Vector3d u = beam.direction.unitOrthogonal();
+      const Eigen::Vector3d v = beam.direction.cross(u);
+      for (int r = 0; r < rays_per_beam; ++r, ++i) {
+        Eigen::Vector3d direction = beam.direction;
+        if (r > 0) {
+          const double phi = 2.0 * std::numbers::pi * (r - 1) / (rays_per_beam - 1);
+          direction = (direction + ring * (std::cos(phi) * u + std::sin(phi) * v)).normalized();
         }
-        row[6] = hit->material;
-        if (object_ids) (*object_ids)[i] = hit->object_id;
-      } else {
-        // The seed's convention for "nothing within range".
-        row[0] = row[1] = row[2] = row[3] = 1.0f;
+        float* row = &rows[i * 7];
+        if (const auto hit = cast(beam.origin, direction, max_range)) {
+          for (int k = 0; k < 3; ++k) {
+            row[k] = static_cast<float>(hit->point[k]);
+            row[3 + k] = static_cast<float>(hit->normal[k]);
+          }
+          row[6] = hit->material;
+          if (object_ids) (*object_ids)[i] = hit->object_id;
+        } else {
+          // The seed's convention for "nothing within range".
+          row[0] = row[1] = row[2] = row[3] = 1.0f;
+        }
       }
     }
   }

@@ -887,7 +887,8 @@ FrameConstants Pipeline::constants_for(const Weather& weather) const {
   return c;
 }
 
-void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
+void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const FrameHits& hits,
+                              FrameReturns& out) {
   const std::size_t beams = hits.shape.beams();
   if (work_.pulse_count.size() != beams) work_.resize(beams);
   if (out.range_m.size() != beams * FrameReturns::kMaxEchoes) out.reshape(hits.shape);
@@ -903,15 +904,15 @@ void Pipeline::process(const FrameHits& hits, FrameReturns& out) {
                         geometry_, materials_, params, constants, settings_.stages,
                         base};
   };
-  std::size_t first = 0;
-  while (first < stages_.size()) {
+  last_stage = std::min(last_stage, stages_.size());
+  while (first < last_stage) {
     if (stages_[first]->whole_frame()) {
       stages_[first]->run(context(0, beams));
       ++first;
       continue;
     }
     std::size_t last = first;
-    while (last < stages_.size() && !stages_[last]->whole_frame()) ++last;
+    while (last < last_stage && !stages_[last]->whole_frame()) ++last;
     LIDAREMU_TSAN_RELEASE(&out);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock),
                       [&](const tbb::blocked_range<std::size_t>& r) {

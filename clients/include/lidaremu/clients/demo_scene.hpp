@@ -2,7 +2,7 @@
 // The built-in demo scene, ray-cast analytically in the sensor frame (x forward, y left, z up,
 // sensor at the origin): an asphalt road with painted stripes, concrete walls, a car of metal,
 // glass and rubber, a retroreflective sign on a pole, a lamp pole and vegetation.
-#include <Eigen/Core>
+#include <Eigen/Geometry>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -24,9 +24,12 @@ class DemoScene {
   [[nodiscard]] std::optional<SceneHit> cast(const Eigen::Vector3d& origin,
                                              const Eigen::Vector3d& direction,
                                              double max_range_m) const;
-  // 7-float rows for every beam of one frame, in scan order; misses have material 0.
+  // 7-float rows for every beam of one frame, in scan order; misses have material 0. With
+  // several rays per beam (beam divergence, PHYSICS.md 5) ray 0 is the centre and the others lie
+  // on a ring at `divergence_rad` around it; object ids are per row.
   void render(const core::BeamGeometry& geometry, std::vector<float>& rows,
-              std::vector<std::uint32_t>* object_ids = nullptr) const;
+              std::vector<std::uint32_t>* object_ids = nullptr, int rays_per_beam = 1,
+              double divergence_rad = 0.001) const;
 
  private:
   struct Box {

@@ -195,7 +195,13 @@ class Pipeline {
   Pipeline(const ScanPattern& pattern, const MaterialTable& materials, PipelineSettings settings);
 
   // Turns one frame of hits into returns. Reuses its scratch; does not allocate once warm.
-  void process(const FrameHits& hits, FrameReturns& out);
+  void process(const FrameHits& hits, FrameReturns& out) {
+    process_stages(0, stages_.size(), hits, out);
+  }
+  // Runs stages [first, last) of the chain (stage_names() order) on the frame: the stages before
+  // `first` must have run on it. For measuring one stage at a time.
+  void process_stages(std::size_t first, std::size_t last, const FrameHits& hits,
+                      FrameReturns& out);
   [[nodiscard]] std::vector<std::string_view> stage_names() const;
   [[nodiscard]] const BeamGeometry& geometry() const { return geometry_; }
   [[nodiscard]] const PipelineSettings& settings() const { return settings_; }

@@ -1,0 +1,315 @@
+// Micro-benchmarks: every physics stage of the default chain, the whole chain, and every encoder,
+// in ns per ray (per beam for encoders) on the demo scene. Run by hand for numbers
+// (`build/tests/lidaremu-microbench`), smoke-run once in the test suite so they never rot.
+#include <benchmark/benchmark.h>
+#include <tbb/global_control.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/pipeline.hpp"
+
+#ifndef LIDAREMU_BENCH_MATERIALS
+#define LIDAREMU_BENCH_MATERIALS "config/materials.toml"
+#endif
+
+namespace {
+using namespace lidaremu;
+
+// The demo scene for one sensor, with every ray of every beam.
+struct Scene {
+  core::ScanPattern pattern;
+  core::FrameHits hits;
+};
+
+// What the micro-benchmarks vary: the sensor, rays per beam, the weather, retroreflectors.
+struct SceneKey {
+  std::string model;
+  std::string mode;
+  int rays = 1;
+  double rain_mm_per_h = 10.0;
+  bool all_retroreflector = false;
+  auto operator<=>(const SceneKey&) const = default;
+};
+
+const core::MaterialTable& materials() {
+  static const auto table = core::MaterialTable::load(LIDAREMU_BENCH_MATERIALS);
+  return table;
+}
+
+// Scenes are rendered once per process: rendering is not what is measured.
+const Scene& scene(const SceneKey& key) {
+  static std::map<SceneKey, std::unique_ptr<Scene>> cache;
+  auto& slot = cache[key];
+  if (slot) return *slot;
+  slot = std::make_unique<Scene>();
+  slot->pattern = clients::scan_for(key.model, 0, key.mode);
+  std::vector<float> rows;
+  std::vector<std::uint32_t> ids;
+  clients::DemoScene().render(core::BeamGeometry(slot->pattern), rows, &ids, key.rays);
+  auto& f = slot->hits;
+  f.reshape({static_cast<std::uint32_t>(slot->pattern.columns_per_frame),
+             static_cast<std::uint16_t>(slot->pattern.model->channels)},
+            {static_cast<std::uint8_t>(key.rays), 1});
+  f.clear(1);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const float* r = &rows[i * 7];
+    f.x[i] = r[0], f.y[i] = r[1], f.z[i] = r[2], f.nx[i] = r[3], f.ny[i] = r[4], f.nz[i] = r[5];
+    f.material[i] = static_cast<std::uint16_t>(r[6]);
+    if (key.all_retroreflector && f.material[i] != 0) {
+      f.material[i] = clients::material::kRetroreflector;
+    }
+    f.object_id[i] = ids[i];
+  }
+  f.columns_received = f.shape.columns;
+  f.weather.rain_mm_per_h = key.rain_mm_per_h;
+  return *slot;
+}
+
+core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::EchoMode echoes) {
+  core::PipelineSettings s;
+  s.params = core::default_physics_params(*pattern.model);
+  s.stages.echoes = echoes;
+  s.seed = 1;
+  return s;
+}
+
+// Wall nanoseconds per item, as a plain number (Google Benchmark's inverted rates print seconds).
+double ns_per(double seconds, benchmark::IterationCount iterations, std::size_t items) {
+  return seconds * 1e9 / (static_cast<double>(iterations) * static_cast<double>(items));
+}
+
+std::size_t rays_of(const Scene& s) { return s.hits.shape.beams() * s.hits.layout.rays_per_beam; }
+
+// One stage of the default chain: the stages before it run untimed on each iteration.
+void stage(benchmark::State& state, const SceneKey& key, std::size_t index) {
+  const Scene& s = scene(key);
+  core::Pipeline pipeline(s.pattern, materials(),
+                          default_chain(s.pattern, core::EchoMode::kStrongest));
+  core::FrameReturns out;
+  double stage_s = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    pipeline.process_stages(0, index, s.hits, out);
+    state.ResumeTiming();
+    const auto begin = std::chrono::steady_clock::now();
+    pipeline.process_stages(index, index + 1, s.hits, out);
+    stage_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
+  state.counters["ns_per_ray"] = ns_per(stage_s, state.iterations(), rays_of(s));
+}
+
+void whole_chain(benchmark::State& state, const SceneKey& key, core::EchoMode echoes) {
+  const Scene& s = scene(key);
+  core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, echoes));
+  core::FrameReturns out;
+  pipeline.process(s.hits, out);  // first touch of the scratch memory is not the steady state
+  const auto begin = std::chrono::steady_clock::now();
+  for (auto _ : state) pipeline.process(s.hits, out);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  state.counters["ns_per_ray"] = ns_per(seconds, state.iterations(), rays_of(s));
+  state.counters["rays_per_s"] = benchmark::Counter(static_cast<double>(rays_of(s)),
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+}
+
+class DiscardingSink final : public core::PacketSink {
+ public:
+  void on_packet(core::PacketChannel, std::span<const std::uint8_t> bytes, double) override {
+    bytes_ += bytes.size();
+    benchmark::DoNotOptimize(bytes.data());
+  }
+  std::uint64_t bytes_ = 0;
+};
+
+void encoder(benchmark::State& state, const SceneKey& key, core::EchoMode echoes,
+             core::OusterProfile profile) {
+  const Scene& s = scene(key);
+  core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, echoes));
+  core::FrameReturns returns;
+  pipeline.process(s.hits, returns);
+  core::OusterOutput ouster;
+  ouster.profile = profile;
+  auto enc = core::make_encoder(s.pattern, {992200000001ull, 0x123456}, echoes, ouster);
+  DiscardingSink sink;
+  double start = 1000.0;
+  const auto begin = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    enc->encode_frame(returns, start, sink);
+    start += s.pattern.frame_period_s;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  state.counters["ns_per_beam"] = ns_per(seconds, state.iterations(), s.hits.shape.beams());
+  state.counters["bytes_per_frame"] =
+      static_cast<double>(sink.bytes_) / static_cast<double>(state.iterations());
+}
+
+void register_all() {
+  const SceneKey os1{"os1-128", "2048x10"};
+  SceneKey os1_rays5 = os1;
+  os1_rays5.rays = 5;
+  for (const SceneKey* key : std::initializer_list<const SceneKey*>{&os1, &os1_rays5}) {
+    const Scene& s = scene(*key);
+    core::Pipeline chain(s.pattern, materials(),
+                         default_chain(s.pattern, core::EchoMode::kStrongest));
+    const auto names = chain.stage_names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const std::string name =
+          "stage/" + std::string(names[i]) + "/os1-128-2048x10/rays" + std::to_string(key->rays);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [key = *key, i](benchmark::State& st) { stage(st, key, i); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark(
+        ("chain/os1-128-2048x10/rays" + std::to_string(key->rays)).c_str(),
+        [key = *key](benchmark::State& st) { whole_chain(st, key, core::EchoMode::kStrongest); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  // Seed 001's reference: a 16,384-beam frame (OS1-32 at 512x10), once on the demo scene and once
+  // with every surface retroreflective, so that every beam blooms over the whole 3-degree skirt.
+  for (const bool retro : {false, true}) {
+    const SceneKey key{"os1-32", "512x10", 1, 10.0, retro};
+    const std::string name =
+        std::string("chain/os1-32-512x10/16384-beams/") + (retro ? "all-retroreflector" : "demo");
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [key](benchmark::State& st) { whole_chain(st, key, core::EchoMode::kStrongest); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    const Scene& s = scene(key);
+    core::Pipeline chain(s.pattern, materials(),
+                         default_chain(s.pattern, core::EchoMode::kStrongest));
+    const auto names = chain.stage_names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != "blooming") continue;
+      benchmark::RegisterBenchmark((std::string("stage/blooming/os1-32-512x10/16384-beams/") +
+                                    (retro ? "all-retroreflector" : "demo"))
+                                       .c_str(),
+                                   [key, i](benchmark::State& st) { stage(st, key, i); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  benchmark::RegisterBenchmark("chain/vls128-dual",
+                               [](benchmark::State& st) {
+                                 whole_chain(st, {"vls128", ""}, core::EchoMode::kDual);
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  // Encoders, one per packet layout.
+  struct EncoderCase {
+    const char* name;
+    SceneKey key;
+    core::EchoMode echoes;
+    core::OusterProfile profile;
+  };
+  const EncoderCase cases[] = {
+      {"vlp16-strongest", {"vlp16", ""}, core::EchoMode::kStrongest, {}},
+      {"vlp16-dual", {"vlp16", ""}, core::EchoMode::kDual, {}},
+      {"vlp32c-strongest", {"vlp32c", ""}, core::EchoMode::kStrongest, {}},
+      {"hdl32e-strongest", {"hdl32e", ""}, core::EchoMode::kStrongest, {}},
+      {"hdl64e-strongest", {"hdl64e", ""}, core::EchoMode::kStrongest, {}},
+      {"vls128-strongest", {"vls128", ""}, core::EchoMode::kStrongest, {}},
+      {"vls128-dual", {"vls128", ""}, core::EchoMode::kDual, {}},
+      {"os1-128-2048x10-legacy", os1, core::EchoMode::kStrongest, core::OusterProfile::kLegacy},
+      {"os1-128-2048x10-rng19", os1, core::EchoMode::kStrongest, core::OusterProfile::kRng19},
+      {"os1-128-2048x10-rng19-dual", os1, core::EchoMode::kTwoStrongest,
+       core::OusterProfile::kRng19Dual},
+      {"os1-128-2048x10-rng15", os1, core::EchoMode::kStrongest, core::OusterProfile::kRng15},
+  };
+  for (const auto& c : cases) {
+    benchmark::RegisterBenchmark(
+        (std::string("encoder/") + c.name).c_str(),
+        [c](benchmark::State& st) { encoder(st, c.key, c.echoes, c.profile); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+}
+
+// FNV-1a over every byte every packet carries, in order: equal digests before and after an
+// optimisation mean the same output (with 1 thread and with many).
+class DigestSink final : public core::PacketSink {
+ public:
+  void on_packet(core::PacketChannel, std::span<const std::uint8_t> bytes, double) override {
+    for (const auto b : bytes) digest = (digest ^ b) * 0x100000001b3ull;
+    ++packets;
+  }
+  std::uint64_t digest = 0xcbf29ce484222325ull;
+  std::uint64_t packets = 0;
+};
+
+int print_digests() {
+  struct DigestCase {
+    const char* name;
+    SceneKey key;
+    core::EchoMode echoes;
+    core::OusterProfile profile;
+  };
+  const DigestCase cases[] = {
+      {"os1-128-2048x10 rain 10 mm/h", {"os1-128", "2048x10"}, core::EchoMode::kStrongest, {}},
+      {"os1-128-2048x10 5 rays", {"os1-128", "2048x10", 5}, core::EchoMode::kStrongest, {}},
+      {"os1-128-1024x10 rng19-dual",
+       {"os1-128", "1024x10"},
+       core::EchoMode::kTwoStrongest,
+       core::OusterProfile::kRng19Dual},
+      {"os1-32-512x10 all retroreflector",
+       {"os1-32", "512x10", 1, 10.0, true},
+       core::EchoMode::kStrongest,
+       {}},
+      {"vls128 dual", {"vls128", ""}, core::EchoMode::kDual, {}},
+      {"hdl64e strongest", {"hdl64e", ""}, core::EchoMode::kStrongest, {}},
+  };
+  for (const auto& c : cases) {
+    const Scene& s = scene(c.key);
+    core::OusterOutput ouster;
+    ouster.profile = c.profile;
+    core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, c.echoes));
+    auto enc = core::make_encoder(s.pattern, {992200000001ull, 0x123456}, c.echoes, ouster);
+    DigestSink sink;
+    core::FrameReturns returns;
+    core::FrameHits hits = s.hits;
+    for (std::uint32_t frame = 1; frame <= 3; ++frame) {
+      hits.frame_number = frame;
+      pipeline.process(hits, returns);
+      enc->encode_frame(returns, 1000.0 + frame * s.pattern.frame_period_s, sink);
+    }
+    std::printf("%016llx  %6llu packets  %s\n", static_cast<unsigned long long>(sink.digest),
+                static_cast<unsigned long long>(sink.packets), c.name);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --digest [--threads N]: the output's fingerprint instead of timings.
+  int threads = 0;
+  bool digest = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--digest") digest = true;
+    if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[i + 1]);
+  }
+  std::optional<tbb::global_control> limit;
+  if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
+  if (digest) return print_digests();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
