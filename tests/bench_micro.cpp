@@ -298,11 +298,18 @@ int main(int argc, char** argv) {
   // --digest [--threads N]: the output's fingerprint instead of timings.
   int threads = 0;
   bool digest = false;
+  int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--digest") digest = true;
-    if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[i + 1]);
+    if (arg == "--digest") {
+      digest = true;
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else {
+      argv[kept++] = argv[i];  // Google Benchmark's own flags
+    }
   }
+  argc = kept;
   std::optional<tbb::global_control> limit;
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
   if (digest) return print_digests();

@@ -115,9 +115,7 @@ class GeometryStage final : public Stage {
           b.work.range_offset_m[beam] =
               static_cast<float>(b.geometry.reported_range(p, column, channel) - distance);
         }
-        const double footprint =
-            2.0 * physics::beam_radius_m(b.params.beam_exit_radius_m, b.params.beam_divergence_rad,
-                                         distance);
+        const double footprint = 2.0 * b.constants.beam.radius_m(distance);
         const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
         Pulse pulse;
         pulse.range_m = static_cast<float>(distance);
@@ -286,7 +284,7 @@ class ClearAirStage final : public Stage {
 // The smallest drop that returns more than the noise sigma from range r: the drop's share of the
 // footprint (D^2/4)/w^2 times its backscatter 2/S, through the range equation.
 double detectable_drop_diameter_m(const FrameConstants& c, const PhysicsParams& p, double r) {
-  const double w = physics::beam_radius_m(p.beam_exit_radius_m, p.beam_divergence_rad, r);
+  const double w = c.beam.radius_m(r);
   const double transmission =
       physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r);
   const double gain = c.system_constant * transmission * physics::crossover(p.optics, r) / (r * r);
@@ -315,9 +313,7 @@ class RainStage final : public Stage {
       if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
       const CounterRng count_rng = rng_for(b, beam, StageId::kRainCount);
       std::uint32_t draw = 0;
-      const double mu_all =
-          c.rain_drops_per_m3 *
-          physics::beam_volume_m3(prm.beam_exit_radius_m, prm.beam_divergence_rad, 0.0, reach);
+      const double mu_all = c.rain_drops_per_m3 * c.beam.volume_m3(0.0, reach);
       const double mu_detectable = std::min(c.rain_drops.expected_within(reach), mu_all);
       const std::uint32_t detectable = count_rng.poisson(mu_detectable, draw);
       const std::uint32_t crossed = detectable + count_rng.poisson(mu_all - mu_detectable, draw);
@@ -340,9 +336,8 @@ class RainStage final : public Stage {
         const double r = c.rain_drops.range_at(u_position * mu_detectable);
         const double diameter_m =
             detectable_drop_diameter_m(c, prm, r) - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
-        const double share = physics::drop_brdf_area_ratio(
-            diameter_m, physics::beam_radius_m(prm.beam_exit_radius_m, prm.beam_divergence_rad, r),
-            prm.rain_lidar_ratio_sr);
+        const double share =
+            physics::drop_brdf_area_ratio(diameter_m, c.beam.radius_m(r), prm.rain_lidar_ratio_sr);
         Pulse drop;
         drop.range_m = static_cast<float>(r);
         drop.power_w = static_cast<float>(physics::received_power(
@@ -363,7 +358,7 @@ RainDropTable build_rain_drop_table(const FrameConstants& c, const PhysicsParams
   if (!(c.rain_drops_per_m3 > 0)) return t;
   // Drops per metre of beam that could be detected: N pi w(r)^2 P(D > D_t(r)).
   const auto density = [&](double r) {
-    const double w = physics::beam_radius_m(p.beam_exit_radius_m, p.beam_divergence_rad, r);
+    const double w = c.beam.radius_m(r);
     const double d_t_mm = detectable_drop_diameter_m(c, p, r) * 1e3;
     return c.rain_drops_per_m3 * std::numbers::pi * w * w * std::exp(-c.rain_slope_per_mm * d_t_mm);
   };
@@ -399,53 +394,101 @@ class BloomingStage final : public Stage {
     for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
       by_column_.push_back(kernel(dc * column_step_deg));
     }
+    // For each channel, the channels its kernel reaches, strongest first: a source stops at the
+    // first one it cannot lift above the noise.
     const auto& elevation = pattern.model->elevation_deg;
     for (int from = 0; from < channels_; ++from) {
+      reach_begin_.push_back(reached_.size());
       for (int to = 0; to < channels_; ++to) {
         const double d_el = elevation[to] - elevation[from];
-        by_channels_.push_back(std::fabs(d_el) > prm.bloom_extent_deg ? -1.0 : kernel(d_el));
+        if (std::fabs(d_el) <= prm.bloom_extent_deg) {
+          reached_.push_back({kernel(d_el), static_cast<std::uint16_t>(to)});
+        }
       }
+      std::stable_sort(reached_.begin() + static_cast<std::ptrdiff_t>(reach_begin_.back()),
+                       reached_.end(),
+                       [](const Reached& l, const Reached& r) { return l.weight > r.weight; });
     }
+    reach_begin_.push_back(reached_.size());
   }
   [[nodiscard]] std::string_view name() const override { return "blooming"; }
   [[nodiscard]] std::uint32_t reads() const override { return kPulses; }
   [[nodiscard]] std::uint32_t writes() const override { return kBloomed; }
   [[nodiscard]] bool whole_frame() const override { return true; }
+  // Gathers per block of destination columns, in parallel. Each block walks its sources in the
+  // order one serial pass over the frame would (ascending beam index), so every bin receives the
+  // same contributions in the same order: the same floats with one thread or many.
   void run(const BlockContext& b) const override {
+    const int columns = static_cast<int>(b.hits.shape.columns);
+    constexpr int kColumnsPerBlock = 128;
+    if (2 * column_reach_ + kColumnsPerBlock >= columns) {
+      scatter(b, 0, columns, {{{0, columns - 1}, {0, -1}, {0, -1}}});
+      return;
+    }
+    LIDAREMU_TSAN_RELEASE(&b.work);
+    tbb::parallel_for(tbb::blocked_range<int>(0, columns, kColumnsPerBlock),
+                      [&](const tbb::blocked_range<int>& r) {
+                        LIDAREMU_TSAN_ACQUIRE(&b.work);
+                        const int lo = r.begin() - column_reach_;
+                        const int hi = r.end() - 1 + column_reach_;
+                        // Source columns in ascending order: the wrapped-around low end, the
+                        // window itself, the wrapped-around high end.
+                        const SourceRanges sources{{{0, hi - columns},
+                                                    {std::max(lo, 0), std::min(hi, columns - 1)},
+                                                    {lo + columns, columns - 1}}};
+                        scatter(b, r.begin(), r.end(), sources);
+                        LIDAREMU_TSAN_RELEASE(&b.work);
+                      });
+    LIDAREMU_TSAN_ACQUIRE(&b.work);
+  }
+
+ private:
+  // Inclusive column ranges; empty when first > last.
+  using SourceRanges = std::array<std::array<int, 2>, 3>;
+
+  // Blooms the sources in `sources` into destination columns [dest_begin, dest_end).
+  void scatter(const BlockContext& b, int dest_begin, int dest_end,
+               const SourceRanges& sources) const {
     const auto& prm = b.params;
     const auto shape = b.hits.shape;
-    for (std::size_t src = b.begin; src < b.end; ++src) {
-      const Pulse* pulses = pulses_of(b, src);
-      const Pulse* brightest = nullptr;
-      for (int k = 0; k < b.work.pulse_count[src]; ++k) {
-        if (pulses[k].kind != ReturnKind::kNone &&
-            (!brightest || pulses[k].power_w > brightest->power_w)) {
-          brightest = &pulses[k];
-        }
-      }
-      if (!brightest || brightest->power_w * nearest_ < b.constants.noise_w) continue;
-      const auto column = static_cast<int>(src / shape.channels);
-      const auto channel = static_cast<int>(src % shape.channels);
-      const double* to_channels = by_channels_.data() + std::size_t(channel) * channels_;
-      for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
-        const double k_az = by_column_[static_cast<std::size_t>(dc) + column_reach_];
-        if (brightest->power_w * k_az < b.constants.noise_w) continue;
-        const auto nc = static_cast<std::uint32_t>((column + dc + static_cast<int>(shape.columns)) %
-                                                   static_cast<int>(shape.columns));
-        for (int ch = 0; ch < shape.channels; ++ch) {
-          if (dc == 0 && ch == channel) continue;
-          const double k_el = to_channels[ch];
-          if (k_el < 0) continue;  // beyond the kernel's extent
-          const double power = brightest->power_w * k_az * k_el;
-          if (power < b.constants.noise_w) continue;
-          deposit(b.work.bloom[shape.beam(nc, static_cast<std::uint16_t>(ch))], *brightest, power,
-                  prm.range_resolution_m);
+    const auto columns = static_cast<int>(shape.columns);
+    for (const auto& [first_column, last_column] : sources) {
+      for (int column = first_column; column <= last_column; ++column) {
+        for (int channel = 0; channel < shape.channels; ++channel) {
+          const std::size_t src =
+              shape.beam(static_cast<std::uint32_t>(column), static_cast<std::uint16_t>(channel));
+          const Pulse* pulses = pulses_of(b, src);
+          const Pulse* brightest = nullptr;
+          for (int k = 0; k < b.work.pulse_count[src]; ++k) {
+            if (pulses[k].kind != ReturnKind::kNone &&
+                (!brightest || pulses[k].power_w > brightest->power_w)) {
+              brightest = &pulses[k];
+            }
+          }
+          if (!brightest || brightest->power_w * nearest_ < b.constants.noise_w) continue;
+          const Reached* reached_begin = reached_.data() + reach_begin_[std::size_t(channel)];
+          const Reached* reached_end = reached_.data() + reach_begin_[std::size_t(channel) + 1];
+          // A source adds at most once to each bin, so the order of its own deposits does not
+          // matter; the power falls along the list (rounding is monotonic): stop at the first
+          // channel below the noise.
+          for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
+            const int nc = (column + dc + columns) % columns;
+            if (nc < dest_begin || nc >= dest_end) continue;
+            const double k_az = by_column_[static_cast<std::size_t>(dc) + column_reach_];
+            if (brightest->power_w * k_az < b.constants.noise_w) continue;
+            for (const Reached* to = reached_begin; to != reached_end; ++to) {
+              const double power = brightest->power_w * k_az * to->weight;
+              if (power < b.constants.noise_w) break;
+              if (dc == 0 && to->channel == channel) continue;
+              deposit(b.work.bloom[shape.beam(static_cast<std::uint32_t>(nc), to->channel)],
+                      *brightest, power, prm.range_resolution_m);
+            }
+          }
         }
       }
     }
   }
 
- private:
   static void deposit(Pulse& bin, const Pulse& source, double power, double resolution) {
     if (bin.kind != ReturnKind::kNone && std::fabs(bin.range_m - source.range_m) < resolution) {
       bin.power_w += static_cast<float>(power);
@@ -463,8 +506,13 @@ class BloomingStage final : public Stage {
   int channels_;
   double nearest_ = 0;
   int column_reach_ = 0;
-  std::vector<double> by_column_;    // kernel at column offsets -reach..reach
-  std::vector<double> by_channels_;  // [from * channels + to]; -1 beyond the extent
+  std::vector<double> by_column_;  // kernel at column offsets -reach..reach
+  struct Reached {
+    double weight;
+    std::uint16_t channel;
+  };
+  std::vector<Reached> reached_;          // per source channel, by falling weight
+  std::vector<std::size_t> reach_begin_;  // where each source channel's list starts in reached_
 };
 
 // Sorts a beam's candidates by range and merges those closer than the range resolution: one
@@ -864,7 +912,7 @@ std::vector<std::string_view> Pipeline::stage_names() const {
 
 FrameConstants Pipeline::constants_for(const Weather& weather) const {
   const PhysicsParams& p = settings_.params;
-  FrameConstants c;
+  FrameConstants c(physics::BeamCone(p.beam_exit_radius_m, p.beam_divergence_rad));
   c.system_constant = system_constant_;
   c.noise_w = p.noise_power_w();
   c.threshold_w = p.threshold_w();

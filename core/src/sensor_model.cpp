@@ -56,6 +56,13 @@ BeamGeometry::BeamGeometry(const ScanPattern& pattern) : pattern_(pattern), mode
     const auto& m = model_.ouster.lidar_to_sensor;
     lidar_to_sensor_rotation_ << m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10];
     lidar_to_sensor_translation_mm_ << m[3], m[7], m[11];
+    // Each column's beam origin, once: reported_range() needs it for every hit.
+    const double n = model_.ouster.lidar_origin_to_beam_origin_mm;
+    for (int column = 0; column < pattern_.columns_per_frame; ++column) {
+      const double encoder =
+          2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
+      beam_origins_lidar_mm_.emplace_back(n * std::cos(encoder), n * std::sin(encoder), 0.0);
+    }
   }
   channels_by_elevation_.resize(model_.channels);
   std::iota(channels_by_elevation_.begin(), channels_by_elevation_.end(), std::uint16_t{0});
@@ -82,10 +89,7 @@ double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint1
 }
 
 Eigen::Vector3d BeamGeometry::ouster_beam_origin_lidar_mm(std::uint32_t column) const {
-  const double encoder =
-      2.0 * std::numbers::pi * (1.0 - double(column) / pattern_.columns_per_frame);
-  const double n = model_.ouster.lidar_origin_to_beam_origin_mm;
-  return {n * std::cos(encoder), n * std::sin(encoder), 0.0};
+  return beam_origins_lidar_mm_[column % beam_origins_lidar_mm_.size()];
 }
 
 Eigen::Vector3d BeamGeometry::ouster_direction_lidar(std::uint32_t column,

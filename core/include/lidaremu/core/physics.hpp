@@ -302,18 +302,30 @@ inline double rain_extinction_per_m(double rain_mm_per_h) {
   return t.back().extinction_per_m;
 }
 
-// Beam radius at range r for an exit radius w0 and divergence half-angle Theta (seed 000, 1.3.5:
-// spot diameter 2 L sin(Theta) far from the exit).
+// The beam's cone: exit radius w0 and divergence half-angle Theta, with tan(Theta) worked out
+// once (the hot path asks for radii millions of times per second).
+struct BeamCone {
+  BeamCone(double exit_radius, double half_angle_rad)
+      : exit_radius_m(exit_radius), tan_half_angle(std::tan(half_angle_rad)) {}
+  // Beam radius at range r (seed 000, 1.3.5: spot diameter 2 L sin(Theta) far from the exit).
+  [[nodiscard]] double radius_m(double range_m) const {
+    return exit_radius_m + range_m * tan_half_angle;
+  }
+  // Volume between r0 and r1: a truncated cone, pi r_beam^2 * distance when Theta = 0.
+  [[nodiscard]] double volume_m3(double r0, double r1) const {
+    if (tan_half_angle < 1e-12) return std::numbers::pi * exit_radius_m * exit_radius_m * (r1 - r0);
+    const double w0 = radius_m(r0);
+    const double w1 = radius_m(r1);
+    return std::numbers::pi * (w1 * w1 * w1 - w0 * w0 * w0) / (3.0 * tan_half_angle);
+  }
+  double exit_radius_m;
+  double tan_half_angle;
+};
 inline double beam_radius_m(double exit_radius_m, double half_angle_rad, double range_m) {
-  return exit_radius_m + range_m * std::tan(half_angle_rad);
+  return BeamCone(exit_radius_m, half_angle_rad).radius_m(range_m);
 }
-// Volume of the beam between r0 and r1: a truncated cone, pi r_beam^2 * distance when Theta = 0.
 inline double beam_volume_m3(double exit_radius_m, double half_angle_rad, double r0, double r1) {
-  const double t = std::tan(half_angle_rad);
-  if (t < 1e-12) return std::numbers::pi * exit_radius_m * exit_radius_m * (r1 - r0);
-  const double w0 = beam_radius_m(exit_radius_m, half_angle_rad, r0);
-  const double w1 = beam_radius_m(exit_radius_m, half_angle_rad, r1);
-  return std::numbers::pi * (w1 * w1 * w1 - w0 * w0 * w0) / (3.0 * t);
+  return BeamCone(exit_radius_m, half_angle_rad).volume_m3(r0, r1);
 }
 
 // A drop of diameter D at range r inside the beam returns like a small target: its share of the

@@ -135,6 +135,8 @@ struct RainDropTable {
 
 // Frame-wide constants the stages read, derived once per frame.
 struct FrameConstants {
+  explicit FrameConstants(physics::BeamCone cone) : beam(cone) {}
+  physics::BeamCone beam;
   double system_constant = 0;  // K = E_P C_A (W m^2 sr), from the datasheet or seed 000
   double noise_w = 0;
   double threshold_w = 0;

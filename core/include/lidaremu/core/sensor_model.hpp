@@ -174,7 +174,8 @@ class BeamGeometry {
   const SensorModel& model_;
   Eigen::Matrix3d lidar_to_sensor_rotation_ = Eigen::Matrix3d::Identity();
   Eigen::Vector3d lidar_to_sensor_translation_mm_ = Eigen::Vector3d::Zero();
-  std::vector<std::uint16_t> channels_by_elevation_;  // ascending elevation
+  std::vector<std::uint16_t> channels_by_elevation_;    // ascending elevation
+  std::vector<Eigen::Vector3d> beam_origins_lidar_mm_;  // Ouster, by column
 };
 
 }  // namespace lidaremu::core
