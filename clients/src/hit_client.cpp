@@ -71,6 +71,14 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
   return out;
 }
 
+bool restamp_hit_batch(std::span<std::uint8_t> datagram, std::uint32_t frame,
+                       std::uint64_t sim_time_ns) {
+  flatbuffers::Verifier verifier(datagram.data(), datagram.size());
+  if (!wire::VerifyHitBatchBuffer(verifier)) return false;
+  auto* batch = wire::GetMutableHitBatch(datagram.data());
+  return batch->mutate_frame(frame) && batch->mutate_sim_time_ns(sim_time_ns);
+}
+
 std::vector<std::uint8_t> build_control(const ControlMessage& m) {
   flatbuffers::FlatBufferBuilder fbb(128);
   const auto weather =

@@ -6,33 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/clients/daemon_process.hpp"
+
 namespace lidaremu::test {
 
-class DaemonProcess {
+// The built lidaremud.
+class DaemonProcess : public clients::DaemonProcess {
  public:
-  // Starts lidaremud with these arguments and waits (with a deadline) for its "hits" line.
   explicit DaemonProcess(std::vector<std::string> args);
-  ~DaemonProcess();
-  DaemonProcess(const DaemonProcess&) = delete;
-  DaemonProcess& operator=(const DaemonProcess&) = delete;
-
-  [[nodiscard]] std::uint16_t hits_port() const { return hits_port_; }
-  // SIGTERM, wait for exit, parse the counters it prints. Returns the exit code.
-  int stop();
-  [[nodiscard]] std::uint64_t counter(const std::string& name_with_labels) const;
-  [[nodiscard]] const std::string& output() const { return output_; }
-  void send_signal(int signal) const;
-  // Reads the daemon's stdout until `text` appears (true) or `deadline` passes (false).
-  bool wait_for_output(const std::string& text, std::chrono::milliseconds deadline);
-  [[nodiscard]] bool running() const;
-
- private:
-  void read_available(std::chrono::milliseconds wait);
-  int pid_ = -1;
-  int stdout_fd_ = -1;
-  std::uint16_t hits_port_ = 0;
-  std::string output_;
-  std::map<std::string, std::uint64_t> counters_;
 };
 
 // A UDP socket on 127.0.0.1:0 that collects datagrams.

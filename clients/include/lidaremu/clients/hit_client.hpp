@@ -40,6 +40,12 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
                                                            std::uint64_t column_period_ns,
                                                            std::size_t max_bytes = 65507);
 
+// Rewrites a built HitBatch's frame number and simulation time in place (a load generator
+// replaying one frame as many). False when the datagram does not hold both fields (a field
+// equal to its default, 0, is not stored).
+bool restamp_hit_batch(std::span<std::uint8_t> datagram, std::uint32_t frame,
+                       std::uint64_t sim_time_ns);
+
 // Weather (negative = unchanged), pause and resume for one sensor.
 using ControlMessage = protocol::ControlView;
 std::vector<std::uint8_t> build_control(const ControlMessage& message);

@@ -1,0 +1,96 @@
+#pragma once
+// lidaremu-bench: a load generator and reporter, separate from the daemon. It starts lidaremud
+// with the chosen sensors, streams the demo scene's hit batches to it over loopback (as fast as
+// the daemon takes them, or at N times real time), counts what comes out, and measures the
+// machine's own ceiling: a plain UDP sink fed the same datagrams in the same run.
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lidaremu::clients {
+
+struct BenchSensor {
+  std::string model;    // a --model name
+  std::string mode;     // Ouster "2048x10"; empty: the model's default
+  std::string variant;  // Velodyne return mode (strongest|last|dual), Ouster profile
+                        // (legacy|rng19|rng19-dual|rng15); empty: the default
+  // "MODEL[:MODE][:VARIANT]", e.g. "os1-128:2048x10", "vls128::dual", "os1-64::rng19".
+  static BenchSensor parse(const std::string& spec);
+  [[nodiscard]] std::string label() const;
+};
+
+struct BenchOptions {
+  std::vector<BenchSensor> sensors;
+  double rate = 0;            // 0: as fast as the daemon takes frames; N: N times real time
+  int in_flight = 2;          // as fast as taken: frames a sensor may have outstanding
+  double seconds = 10;        // of load
+  double warmup_seconds = 1;  // of load before measuring (first frames allocate, caches fill)
+  bool raw = false;           // headerless raw7 rows instead of HitBatch datagrams
+  int rays_per_beam = 1;
+  double rain_mm_per_h = 10;
+  std::string physics = "default";  // or "ideal"
+  int threads = 0;                  // the daemon's worker threads (0: all cores)
+  double ceiling_seconds = 2;       // the plain UDP sink's run (0: skipped)
+  std::string daemon;               // lidaremud's path
+  std::uint64_t seed = 1;
+};
+
+struct LatencySummary {
+  std::size_t frames = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+struct BenchSensorReport {
+  std::string label;
+  std::uint64_t frames_sent = 0;
+  std::uint64_t frames_out = 0;
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t rays_sent = 0;
+  std::uint64_t packets_out = 0;
+  std::uint64_t returns_out = 0;
+  LatencySummary latency;
+  // The daemon's own counters for this sensor (printed when it stops).
+  std::uint64_t daemon_datagrams_in = 0;
+  std::uint64_t daemon_frames_dropped = 0;
+  std::uint64_t daemon_batches_rejected = 0;
+  std::uint64_t daemon_frames_processed = 0;
+  double daemon_processing_ms_mean = 0;
+  double daemon_pacing_error_max_us = 0;
+};
+
+struct BenchReport {
+  std::vector<BenchSensorReport> sensors;
+  double measured_seconds = 0;
+  double rays_per_s = 0;
+  double beams_per_s = 0;
+  double returns_per_s = 0;
+  double packets_per_s = 0;
+  double input_bytes_per_s = 0;
+  std::uint64_t input_datagrams_lost = 0;      // sent minus what the daemon counted in
+  std::uint64_t kernel_udp_rcvbuf_errors = 0;  // /proc/net/snmp, this host, during the run
+  std::uint64_t kernel_udp_in_errors = 0;
+  double daemon_cpu_ns_per_ray = 0;
+  double bench_cpu_s = 0;
+  LatencySummary latency;  // all sensors' frames
+  double ceiling_rays_per_s = 0;
+  double ceiling_bytes_per_s = 0;
+  double ceiling_datagrams_per_s = 0;
+  int daemon_exit_code = 0;
+};
+
+// Throws std::runtime_error when the daemon cannot be started or a sensor name is wrong.
+BenchReport run_bench(const BenchOptions& options);
+void print_report(std::ostream& out, const BenchOptions& options, const BenchReport& report);
+
+// Percentiles of frame latencies (seconds in, milliseconds out); nearest rank.
+LatencySummary summarise_latencies(std::vector<double> seconds);
+
+// Nonzero ranges in one data packet: what "returns out" counts (every echo of dual modes).
+std::size_t count_returns_velodyne(std::span<const std::uint8_t> packet);
+// profile: a --profile name (legacy|rng19|rng19-dual|rng15).
+std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int channels,
+                                 const std::string& profile);
+
+}  // namespace lidaremu::clients

@@ -1,0 +1,659 @@
+#include "lidaremu/clients/bench.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "lidaremu/clients/daemon_process.hpp"
+#include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/ouster.hpp"
+
+namespace lidaremu::clients {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0, Clock::time_point t) {
+  return std::chrono::duration<double>(t - t0).count();
+}
+
+// A UDP socket on 127.0.0.1:0 with a large receive buffer.
+class UdpSink {
+ public:
+  UdpSink() {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    if (fd_ < 0) throw std::runtime_error("socket failed");
+    const int buffer = 64 << 20;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("bind failed");
+    }
+    socklen_t length = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length);  // NOLINT: the socket API
+    port_ = ntohs(addr.sin_port);
+  }
+  ~UdpSink() { ::close(fd_); }
+  UdpSink(const UdpSink&) = delete;
+  UdpSink& operator=(const UdpSink&) = delete;
+  [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] std::string url() const { return "udp://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+// Receives everything waiting on fd in batches; calls on_datagram(bytes) for each.
+template <typename OnDatagram>
+void drain_socket(int fd, std::vector<std::uint8_t>& scratch, OnDatagram&& on_datagram) {
+  constexpr int kBatch = 32;
+  constexpr std::size_t kSize = 65536;
+  scratch.resize(kBatch * kSize);
+  std::array<mmsghdr, kBatch> messages{};
+  std::array<iovec, kBatch> vectors{};
+  for (;;) {
+    for (int i = 0; i < kBatch; ++i) {
+      vectors[i] = {scratch.data() + i * kSize, kSize};
+      messages[i] = {};
+      messages[i].msg_hdr.msg_iov = &vectors[i];
+      messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int n = ::recvmmsg(fd, messages.data(), kBatch, MSG_DONTWAIT, nullptr);
+    if (n <= 0) return;
+    for (int i = 0; i < n; ++i) {
+      on_datagram(std::span<const std::uint8_t>(scratch.data() + i * kSize, messages[i].msg_len));
+    }
+    if (n < kBatch) return;
+  }
+}
+
+struct KernelUdpCounters {
+  std::uint64_t in_errors = 0;
+  std::uint64_t rcvbuf_errors = 0;
+};
+
+// /proc/net/snmp's Udp line: host-wide, so other traffic during the run counts too.
+KernelUdpCounters read_kernel_udp_counters() {
+  std::ifstream in("/proc/net/snmp");
+  std::string names, values;
+  while (std::getline(in, names)) {
+    if (names.rfind("Udp:", 0) != 0) continue;
+    std::getline(in, values);
+    std::istringstream n(names), v(values);
+    KernelUdpCounters c;
+    for (std::string name, value; n >> name && v >> value;) {
+      if (name == "InErrors") c.in_errors = std::stoull(value);
+      if (name == "RcvbufErrors") c.rcvbuf_errors = std::stoull(value);
+    }
+    return c;
+  }
+  return {};
+}
+
+// User plus system CPU seconds of a process, from /proc/PID/stat.
+double process_cpu_s(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double self_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// One sensor's load and what came back.
+struct SensorLoad {
+  BenchSensor spec;
+  core::ScanPattern pattern;
+  bool ouster = false;
+  std::string profile = "legacy";
+  std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
+  std::vector<std::uint64_t> datagram_sim_ns;        // each batch's own time in frame 1
+  std::uint64_t rays_per_frame = 0;
+  double packets_per_frame = 0;  // data packets that complete a frame (whole ones)
+  std::unique_ptr<UdpSink> data, telemetry;
+  int send_fd = -1;
+  // Sender side.
+  std::uint64_t frames_sent = 0;
+  std::uint64_t datagrams_sent = 0;
+  std::vector<double> last_input_s;  // per frame: when its last datagram left
+  // Receiver side (its thread only, except frames_out).
+  std::atomic<std::uint64_t> frames_out{0};
+  std::atomic<std::uint64_t> packets_out{0};
+  std::atomic<std::uint64_t> returns_out{0};
+  std::vector<double> frame_out_s;  // per frame: when its last whole packet arrived
+};
+
+std::string config_for(const BenchOptions& o,
+                       const std::vector<std::unique_ptr<SensorLoad>>& loads) {
+  std::ostringstream c;
+  c << "[daemon]\nhttp = \"off\"\nthreads = " << o.threads << "\nlog_level = \"warn\"\n";
+  for (std::size_t i = 0; i < loads.size(); ++i) {
+    const SensorLoad& l = *loads[i];
+    c << "\n[[sensor]]\nname = \"" << l.spec.label() << "-" << i << "\"\nmodel = \"" << l.spec.model
+      << "\"\nsensor_id = " << i << "\nhits = \"udp://127.0.0.1:0\"\n"
+      << "hits_format = \"" << (o.raw ? "raw7" : "framed") << "\"\nout = \"" << l.data->url()
+      << "\"\ntelemetry = \"" << l.telemetry->url() << "\"\npace = \""
+      << (o.rate > 0 ? "realtime" : "afap") << "\"\nclock = \"" << (o.rate > 0 ? "wall" : "sim")
+      << "\"\nphysics = \"" << o.physics << "\"\nseed = " << o.seed
+      << "\nrays_per_beam = " << o.rays_per_beam << "\napi_port = 0\n"
+      << "idle_timeout_ms = 1000\n"
+      << "weather = { rain_mm_per_h = " << o.rain_mm_per_h << " }\n";
+    if (!l.spec.mode.empty()) c << "mode = \"" << l.spec.mode << "\"\n";
+    if (!l.spec.variant.empty()) {
+      c << (l.ouster ? "profile" : "return_mode") << " = \"" << l.spec.variant << "\"\n";
+    }
+  }
+  return c.str();
+}
+
+// The demo scene for one sensor as the datagrams of one frame (frame 1), built once: the
+// generator replays them, restamping frame number and time, so it spends its time sending.
+void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
+  l.pattern = scan_for(l.spec.model, 0, l.spec.mode);
+  l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
+  if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
+  std::vector<float> rows;
+  DemoScene().render(core::BeamGeometry(l.pattern), rows, nullptr, o.rays_per_beam);
+  const int channels = l.pattern.model->channels;
+  l.rays_per_frame = rows.size() / 7;
+  if (o.raw) {
+    const std::size_t floats_per_column = std::size_t(channels) * o.rays_per_beam * 7;
+    const std::size_t columns_per_datagram = 65000 / (floats_per_column * sizeof(float));
+    for (std::size_t c = 0; c < static_cast<std::size_t>(l.pattern.columns_per_frame);
+         c += columns_per_datagram) {
+      const std::size_t n =
+          std::min<std::size_t>(columns_per_datagram, l.pattern.columns_per_frame - c);
+      const auto* begin = reinterpret_cast<const std::uint8_t*>(  // NOLINT: raw rows' bytes
+          rows.data() + c * floats_per_column);
+      l.datagrams.emplace_back(begin, begin + n * floats_per_column * sizeof(float));
+      l.datagram_sim_ns.push_back(0);
+    }
+  } else {
+    BatchHeader h;
+    h.sensor_id = sensor_id;
+    h.frame = 1;
+    h.column_count = static_cast<std::uint32_t>(l.pattern.columns_per_frame);
+    h.rays_per_beam = static_cast<std::uint8_t>(o.rays_per_beam);
+    h.sim_time_ns = static_cast<std::uint64_t>(1e9);
+    const auto column_ns = static_cast<std::uint64_t>(l.pattern.column_period_s * 1e9);
+    l.datagrams = build_frame_batches(h, static_cast<std::uint16_t>(channels), rows, column_ns);
+    for (const auto& d : l.datagrams) {  // each batch's own time, restamped frame by frame
+      protocol::BatchView view;
+      if (protocol::decode_hit_batch(d, view) != protocol::BatchError::kNone) {
+        throw std::runtime_error("bench: built a batch the decoder refuses");
+      }
+      l.datagram_sim_ns.push_back(view.sim_time_ns);
+    }
+  }
+  // Whole data packets per frame: an Ouster frame is W/16 packets; a Velodyne packet may hold
+  // the end of one frame and the start of the next, so a frame counts as out with its last
+  // whole packet.
+  core::OusterOutput ouster;
+  if (l.ouster) {
+    const std::string name = l.profile == "rng19"        ? "RNG19_RFL8_SIG16_NIR16"
+                             : l.profile == "rng19-dual" ? "RNG19_RFL8_SIG16_NIR16_DUAL"
+                             : l.profile == "rng15"      ? "RNG15_RFL8_NIR8"
+                                                         : "LEGACY";
+    ouster.profile = *core::ouster::profile_from_name(name);
+  }
+  const auto echoes = l.spec.variant == "dual" ? core::EchoMode::kDual : core::EchoMode::kStrongest;
+  const auto encoder = core::make_encoder(l.pattern, {}, echoes, ouster);
+  l.packets_per_frame = l.pattern.frame_period_s / encoder->data_packet_period_s();
+}
+
+// The frame (0-based, counted from the first) whose last whole packet is packet number n.
+std::uint64_t frames_complete_after(const SensorLoad& l, std::uint64_t packets) {
+  return static_cast<std::uint64_t>(
+      std::floor(static_cast<double>(packets) / l.packets_per_frame + 1e-9));
+}
+
+void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::atomic<bool>& stop,
+                  Clock::time_point t0) {
+  std::vector<pollfd> fds;
+  for (const auto& l : loads) {
+    fds.push_back({l->data->fd(), POLLIN, 0});
+    fds.push_back({l->telemetry->fd(), POLLIN, 0});
+  }
+  std::vector<std::uint8_t> scratch;
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
+    for (std::size_t i = 0; i < loads.size(); ++i) {
+      SensorLoad& l = *loads[i];
+      if (fds[2 * i + 1].revents & POLLIN) drain_socket(fds[2 * i + 1].fd, scratch, [](auto) {});
+      if (!(fds[2 * i].revents & POLLIN)) continue;
+      drain_socket(fds[2 * i].fd, scratch, [&](std::span<const std::uint8_t> packet) {
+        const std::uint64_t packets = l.packets_out.fetch_add(1, std::memory_order_relaxed) + 1;
+        l.returns_out.fetch_add(
+            l.ouster ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
+                     : count_returns_velodyne(packet),
+            std::memory_order_relaxed);
+        const std::uint64_t complete = frames_complete_after(l, packets);
+        if (complete > l.frames_out.load(std::memory_order_relaxed)) {
+          const double now = seconds_since(t0, Clock::now());
+          while (l.frame_out_s.size() < complete) l.frame_out_s.push_back(now);
+          l.frames_out.store(complete, std::memory_order_release);
+        }
+      });
+    }
+  }
+}
+
+void send_frame(SensorLoad& l, bool raw, Clock::time_point t0) {
+  const std::uint64_t frame = l.frames_sent + 1;  // frame numbers from 1: 0 is not stored
+  const auto period_ns = static_cast<std::uint64_t>(std::llround(l.pattern.frame_period_s * 1e9));
+  for (std::size_t k = 0; k < l.datagrams.size(); ++k) {
+    auto& d = l.datagrams[k];
+    if (!raw) {
+      restamp_hit_batch(d, static_cast<std::uint32_t>(frame),
+                        l.datagram_sim_ns[k] + (frame - 1) * period_ns);
+    }
+    while (::send(l.send_fd, d.data(), d.size(), 0) < 0 && errno == ENOBUFS) {
+      std::this_thread::yield();
+    }
+    ++l.datagrams_sent;
+  }
+  l.last_input_s.push_back(seconds_since(t0, Clock::now()));
+  ++l.frames_sent;
+}
+
+int connect_udp(const std::string& host, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  const int buffer = 8 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    throw std::runtime_error("cannot reach the daemon's hit port " + std::to_string(port));
+  }
+  return fd;
+}
+
+// The machine's ceiling: the same datagrams, as fast as one thread sends them, into a plain
+// UDP socket another thread drains. What arrives per second is what loopback carries here.
+void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r) {
+  UdpSink sink;
+  const int fd = connect_udp(
+      "127.0.0.1",
+      static_cast<std::uint16_t>(std::stoi(sink.url().substr(sink.url().rfind(':') + 1))));
+  std::atomic<bool> stop{false};
+  std::uint64_t received_bytes = 0, received_datagrams = 0;
+  std::thread receiver([&] {
+    std::vector<std::uint8_t> scratch;
+    pollfd p{sink.fd(), POLLIN, 0};
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (::poll(&p, 1, 20) <= 0) continue;
+      drain_socket(sink.fd(), scratch, [&](std::span<const std::uint8_t> d) {
+        received_bytes += d.size();
+        ++received_datagrams;
+      });
+    }
+  });
+  const auto t0 = Clock::now();
+  while (seconds_since(t0, Clock::now()) < o.ceiling_seconds) {
+    for (const auto& d : l.datagrams) {
+      if (::send(fd, d.data(), d.size(), 0) < 0 && errno == ENOBUFS) std::this_thread::yield();
+    }
+  }
+  const double elapsed = seconds_since(t0, Clock::now());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  stop = true;
+  receiver.join();
+  ::close(fd);
+  std::uint64_t frame_bytes = 0;
+  for (const auto& d : l.datagrams) frame_bytes += d.size();
+  r.ceiling_bytes_per_s = static_cast<double>(received_bytes) / elapsed;
+  r.ceiling_datagrams_per_s = static_cast<double>(received_datagrams) / elapsed;
+  r.ceiling_rays_per_s = r.ceiling_bytes_per_s * static_cast<double>(l.rays_per_frame) /
+                         static_cast<double>(frame_bytes);
+}
+
+std::uint64_t daemon_counter(const DaemonProcess& d, const std::string& name,
+                             const std::string& sensor) {
+  try {
+    return d.counter("lidaremu_" + name + "{sensor=\"" + sensor + "\"}");
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+BenchSensor BenchSensor::parse(const std::string& spec) {
+  BenchSensor s;
+  const auto first = spec.find(':');
+  s.model = spec.substr(0, first);
+  if (first != std::string::npos) {
+    const auto second = spec.find(':', first + 1);
+    s.mode = spec.substr(first + 1,
+                         second == std::string::npos ? std::string::npos : second - first - 1);
+    if (second != std::string::npos) s.variant = spec.substr(second + 1);
+  }
+  return s;
+}
+
+std::string BenchSensor::label() const {
+  std::string l = model;
+  if (!mode.empty()) l += "-" + mode;
+  if (!variant.empty()) l += "-" + variant;
+  return l;
+}
+
+LatencySummary summarise_latencies(std::vector<double> seconds) {
+  LatencySummary s;
+  s.frames = seconds.size();
+  if (seconds.empty()) return s;
+  std::sort(seconds.begin(), seconds.end());
+  const auto rank = [&](double q) {
+    const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(seconds.size())));
+    return seconds[std::min(seconds.size() - 1, i > 0 ? i - 1 : 0)] * 1e3;
+  };
+  s.p50_ms = rank(0.50);
+  s.p99_ms = rank(0.99);
+  s.max_ms = seconds.back() * 1e3;
+  return s;
+}
+
+std::size_t count_returns_velodyne(std::span<const std::uint8_t> packet) {
+  constexpr std::size_t kBlocks = 12, kBlockBytes = 100, kPoints = 32;
+  if (packet.size() < kBlocks * kBlockBytes) return 0;
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < kBlocks; ++b) {
+    const std::uint8_t* block = packet.data() + b * kBlockBytes;
+    if (block[0] != 0xFF) continue;
+    for (std::size_t p = 0; p < kPoints; ++p) {
+      n += (block[4 + 3 * p] | block[5 + 3 * p]) != 0;
+    }
+  }
+  return n;
+}
+
+std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int channels,
+                                 const std::string& profile) {
+  const bool legacy = profile == "legacy", dual = profile == "rng19-dual",
+             rng15 = profile == "rng15";
+  const auto layout = core::ouster::profile_layout(legacy  ? core::OusterProfile::kLegacy
+                                                   : dual  ? core::OusterProfile::kRng19Dual
+                                                   : rng15 ? core::OusterProfile::kRng15
+                                                           : core::OusterProfile::kRng19);
+  constexpr int kColumnsPerPacket = 16;
+  if (packet.size() < layout.packet_size(channels, kColumnsPerPacket)) return 0;
+  const auto word = [&](std::size_t at) {
+    return std::uint32_t{packet[at]} | std::uint32_t{packet[at + 1]} << 8 |
+           std::uint32_t{packet[at + 2]} << 16 | std::uint32_t{packet[at + 3]} << 24;
+  };
+  const std::size_t column_bytes =
+      layout.column_header + std::size_t(channels) * layout.pixel + layout.column_footer;
+  std::size_t n = 0;
+  for (int c = 0; c < kColumnsPerPacket; ++c) {
+    const std::size_t column = layout.packet_header + std::size_t(c) * column_bytes;
+    for (int ch = 0; ch < channels; ++ch) {
+      const std::size_t px = column + layout.column_header + std::size_t(ch) * layout.pixel;
+      if (rng15) {
+        n += ((packet[px] | packet[px + 1] << 8) & 0x7FFF) != 0;
+      } else if (legacy) {
+        n += (word(px) & 0xFFFFFu) != 0;
+      } else {
+        n += (word(px) & 0x7FFFFu) != 0;
+        if (dual) n += (word(px + 4) & 0x7FFFFu) != 0;
+      }
+    }
+  }
+  return n;
+}
+
+BenchReport run_bench(const BenchOptions& o) {
+  if (o.sensors.empty()) throw std::runtime_error("bench: no sensor given (--sensor MODEL)");
+  std::vector<std::unique_ptr<SensorLoad>> loads;
+  for (std::size_t i = 0; i < o.sensors.size(); ++i) {
+    auto l = std::make_unique<SensorLoad>();
+    l->spec = o.sensors[i];
+    l->data = std::make_unique<UdpSink>();
+    l->telemetry = std::make_unique<UdpSink>();
+    build_load(o, *l, static_cast<std::uint16_t>(i));
+    loads.push_back(std::move(l));
+  }
+  BenchReport r;
+  if (o.ceiling_seconds > 0) measure_ceiling(o, *loads.front(), r);
+
+  const std::string config = "/tmp/lidaremu-bench-" + std::to_string(::getpid()) + ".toml";
+  {
+    std::ofstream f(config);
+    f << config_for(o, loads);
+  }
+  DaemonProcess daemon(o.daemon, {"--config", config});
+  // One "hits" line per sensor, in order: where to send.
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  std::vector<std::uint16_t> ports;
+  for (;;) {
+    ports.clear();
+    const std::string& out = daemon.output();
+    for (auto at = out.find(" hits udp://"); at != std::string::npos;
+         at = out.find(" hits udp://", at + 1)) {
+      const auto colon = out.find(':', at + 12);
+      const auto end = out.find(' ', colon);
+      if (colon == std::string::npos || end == std::string::npos) break;
+      ports.push_back(
+          static_cast<std::uint16_t>(std::stoi(out.substr(colon + 1, end - colon - 1))));
+    }
+    if (ports.size() >= loads.size() || Clock::now() > deadline || !daemon.running()) break;
+    daemon.wait_for_output("\n", std::chrono::milliseconds(50));
+  }
+  std::remove(config.c_str());
+  if (ports.size() < loads.size()) {
+    throw std::runtime_error("bench: lidaremud did not start every sensor; it said:\n" +
+                             daemon.output());
+  }
+  for (std::size_t i = 0; i < loads.size(); ++i)
+    loads[i]->send_fd = connect_udp("127.0.0.1", ports[i]);
+
+  const auto t0 = Clock::now();
+  std::atomic<bool> stop_receiving{false};
+  std::thread receiver([&] { receive_loop(loads, stop_receiving, t0); });
+  const auto kernel_before = read_kernel_udp_counters();
+  const double total_s = o.warmup_seconds + o.seconds;
+  double cpu_daemon_at_warmup = -1, cpu_self_at_warmup = 0;
+  std::vector<std::uint64_t> frames_out_at_warmup(loads.size()), packets_at_warmup(loads.size()),
+      returns_at_warmup(loads.size());
+  double measure_from = 0;
+  // Each sensor's schedule at N x real time: datagram k of frame f leaves at
+  // (f * period + k * period / datagrams) / N, as an engine produces a frame while the head turns.
+  const auto due_s = [&](const SensorLoad& l, std::uint64_t frame) {
+    return static_cast<double>(frame) * l.pattern.frame_period_s / o.rate;
+  };
+  for (;;) {
+    const double now = seconds_since(t0, Clock::now());
+    if (cpu_daemon_at_warmup < 0 && now >= o.warmup_seconds) {
+      cpu_daemon_at_warmup = process_cpu_s(daemon.pid());
+      cpu_self_at_warmup = self_cpu_s();
+      measure_from = now;
+      for (std::size_t i = 0; i < loads.size(); ++i) {
+        frames_out_at_warmup[i] = loads[i]->frames_out.load(std::memory_order_acquire);
+        packets_at_warmup[i] = loads[i]->packets_out.load(std::memory_order_relaxed);
+        returns_at_warmup[i] = loads[i]->returns_out.load(std::memory_order_relaxed);
+      }
+    }
+    if (now >= total_s) break;
+    bool sent = false;
+    for (auto& l : loads) {
+      if (o.rate > 0) {
+        if (due_s(*l, l->frames_sent) > now) continue;
+      } else if (l->frames_sent >= l->frames_out.load(std::memory_order_acquire) +
+                                       static_cast<std::uint64_t>(o.in_flight)) {
+        continue;
+      }
+      send_frame(*l, o.raw, t0);
+      sent = true;
+    }
+    if (!sent) std::this_thread::sleep_for(std::chrono::microseconds(o.rate > 0 ? 200 : 20));
+  }
+  // What was sent comes out within a few frame periods; then the daemon stops.
+  const auto drain_until = Clock::now() + std::chrono::seconds(5);
+  for (bool pending = true; pending && Clock::now() < drain_until;) {
+    pending = false;
+    for (const auto& l : loads) {
+      pending |= l->frames_out.load(std::memory_order_acquire) < l->frames_sent;
+    }
+    if (pending) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const double end_s = seconds_since(t0, Clock::now());
+  const double cpu_daemon = process_cpu_s(daemon.pid()) - std::max(cpu_daemon_at_warmup, 0.0);
+  r.bench_cpu_s = self_cpu_s() - cpu_self_at_warmup;
+  const auto kernel_after = read_kernel_udp_counters();
+  stop_receiving = true;
+  receiver.join();
+  r.daemon_exit_code = daemon.stop();
+  for (auto& l : loads) ::close(l->send_fd);
+
+  r.measured_seconds = end_s - measure_from;
+  std::vector<double> all_latencies;
+  std::uint64_t rays_measured = 0, beams_measured = 0, returns_measured = 0, packets_measured = 0,
+                bytes_measured = 0;
+  for (std::size_t i = 0; i < loads.size(); ++i) {
+    SensorLoad& l = *loads[i];
+    BenchSensorReport s;
+    s.label = l.spec.label();
+    s.frames_sent = l.frames_sent;
+    s.frames_out = l.frames_out.load();
+    s.datagrams_sent = l.datagrams_sent;
+    s.rays_sent = l.frames_sent * l.rays_per_frame;
+    s.packets_out = l.packets_out.load();
+    s.returns_out = l.returns_out.load();
+    std::vector<double> latencies;
+    for (std::size_t f = frames_out_at_warmup[i];
+         f < l.frame_out_s.size() && f < l.last_input_s.size(); ++f) {
+      latencies.push_back(l.frame_out_s[f] - l.last_input_s[f]);
+    }
+    all_latencies.insert(all_latencies.end(), latencies.begin(), latencies.end());
+    s.latency = summarise_latencies(latencies);
+    const std::string name = l.spec.label() + "-" + std::to_string(i);
+    s.daemon_datagrams_in = daemon_counter(daemon, "datagrams_in_total", name);
+    s.daemon_frames_dropped = daemon_counter(daemon, "frames_dropped_total", name);
+    s.daemon_frames_processed = daemon_counter(daemon, "frames_processed_total", name);
+    s.daemon_processing_ms_mean = s.daemon_frames_processed
+                                      ? daemon_counter(daemon, "processing_ns_total", name) * 1e-6 /
+                                            static_cast<double>(s.daemon_frames_processed)
+                                      : 0.0;
+    s.daemon_pacing_error_max_us = daemon_counter(daemon, "pacing_error_ns_max", name) * 1e-3;
+    const std::string& out = daemon.output();
+    const std::string prefix = "lidaremu_batches_rejected_total{sensor=\"" + name + "\"";
+    for (auto at = out.find(prefix); at != std::string::npos; at = out.find(prefix, at + 1)) {
+      const auto line_end = out.find('\n', at);
+      const auto space = out.rfind(' ', line_end);
+      s.daemon_batches_rejected += std::stoull(out.substr(space + 1, line_end - space - 1));
+    }
+    r.input_datagrams_lost +=
+        s.datagrams_sent > s.daemon_datagrams_in ? s.datagrams_sent - s.daemon_datagrams_in : 0;
+    const std::uint64_t frames_measured = s.frames_out - frames_out_at_warmup[i];
+    rays_measured += frames_measured * l.rays_per_frame;
+    beams_measured +=
+        frames_measured * l.rays_per_frame / static_cast<std::uint64_t>(o.rays_per_beam);
+    returns_measured += s.returns_out - returns_at_warmup[i];
+    packets_measured += s.packets_out - packets_at_warmup[i];
+    std::uint64_t frame_bytes = 0;
+    for (const auto& d : l.datagrams) frame_bytes += d.size();
+    bytes_measured += frames_measured * frame_bytes;
+    r.sensors.push_back(s);
+  }
+  r.latency = summarise_latencies(all_latencies);
+  const double t = std::max(r.measured_seconds, 1e-9);
+  r.rays_per_s = static_cast<double>(rays_measured) / t;
+  r.beams_per_s = static_cast<double>(beams_measured) / t;
+  r.returns_per_s = static_cast<double>(returns_measured) / t;
+  r.packets_per_s = static_cast<double>(packets_measured) / t;
+  r.input_bytes_per_s = static_cast<double>(bytes_measured) / t;
+  r.daemon_cpu_ns_per_ray =
+      rays_measured ? cpu_daemon * 1e9 / static_cast<double>(rays_measured) : 0;
+  r.kernel_udp_rcvbuf_errors = kernel_after.rcvbuf_errors - kernel_before.rcvbuf_errors;
+  r.kernel_udp_in_errors = kernel_after.in_errors - kernel_before.in_errors;
+  return r;
+}
+
+void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r) {
+  const auto millions = [](double v) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(2) << v / 1e6 << " M";
+    return s.str();
+  };
+  out << std::fixed << std::setprecision(2);
+  out << "lidaremu-bench: " << o.sensors.size() << " sensor(s), "
+      << (o.rate > 0 ? std::to_string(o.rate) + "x real time"
+                     : "as fast as taken (in flight " + std::to_string(o.in_flight) + ")")
+      << ", " << (o.raw ? "raw7" : "framed") << ", " << o.rays_per_beam << " ray(s)/beam, rain "
+      << o.rain_mm_per_h << " mm/h, physics " << o.physics << ", " << o.seconds
+      << " s measured after " << o.warmup_seconds << " s warm-up, "
+      << std::thread::hardware_concurrency() << " cores\n";
+  out << "  sensor                         frames in/out  datagrams  dropped  rejected  "
+         "latency p50/p99/max ms  physics ms/frame  pacing max us\n";
+  for (const auto& s : r.sensors) {
+    out << "  " << std::left << std::setw(30) << s.label << std::right << std::setw(7)
+        << s.frames_sent << "/" << std::left << std::setw(7) << s.frames_out << std::right
+        << std::setw(9) << s.datagrams_sent << std::setw(9) << s.daemon_frames_dropped
+        << std::setw(10) << s.daemon_batches_rejected << "   " << std::setw(6) << s.latency.p50_ms
+        << " /" << std::setw(6) << s.latency.p99_ms << " /" << std::setw(7) << s.latency.max_ms
+        << std::setw(12) << s.daemon_processing_ms_mean << std::setw(15)
+        << s.daemon_pacing_error_max_us << "\n";
+  }
+  out << "  rays in            " << millions(r.rays_per_s) << "rays/s (" << millions(r.beams_per_s)
+      << "beams/s, " << r.input_bytes_per_s / 1e6 << " MB/s)\n";
+  out << "  returns out        " << millions(r.returns_per_s) << "returns/s\n";
+  out << "  packets out        " << r.packets_per_s << " packets/s\n";
+  out << "  input lost         " << r.input_datagrams_lost
+      << " datagram(s) (sent, not counted in by the daemon)\n";
+  out << "  kernel UDP drops   " << r.kernel_udp_rcvbuf_errors << " receive-buffer errors, "
+      << r.kernel_udp_in_errors << " input errors (host-wide, during the run)\n";
+  out << "  frame latency      p50 " << r.latency.p50_ms << " ms, p99 " << r.latency.p99_ms
+      << " ms, max " << r.latency.max_ms << " ms over " << r.latency.frames
+      << " frames (last input datagram -> last whole output packet)\n";
+  out << "  CPU per ray        " << r.daemon_cpu_ns_per_ray << " ns (daemon); bench used "
+      << r.bench_cpu_s << " CPU s\n";
+  if (r.ceiling_rays_per_s > 0) {
+    out << "  ceiling            " << millions(r.ceiling_rays_per_s)
+        << "rays/s through a plain UDP sink (" << r.ceiling_bytes_per_s / 1e6 << " MB/s, "
+        << r.ceiling_datagrams_per_s << " datagrams/s); lidaremud reached "
+        << 100.0 * r.rays_per_s / r.ceiling_rays_per_s << " % of it\n";
+  }
+  out << "  daemon exit        " << r.daemon_exit_code << "\n";
+}
+
+}  // namespace lidaremu::clients

@@ -1,0 +1,74 @@
+// lidaremu-bench: starts lidaremud with the chosen sensors, loads it over loopback and reports
+// throughput, drops, latency, CPU per ray and the machine's UDP ceiling (clients/src/bench.cpp).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "lidaremu/clients/bench.hpp"
+
+#ifndef LIDAREMU_BENCH_DAEMON
+#define LIDAREMU_BENCH_DAEMON "lidaremud"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace lidaremu::clients;
+  CLI::App app{"Load generator and reporter for lidaremud"};
+  BenchOptions o;
+  o.daemon = LIDAREMU_BENCH_DAEMON;
+  std::vector<std::string> sensors;
+  std::string rate = "afap";
+  app.add_option("--sensor", sensors,
+                 "MODEL[:MODE][:VARIANT], repeatable: os1-128:2048x10, vls128::dual, "
+                 "os1-64::rng19 (VARIANT: Velodyne return mode or Ouster profile)")
+      ->required();
+  app.add_option("--rate", rate, "afap: as fast as the daemon takes frames; N: N times real time")
+      ->capture_default_str();
+  app.add_option("--in-flight", o.in_flight, "afap: frames a sensor may have outstanding")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--seconds", o.seconds, "measured load")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup_seconds, "load before measuring")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  app.add_flag("--raw", o.raw, "headerless raw7 rows instead of HitBatch datagrams");
+  app.add_option("--rays-per-beam", o.rays_per_beam)
+      ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  app.add_option("--rain", o.rain_mm_per_h, "mm/h")
+      ->check(CLI::Range(0.0, 500.0))
+      ->capture_default_str();
+  app.add_option("--physics", o.physics, "default|ideal")
+      ->check(CLI::IsMember({"default", "ideal"}))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "the daemon's worker threads (0: all cores)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_option("--ceiling-seconds", o.ceiling_seconds, "plain UDP sink run (0: skip)")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
+  app.add_option("--daemon", o.daemon, "lidaremud to start")->capture_default_str();
+  app.add_option("--seed", o.seed)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (rate != "afap") {
+    try {
+      o.rate = std::stod(rate);
+    } catch (const std::exception&) {
+      o.rate = -1;
+    }
+    if (!(o.rate > 0 && o.rate <= 100)) {
+      std::cerr << "lidaremu-bench: --rate '" << rate
+                << "': expected afap or a factor in (0, 100]\n";
+      return 2;
+    }
+  }
+  for (const auto& s : sensors) o.sensors.push_back(BenchSensor::parse(s));
+  try {
+    const auto report = run_bench(o);
+    print_report(std::cout, o, report);
+    return report.daemon_exit_code == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "lidaremu-bench: " << e.what() << "\n";
+    return 1;
+  }
+}
