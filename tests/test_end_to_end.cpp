@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "daemon_process.hpp"
+#include "lidaremu/clients/bench.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
@@ -970,4 +971,64 @@ TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows 
   CHECK(core::load_le<float>(last, 24) == Approx(kAccel / 9.80665).epsilon(0.01));
   CHECK(core::load_le<float>(last, 32) == Approx(1.0).epsilon(0.001));
   CHECK(daemon.counter("lidaremu_control_messages_total{sensor=\"os1-64-0\"}") == 4);
+}
+
+TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "[e2e][bench]") {
+  clients::BenchOptions o;
+  o.daemon = test::daemon_path();
+  o.sensors = {clients::BenchSensor::parse("vlp16"),
+               clients::BenchSensor::parse("os1-32:512x10:rng19")};
+  o.seconds = 1.5;
+  o.warmup_seconds = 0.3;
+  o.in_flight = 1;
+  o.ceiling_seconds = 0.3;
+  const auto r = clients::run_bench(o);
+  CHECK(r.daemon_exit_code == 0);
+  REQUIRE(r.sensors.size() == 2);
+  for (const auto& s : r.sensors) {
+    INFO(s.label);
+    CHECK(s.frames_sent >= 3);
+    CHECK(s.frames_out == s.frames_sent);
+    CHECK(s.daemon_datagrams_in == s.datagrams_sent);
+    CHECK(s.daemon_frames_processed == s.frames_sent);
+    CHECK(s.daemon_frames_dropped == 0);
+    CHECK(s.daemon_batches_rejected == 0);
+    CHECK(s.latency.frames > 0);
+    CHECK(s.latency.p50_ms > 0);
+    CHECK(s.latency.p50_ms <= s.latency.p99_ms);
+    CHECK(s.latency.p99_ms <= s.latency.max_ms);
+    CHECK(s.returns_out > 0);
+    CHECK(s.returns_out < s.rays_sent);
+  }
+  CHECK(r.input_datagrams_lost == 0);
+  CHECK(r.rays_per_s > 0);
+  CHECK(r.returns_per_s > 0);
+  CHECK(r.returns_per_s < r.rays_per_s);
+  CHECK(r.daemon_cpu_ns_per_ray > 0);
+  CHECK(r.ceiling_rays_per_s > r.rays_per_s);
+  std::ostringstream report;
+  clients::print_report(report, o, r);
+  CHECK_THAT(report.str(), Catch::Contains("lidaremud reached"));
+}
+
+TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's schedule",
+          "[e2e][bench]") {
+  clients::BenchOptions o;
+  o.daemon = test::daemon_path();
+  o.sensors = {clients::BenchSensor::parse("vlp16")};
+  o.rate = 2;
+  o.raw = true;
+  o.seconds = 1.0;
+  o.warmup_seconds = 0.2;
+  o.ceiling_seconds = 0;
+  const auto r = clients::run_bench(o);
+  CHECK(r.daemon_exit_code == 0);
+  REQUIRE(r.sensors.size() == 1);
+  const auto& s = r.sensors[0];
+  // 10 Hz at twice real time for 1.2 s: 24 frames, the first at once.
+  CHECK(s.frames_sent >= 23);
+  CHECK(s.frames_sent <= 26);
+  CHECK(s.frames_out == s.frames_sent);
+  CHECK(s.daemon_datagrams_in == s.datagrams_sent);
+  CHECK(r.ceiling_rays_per_s == 0);
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "daemon_process.hpp"
+#include "lidaremu/clients/bench.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
@@ -110,6 +111,54 @@ TEST_CASE("Same input and seed give byte-identical packets with 1 and 2 threads"
     Pipeline(pattern, materials, settings_for(pattern, PhysicsMode::kDefault, 2)).process(hits, b);
     CHECK(a.range_m != b.range_m);
   }
+}
+
+// Every stage with work to do: rain (drops, extinction, jitter), beam divergence (5 rays),
+// blooming from a scene where every surface is retroreflective, two echoes.
+std::vector<CollectingSink::Packet> run_busy_chain(int threads) {
+  const auto pattern = *make_ouster_scan(*find_sensor_model("os1-32"), 512, 10).pattern;
+  const auto materials = MaterialTable::load(test::materials_path());
+  constexpr int kRays = 5;
+  std::vector<float> rows;
+  clients::DemoScene().render(BeamGeometry(pattern), rows, nullptr, kRays);
+  FrameHits hits;
+  hits.reshape({512, 32}, {kRays, 1});
+  hits.clear(0);
+  for (std::size_t i = 0; i < rows.size() / 7; ++i) {
+    const float* r = &rows[i * 7];
+    hits.x[i] = r[0], hits.y[i] = r[1], hits.z[i] = r[2];
+    hits.nx[i] = r[3], hits.ny[i] = r[4], hits.nz[i] = r[5];
+    hits.material[i] = r[6] == 0 ? std::uint16_t{0} : clients::material::kRetroreflector;
+  }
+  hits.columns_received = hits.shape.columns;
+  hits.weather.rain_mm_per_h = 25;
+  auto settings = settings_for(pattern, PhysicsMode::kDefault, 99);
+  settings.stages.echoes = EchoMode::kTwoStrongest;
+  Pipeline pipeline(pattern, materials, settings);
+  OusterOutput output;
+  output.profile = OusterProfile::kRng19Dual;
+  auto encoder =
+      make_encoder(pattern, {992200000001ull, 0x123456}, EchoMode::kTwoStrongest, output);
+  CollectingSink sink;
+  FrameReturns returns;
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    for (std::uint32_t f = 0; f < 2; ++f) {
+      hits.frame_number = f;
+      pipeline.process(hits, returns);
+      encoder->encode_frame(returns, 1000.0 + f * pattern.frame_period_s, sink);
+    }
+  });
+  return sink.packets;
+}
+
+TEST_CASE("Rain, divergence, blooming and two echoes: the same bytes with 1 and 2 threads",
+          "[pipeline][determinism]") {
+  const auto one = run_busy_chain(1);
+  const auto two = run_busy_chain(2);
+  REQUIRE(one.size() == two.size());
+  REQUIRE(one.size() > 60);
+  for (std::size_t i = 0; i < one.size(); ++i) REQUIRE(one[i].bytes == two[i].bytes);
 }
 
 TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "[pipeline]") {
@@ -495,4 +544,70 @@ TEST_CASE("VLP-16 last return: mode byte 0x38 and the far echo of every mixed pi
   CHECK(points.size() == std::size_t{1808} * 16);
   CHECK(make_encoder(pattern, {}, EchoMode::kTriple) == nullptr);
   CHECK(make_encoder(pattern_for("os1-64"), {}, EchoMode::kDual) == nullptr);
+}
+
+TEST_CASE("The bench counts the returns the spec decoders find, in every layout",
+          "[bench][format]") {
+  const auto materials = MaterialTable::load(test::materials_path());
+  for (const char* model : {"vlp16", "vls128"}) {
+    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
+      INFO(model << (echoes == EchoMode::kDual ? " dual" : " strongest"));
+      const auto pattern = pattern_for(model);
+      auto settings = settings_for(pattern, PhysicsMode::kDefault, 7);
+      settings.stages.echoes = echoes;
+      Pipeline pipeline(pattern, materials, settings);
+      FrameReturns returns;
+      pipeline.process(scene_frame(pattern, 0), returns);
+      auto encoder = make_encoder(pattern, {}, echoes);
+      CollectingSink sink;
+      encoder->encode_frame(returns, 1000.0, sink);
+      velodyne::SpecDecoder decoder(*pattern.model);
+      std::vector<velodyne::Point> points;
+      std::size_t counted = 0;
+      for (const auto& p : sink.packets) {
+        if (p.channel != PacketChannel::kData) continue;
+        REQUIRE(decoder.decode(p.bytes, points) == velodyne::DecodeError::kNone);
+        counted += clients::count_returns_velodyne(p.bytes);
+      }
+      CHECK(points.size() > 1000);
+      CHECK(counted == points.size());
+    }
+  }
+  const std::pair<const char*, OusterProfile> profiles[] = {
+      {"legacy", OusterProfile::kLegacy},
+      {"rng19", OusterProfile::kRng19},
+      {"rng19-dual", OusterProfile::kRng19Dual},
+      {"rng15", OusterProfile::kRng15}};
+  for (const auto& [name, profile] : profiles) {
+    INFO(name);
+    const auto pattern = pattern_for("os1-64");
+    const auto echoes =
+        profile == OusterProfile::kRng19Dual ? EchoMode::kTwoStrongest : EchoMode::kStrongest;
+    auto settings = settings_for(pattern, PhysicsMode::kDefault, 7);
+    settings.stages.echoes = echoes;
+    Pipeline pipeline(pattern, materials, settings);
+    FrameReturns returns;
+    pipeline.process(scene_frame(pattern, 0), returns);
+    OusterOutput output;
+    output.profile = profile;
+    auto encoder = make_encoder(pattern, {}, echoes, output);
+    CollectingSink sink;
+    encoder->encode_frame(returns, 1000.0, sink);
+    ouster::MetadataSettings meta;
+    meta.output = output;
+    ouster::SpecDecoder decoder(ouster::parse_metadata(ouster::metadata_json(pattern, {}, meta)));
+    std::vector<ouster::Column> columns;
+    std::size_t decoded = 0, counted = 0;
+    for (const auto& p : sink.packets) {
+      if (p.channel != PacketChannel::kData) continue;
+      columns.clear();
+      REQUIRE(decoder.decode(p.bytes, columns) == ouster::DecodeError::kNone);
+      for (const auto& c : columns) {
+        for (const auto& px : c.pixels) decoded += (px.range_mm != 0) + (px.range2_mm != 0);
+      }
+      counted += clients::count_returns_ouster(p.bytes, 64, name);
+    }
+    CHECK(decoded > 1000);
+    CHECK(counted == decoded);
+  }
 }

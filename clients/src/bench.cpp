@@ -163,6 +163,9 @@ struct SensorLoad {
 
 std::string config_for(const BenchOptions& o,
                        const std::vector<std::unique_ptr<SensorLoad>>& loads) {
+  // A sensor's output runs at its own rate only when the input does; faster input is processed
+  // and sent as fast as possible.
+  const bool realtime = o.rate == 1.0;
   std::ostringstream c;
   c << "[daemon]\nhttp = \"off\"\nthreads = " << o.threads << "\nlog_level = \"warn\"\n";
   for (std::size_t i = 0; i < loads.size(); ++i) {
@@ -171,7 +174,7 @@ std::string config_for(const BenchOptions& o,
       << "\"\nsensor_id = " << i << "\nhits = \"udp://127.0.0.1:0\"\n"
       << "hits_format = \"" << (o.raw ? "raw7" : "framed") << "\"\nout = \"" << l.data->url()
       << "\"\ntelemetry = \"" << l.telemetry->url() << "\"\npace = \""
-      << (o.rate > 0 ? "realtime" : "afap") << "\"\nclock = \"" << (o.rate > 0 ? "wall" : "sim")
+      << (realtime ? "realtime" : "afap") << "\"\nclock = \"" << (realtime ? "wall" : "sim")
       << "\"\nphysics = \"" << o.physics << "\"\nseed = " << o.seed
       << "\nrays_per_beam = " << o.rays_per_beam << "\napi_port = 0\n"
       << "idle_timeout_ms = 1000\n"
@@ -239,10 +242,11 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.packets_per_frame = l.pattern.frame_period_s / encoder->data_packet_period_s();
 }
 
-// The frame (0-based, counted from the first) whose last whole packet is packet number n.
+// Frames whose last whole packet is among the first n: frame m-1 ends with packet
+// floor(m * packets_per_frame), so m frames are out once m < (n + 1) / packets_per_frame.
 std::uint64_t frames_complete_after(const SensorLoad& l, std::uint64_t packets) {
-  return static_cast<std::uint64_t>(
-      std::floor(static_cast<double>(packets) / l.packets_per_frame + 1e-9));
+  const double bound = static_cast<double>(packets + 1) / l.packets_per_frame;
+  return static_cast<std::uint64_t>(std::ceil(bound - 1e-9)) - 1;
 }
 
 void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::atomic<bool>& stop,
@@ -477,7 +481,7 @@ BenchReport run_bench(const BenchOptions& o) {
           static_cast<std::uint16_t>(std::stoi(out.substr(colon + 1, end - colon - 1))));
     }
     if (ports.size() >= loads.size() || Clock::now() > deadline || !daemon.running()) break;
-    daemon.wait_for_output("\n", std::chrono::milliseconds(50));
+    daemon.read_output(std::chrono::milliseconds(50));
   }
   std::remove(config.c_str());
   if (ports.size() < loads.size()) {

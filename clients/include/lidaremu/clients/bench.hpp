@@ -23,9 +23,10 @@ struct BenchSensor {
 
 struct BenchOptions {
   std::vector<BenchSensor> sensors;
-  double rate = 0;            // 0: as fast as the daemon takes frames; N: N times real time
-  int in_flight = 2;          // as fast as taken: frames a sensor may have outstanding
-  double seconds = 10;        // of load
+  double rate = 0;      // 0: as fast as the daemon takes frames; N: N times real time (the daemon
+                        // paces its output in real time when N is 1, sends as fast as it can else)
+  int in_flight = 2;    // as fast as taken: frames a sensor may have outstanding
+  double seconds = 10;  // of load
   double warmup_seconds = 1;  // of load before measuring (first frames allocate, caches fill)
   bool raw = false;           // headerless raw7 rows instead of HitBatch datagrams
   int rays_per_beam = 1;

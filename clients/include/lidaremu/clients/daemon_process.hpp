@@ -26,6 +26,8 @@ class DaemonProcess {
   void send_signal(int signal) const;
   // Reads the daemon's stdout until `text` appears (true) or `deadline` passes (false).
   bool wait_for_output(const std::string& text, std::chrono::milliseconds deadline);
+  // Appends whatever the daemon printed within `wait` to output().
+  void read_output(std::chrono::milliseconds wait) { read_available(wait); }
   [[nodiscard]] bool running() const;
   [[nodiscard]] int pid() const { return pid_; }
 
