@@ -287,6 +287,7 @@ TEST_CASE("The README's config example loads: the documentation is the loader's"
                           "physics",
                           "engine",
                           "idle_timeout_ms",
+                          "pacing_margin_ms",
                           "metadata_out",
                           "rays_per_beam",
                           "segments_per_path",

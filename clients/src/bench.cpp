@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -352,6 +353,27 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
                          static_cast<double>(frame_bytes);
 }
 
+// The upper bound of the histogram bucket that holds quantile q of the daemon's
+// lidaremu_NAME_bucket lines for this sensor (infinity when it lies in +Inf; 0 when empty).
+double histogram_quantile(const std::string& output, const std::string& name,
+                          const std::string& sensor, double q) {
+  const std::string prefix = "lidaremu_" + name + "_bucket{sensor=\"" + sensor + "\",le=\"";
+  std::vector<std::pair<double, double>> buckets;  // (upper bound, cumulative count)
+  for (auto at = output.find(prefix); at != std::string::npos; at = output.find(prefix, at + 1)) {
+    const auto le_end = output.find('"', at + prefix.size());
+    const auto line_end = output.find('\n', le_end);
+    const std::string le = output.substr(at + prefix.size(), le_end - at - prefix.size());
+    const double bound = le == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(le);
+    buckets.emplace_back(bound, std::stod(output.substr(le_end + 3, line_end - le_end - 3)));
+  }
+  if (buckets.empty() || buckets.back().second == 0) return 0;
+  const double wanted = q * buckets.back().second;
+  for (const auto& [bound, cumulative] : buckets) {
+    if (cumulative >= wanted) return bound;
+  }
+  return buckets.back().first;
+}
+
 std::uint64_t daemon_counter(const DaemonProcess& d, const std::string& name,
                              const std::string& sensor) {
   try {
@@ -579,6 +601,8 @@ BenchReport run_bench(const BenchOptions& o) {
                                             static_cast<double>(s.daemon_frames_processed)
                                       : 0.0;
     s.daemon_pacing_error_max_us = daemon_counter(daemon, "pacing_error_ns_max", name) * 1e-3;
+    s.daemon_pacing_error_p99_us =
+        histogram_quantile(daemon.output(), "pacing_error_seconds", name, 0.99) * 1e6;
     const std::string& out = daemon.output();
     const std::string prefix = "lidaremu_batches_rejected_total{sensor=\"" + name + "\"";
     for (auto at = out.find(prefix); at != std::string::npos; at = out.find(prefix, at + 1)) {
@@ -614,6 +638,9 @@ BenchReport run_bench(const BenchOptions& o) {
 }
 
 void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r) {
+  const auto pacing_p99 = [](double us) {
+    return std::isinf(us) ? std::string(">20000") : std::to_string(std::lround(us));
+  };
   const auto millions = [](double v) {
     std::ostringstream s;
     s << std::fixed << std::setprecision(2) << v / 1e6 << " M";
@@ -628,14 +655,15 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << " s measured after " << o.warmup_seconds << " s warm-up, "
       << std::thread::hardware_concurrency() << " cores\n";
   out << "  sensor                         frames in/out  datagrams  dropped  rejected  "
-         "latency p50/p99/max ms  physics ms/frame  pacing max us\n";
+         "latency p50/p99/max ms  physics ms/frame  pacing p99/max us\n";
   for (const auto& s : r.sensors) {
     out << "  " << std::left << std::setw(30) << s.label << std::right << std::setw(7)
         << s.frames_sent << "/" << std::left << std::setw(7) << s.frames_out << std::right
         << std::setw(9) << s.datagrams_sent << std::setw(9) << s.daemon_frames_dropped
         << std::setw(10) << s.daemon_batches_rejected << "   " << std::setw(6) << s.latency.p50_ms
         << " /" << std::setw(6) << s.latency.p99_ms << " /" << std::setw(7) << s.latency.max_ms
-        << std::setw(12) << s.daemon_processing_ms_mean << std::setw(15)
+        << std::setw(12) << s.daemon_processing_ms_mean << std::setw(10)
+        << pacing_p99(s.daemon_pacing_error_p99_us) << " /" << std::setw(9)
         << s.daemon_pacing_error_max_us << "\n";
   }
   out << "  rays in            " << millions(r.rays_per_s) << "rays/s (" << millions(r.beams_per_s)

@@ -10,19 +10,35 @@ void SensorCounters::add_rows(const protocol::RowCounts& r) {
   rows_out_of_range += r.out_of_range;
 }
 
-void SensorCounters::observe_processing(std::uint64_t ns) {
-  std::size_t bucket = 0;
-  while (bucket < kProcessingBucketsMs.size() && double(ns) > kProcessingBucketsMs[bucket] * 1e6) {
-    ++bucket;
-  }
-  ++processing_buckets[bucket];
-}
-
 void store_max(Counter& c, std::uint64_t value) {
   std::uint64_t seen = c.load(std::memory_order_relaxed);
   while (value > seen && !c.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
   }
 }
+
+namespace {
+
+// Cumulative buckets, sum and count, as Prometheus expects them.
+template <std::size_t N>
+void write_histogram(std::ostream& out, const char* name, const std::string& sensor,
+                     const Histogram<N>& h) {
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b <= N; ++b) {
+    cumulative += h.buckets[b].load();
+    out << "lidaremu_" << name << "_bucket{sensor=\"" << sensor << "\",le=\"";
+    if (b < N) {
+      out << h.bounds[b];
+    } else {
+      out << "+Inf";
+    }
+    out << "\"} " << cumulative << '\n';
+  }
+  out << "lidaremu_" << name << "_sum{sensor=\"" << sensor << "\"} " << h.sum_ns.load() * 1e-9
+      << '\n';
+  out << "lidaremu_" << name << "_count{sensor=\"" << sensor << "\"} " << cumulative << '\n';
+}
+
+}  // namespace
 
 void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c) {
   const std::string label = "{sensor=\"" + sensor + "\"}";
@@ -57,21 +73,8 @@ void write_counters(std::ostream& out, const std::string& sensor, const SensorCo
   line("send_errors_total", c.send_errors);
   line("pacing_resyncs_total", c.pacing_resyncs);
   line("pacing_error_ns_max", c.pacing_error_ns_max);
-  // Prometheus histogram: cumulative buckets, sum and count.
-  std::uint64_t cumulative = 0;
-  for (std::size_t b = 0; b < c.processing_buckets.size(); ++b) {
-    cumulative += c.processing_buckets[b].load();
-    out << "lidaremu_processing_seconds_bucket{sensor=\"" << sensor << "\",le=\"";
-    if (b < SensorCounters::kProcessingBucketsMs.size()) {
-      out << SensorCounters::kProcessingBucketsMs[b] / 1000.0;
-    } else {
-      out << "+Inf";
-    }
-    out << "\"} " << cumulative << '\n';
-  }
-  out << "lidaremu_processing_seconds_sum" << label << ' ' << c.processing_ns_total.load() * 1e-9
-      << '\n';
-  out << "lidaremu_processing_seconds_count" << label << ' ' << c.frames_processed.load() << '\n';
+  write_histogram(out, "processing_seconds", sensor, c.processing);
+  write_histogram(out, "pacing_error_seconds", sensor, c.pacing_error);
 }
 
 }  // namespace lidaremu::daemon

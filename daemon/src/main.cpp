@@ -274,6 +274,9 @@ int main(int argc, char** argv) {
   app.add_option("--idle-timeout-ms", f.idle_timeout_ms,
                  "a frame with no new input for this long is complete")
       ->capture_default_str();
+  app.add_option("--pacing-margin-ms", f.pacing_margin_ms,
+                 "real-time pacing: packets leave this long after the first one could (0..1000)")
+      ->capture_default_str();
   app.add_option("--materials", materials, "material table (TOML)")->capture_default_str();
   app.add_option("--threads", threads, "physics worker threads (0: all cores)")
       ->capture_default_str();

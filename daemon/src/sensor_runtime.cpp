@@ -8,6 +8,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "lidaremu/daemon/punctual_thread.hpp"
+
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
@@ -31,7 +33,16 @@ bool worth_logging(std::uint64_t count) {
   return count == 1;
 }
 
-constexpr int kReceiveBufferBytes = 16 << 20;
+// Room for two whole frames of input (an engine may send the next frame while this one is
+// processed), within bounds: at least 16 MiB, at most 256 MiB.
+int receive_buffer_bytes(const SensorSettings& s) {
+  const double floats_per_row = s.layout.segments_per_path > 1 ? 8 : 7;
+  const double frame_bytes = static_cast<double>(s.pattern.columns_per_frame) * s.model->channels *
+                             static_cast<double>(s.layout.hits_per_beam()) * floats_per_row *
+                             sizeof(float);
+  return static_cast<int>(
+      std::clamp(2.0 * frame_bytes * 1.01, 16.0 * (1 << 20), 256.0 * (1 << 20)));
+}
 
 // The emulated Ouster powers on with the daemon: its internal oscillator counts from then (in
 // simulation time, from 0).
@@ -136,7 +147,7 @@ void SensorRuntime::start() {
   const auto endpoint = resolve(settings_.hits, "hits address");
   boost::system::error_code ec;
   hits_socket_.open(endpoint.protocol(), ec);
-  if (!ec) set_receive_buffer(hits_socket_, kReceiveBufferBytes);
+  if (!ec) set_receive_buffer(hits_socket_, receive_buffer_bytes(settings_));
   if (!ec) hits_socket_.bind(endpoint, ec);
   if (ec) {
     throw std::runtime_error("sensor " + settings_.name + ": cannot listen on " +
@@ -406,7 +417,7 @@ void SensorRuntime::process_loop() {
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
     counters_.processing_ns_total += ns;
     store_max(counters_.processing_ns_max, ns);
-    counters_.observe_processing(ns);
+    counters_.processing.observe(static_cast<double>(ns) * 1e-9);
     ++counters_.frames_processed;
     encoder_->encode_frame(returns_, start, sink);
   }
@@ -415,6 +426,12 @@ void SensorRuntime::process_loop() {
 }
 
 void SensorRuntime::emit_loop() {
+  if (settings_.pace == Pace::kRealtime && !make_thread_punctual()) {
+    spdlog::info(
+        "sensor {}: pacing runs in the normal scheduling class (no permission for real-time "
+        "priority): packets may leave up to milliseconds late when the CPU is saturated",
+        settings_.name);
+  }
   asio::io_context local_io;  // synchronous sends only; no handlers run here
   asio::ip::udp::socket socket(local_io);
   socket.open(asio::ip::udp::v4());
@@ -447,18 +464,20 @@ void SensorRuntime::emit_loop() {
                    std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
       }
-      // Out of step by more than a moment (input stalled, or time jumped): start afresh.
+      // Out of step by more than a moment (input stalled, or time jumped): start afresh, the
+      // margin ahead.
       if (!anchor || deadline < now - std::chrono::milliseconds(50) ||
           deadline > now + std::chrono::seconds(2)) {
         if (anchor) ++counters_.pacing_resyncs;
-        anchor.emplace(now, slot->sensor_time_s);
-        deadline = now;
+        deadline = now + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(settings_.pacing_margin_s));
+        anchor.emplace(deadline, slot->sensor_time_s);
       }
       std::this_thread::sleep_until(deadline);
-      const auto late = Clock::now() - deadline;
-      store_max(counters_.pacing_error_ns_max,
-                static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(late).count()));
+      const auto late_ns = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - deadline).count());
+      store_max(counters_.pacing_error_ns_max, late_ns);
+      counters_.pacing_error.observe(static_cast<double>(late_ns) * 1e-9);
     }
     const bool data = slot->channel == core::PacketChannel::kData;
     socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,

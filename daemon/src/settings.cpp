@@ -280,6 +280,11 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("idle_timeout_ms", std::to_string(f.idle_timeout_ms), "10..60000");
   }
   s.idle_timeout_s = f.idle_timeout_ms / 1000.0;
+  if (f.pacing_margin_ms != -1 && (f.pacing_margin_ms < 0 || f.pacing_margin_ms > 1000)) {
+    bad("pacing_margin_ms", std::to_string(f.pacing_margin_ms), "0..1000");
+  }
+  s.pacing_margin_s =
+      f.pacing_margin_ms >= 0 ? f.pacing_margin_ms / 1000.0 : s.pattern.frame_period_s;
   if (f.rays_per_beam < 1 || f.rays_per_beam > 12)
     bad("rays_per_beam", std::to_string(f.rays_per_beam), "1..12 (centre ray first)");
   if (f.segments_per_path < 1 || f.segments_per_path > 16)
@@ -550,6 +555,10 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
         {"idle_timeout_ms",
          [&](const toml::node& n, const std::string& p) {
            read_value(n, p, f.idle_timeout_ms, problems);
+         }},
+        {"pacing_margin_ms",
+         [&](const toml::node& n, const std::string& p) {
+           read_value(n, p, f.pacing_margin_ms, problems);
          }},
         {"return_mode",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, f.echoes, problems); }},

@@ -59,6 +59,7 @@ struct BenchSensorReport {
   std::uint64_t daemon_frames_processed = 0;
   double daemon_processing_ms_mean = 0;
   double daemon_pacing_error_max_us = 0;
+  double daemon_pacing_error_p99_us = 0;  // upper bound of its histogram bucket; inf beyond
 };
 
 struct BenchReport {

@@ -12,6 +12,21 @@ namespace lidaremu::daemon {
 
 using Counter = std::atomic<std::uint64_t>;
 
+// A Prometheus histogram: counts per bucket of upper bounds (seconds), the last bucket +Inf.
+template <std::size_t N>
+struct Histogram {
+  explicit Histogram(const std::array<double, N>& upper_bounds) : bounds(upper_bounds) {}
+  void observe(double seconds) {
+    std::size_t b = 0;
+    while (b < N && seconds > bounds[b]) ++b;
+    buckets[b].fetch_add(1, std::memory_order_relaxed);
+    sum_ns.fetch_add(static_cast<std::uint64_t>(seconds * 1e9), std::memory_order_relaxed);
+  }
+  std::array<double, N> bounds;
+  std::array<Counter, N + 1> buckets{};
+  Counter sum_ns{0};
+};
+
 struct SensorCounters {
   Counter datagrams_in{0};
   Counter datagrams_refused_sender{0};  // not on the input's allow-list
@@ -37,12 +52,11 @@ struct SensorCounters {
   Counter send_errors{0};
   Counter pacing_resyncs{0};
   Counter pacing_error_ns_max{0};
-  // Physics time per frame as a histogram: upper bounds in milliseconds, the last one +Inf.
-  static constexpr std::array<double, 9> kProcessingBucketsMs{1, 2, 5, 10, 20, 50, 100, 200, 500};
-  std::array<Counter, kProcessingBucketsMs.size() + 1> processing_buckets{};
+  // Physics time per frame, and how late each packet left in real-time pacing (seconds).
+  Histogram<9> processing{{1e-3, 2e-3, 5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 500e-3}};
+  Histogram<9> pacing_error{{10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 5e-3, 20e-3}};
 
   void reject(protocol::BatchError e) { ++rejected[static_cast<std::size_t>(e)]; }
-  void observe_processing(std::uint64_t ns);
   void add_rows(const protocol::RowCounts& r);
 };
 

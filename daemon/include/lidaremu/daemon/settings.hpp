@@ -45,6 +45,10 @@ struct SensorSettings {
   std::filesystem::path metadata_out;
   core::SensorIdentity identity;
   double idle_timeout_s = 0.2;
+  // Real-time pacing schedules packets this long after the first one could leave, so that a
+  // frame whose physics takes longer than the first one's still leaves on time. The end of a
+  // Velodyne frame shares a packet with the next frame's start: a frame period covers it.
+  double pacing_margin_s = 0.1;
   int frame_buffers = 4;
   core::HitLayout layout;     // rays per beam and segments per path the engine sends
   core::OusterOutput ouster;  // profile, azimuth window, timestamp mode (Ouster only)
@@ -103,6 +107,7 @@ struct SensorFlags {
   std::string clock = "wall";
   int sensor_id = 0;
   int idle_timeout_ms = 200;
+  int pacing_margin_ms = -1;  // unset: one frame period
   int rays_per_beam = 1;
   int segments_per_path = 1;
   std::string profile = "legacy";
