@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -91,6 +92,10 @@ double ns_per(double seconds, benchmark::IterationCount iterations, std::size_t 
 
 std::size_t rays_of(const Scene& s) { return s.hits.shape.beams() * s.hits.layout.rays_per_beam; }
 
+// One stage of the default chain: the stages before it run untimed on each iteration, so the
+// iteration count is fixed (Google Benchmark would size it by the timed part alone).
+benchmark::IterationCount g_stage_iterations = 10;  // NOLINT: set once from the command line
+
 // One stage of the default chain: the stages before it run untimed on each iteration.
 void stage(benchmark::State& state, const SceneKey& key, std::size_t index) {
   const Scene& s = scene(key);
@@ -170,7 +175,8 @@ void register_all() {
       benchmark::RegisterBenchmark(name.c_str(),
                                    [key = *key, i](benchmark::State& st) { stage(st, key, i); })
           ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+          ->UseRealTime()
+          ->Iterations(g_stage_iterations);
     }
     benchmark::RegisterBenchmark(
         ("chain/os1-128-2048x10/rays" + std::to_string(key->rays)).c_str(),
@@ -200,7 +206,8 @@ void register_all() {
                                        .c_str(),
                                    [key, i](benchmark::State& st) { stage(st, key, i); })
           ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+          ->UseRealTime()
+          ->Iterations(g_stage_iterations);
     }
   }
   benchmark::RegisterBenchmark("chain/vls128-dual",
@@ -295,7 +302,8 @@ int print_digests() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --digest [--threads N]: the output's fingerprint instead of timings.
+  // --digest: the output's fingerprint instead of timings. --threads N: TBB threads.
+  // --stage-iterations N: iterations of each one-stage benchmark (default 10).
   int threads = 0;
   bool digest = false;
   int kept = 1;
@@ -305,6 +313,8 @@ int main(int argc, char** argv) {
       digest = true;
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (arg == "--stage-iterations" && i + 1 < argc) {
+      g_stage_iterations = std::max(1, std::atoi(argv[++i]));
     } else {
       argv[kept++] = argv[i];  // Google Benchmark's own flags
     }
