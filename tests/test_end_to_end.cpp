@@ -973,13 +973,21 @@ TEST_CASE("Control messages carry the sensor pose for raw rows; the IMU follows 
   CHECK(daemon.counter("lidaremu_control_messages_total{sensor=\"os1-64-0\"}") == 4);
 }
 
-TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "[e2e][bench]") {
+namespace {
+
+clients::BenchOptions short_bench(const std::vector<std::string>& sensors, double seconds) {
   clients::BenchOptions o;
   o.daemon = test::daemon_path();
-  o.sensors = {clients::BenchSensor::parse("vlp16"),
-               clients::BenchSensor::parse("os1-32:512x10:rng19")};
-  o.seconds = 1.5;
+  for (const auto& spec : sensors) o.sensors.push_back(clients::BenchSensor::parse(spec));
+  o.seconds = seconds;
   o.warmup_seconds = 0.3;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "[e2e][bench]") {
+  auto o = short_bench({"vlp16", "os1-32:512x10:rng19"}, 1.5);
   o.in_flight = 1;
   o.ceiling_seconds = 0.3;
   const auto r = clients::run_bench(o);
@@ -1013,12 +1021,9 @@ TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "
 
 TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's schedule",
           "[e2e][bench]") {
-  clients::BenchOptions o;
-  o.daemon = test::daemon_path();
-  o.sensors = {clients::BenchSensor::parse("vlp16")};
+  auto o = short_bench({"vlp16"}, 1.0);
   o.rate = 2;
   o.raw = true;
-  o.seconds = 1.0;
   o.warmup_seconds = 0.2;
   o.ceiling_seconds = 0;
   const auto r = clients::run_bench(o);

@@ -9,7 +9,9 @@
 #define LIDAREMU_BENCH_DAEMON "lidaremud"
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace lidaremu::clients;
   CLI::App app{"Load generator and reporter for lidaremud"};
   BenchOptions o;
@@ -63,10 +65,16 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& s : sensors) o.sensors.push_back(BenchSensor::parse(s));
+  const auto report = run_bench(o);
+  print_report(std::cout, o, report);
+  return report.daemon_exit_code == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    const auto report = run_bench(o);
-    print_report(std::cout, o, report);
-    return report.daemon_exit_code == 0 ? 0 : 1;
+    return run(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "lidaremu-bench: " << e.what() << "\n";
     return 1;
