@@ -1037,3 +1037,28 @@ TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's sche
   CHECK(s.daemon_datagrams_in == s.datagrams_sent);
   CHECK(r.ceiling_rays_per_s == 0);
 }
+
+TEST_CASE("Input the kernel drops while the daemon cannot read is counted, datagram for datagram",
+          "[e2e][hostile]") {
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              "udp://127.0.0.1:9", "--api-port", "0", "--http", "off", "--pace",
+                              "afap"});
+  // A stopped process reads nothing: 40 MB of 60 KB datagrams overflow its 16 MiB buffer.
+  daemon.send_signal(SIGSTOP);
+  clients::UdpSender sender(hits_url(daemon));
+  const std::vector<std::uint8_t> junk(60000, 0x5A);
+  constexpr std::uint64_t kSent = 700;
+  for (std::uint64_t i = 0; i < kSent; ++i) REQUIRE(sender.send(junk));
+  daemon.send_signal(SIGCONT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  const auto in = daemon.counter("lidaremu_datagrams_in_total" + s);
+  const auto dropped = daemon.counter("lidaremu_input_kernel_drops_total" + s);
+  CHECK(in > 0);  // how many fit depends on the buffer the kernel granted (rmem_max)
+  CHECK(dropped > 100);
+  CHECK(in + dropped == kSent);
+  CHECK(daemon.counter(
+            "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"unknown_identifier\"}") ==
+        in);
+}

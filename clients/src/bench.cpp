@@ -594,6 +594,8 @@ BenchReport run_bench(const BenchOptions& o) {
     s.latency = summarise_latencies(latencies);
     const std::string name = l.spec.label() + "-" + std::to_string(i);
     s.daemon_datagrams_in = daemon_counter(daemon, "datagrams_in_total", name);
+    s.daemon_input_kernel_drops = daemon_counter(daemon, "input_kernel_drops_total", name);
+    r.daemon_input_kernel_drops += s.daemon_input_kernel_drops;
     s.daemon_frames_dropped = daemon_counter(daemon, "frames_dropped_total", name);
     s.daemon_frames_processed = daemon_counter(daemon, "frames_processed_total", name);
     s.daemon_processing_ms_mean = s.daemon_frames_processed
@@ -671,7 +673,8 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
   out << "  returns out        " << millions(r.returns_per_s) << "returns/s\n";
   out << "  packets out        " << r.packets_per_s << " packets/s\n";
   out << "  input lost         " << r.input_datagrams_lost
-      << " datagram(s) (sent, not counted in by the daemon)\n";
+      << " datagram(s) (sent, not counted in by the daemon; its hit sockets' kernel drops: "
+      << r.daemon_input_kernel_drops << ")\n";
   out << "  kernel UDP drops   " << r.kernel_udp_rcvbuf_errors << " receive-buffer errors, "
       << r.kernel_udp_in_errors << " input errors (host-wide, during the run)\n";
   out << "  frame latency      p50 " << r.latency.p50_ms << " ms, p99 " << r.latency.p99_ms

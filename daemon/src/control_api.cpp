@@ -67,7 +67,7 @@ std::string ControlApi::metrics() const {
   for (const auto& s : sensors_) {
     const SensorRuntime& r = s->runtime();
     const std::string& name = r.settings().name;
-    write_counters(out, name, r.counters());
+    write_counters(out, name, r.counters(), r.input_kernel_drops());
     out << "lidaremu_frames_queued{sensor=\"" << name << "\"} " << r.frames_queued() << '\n';
     out << "lidaremu_packets_queued{sensor=\"" << name << "\"} " << r.packets_queued() << '\n';
   }

@@ -40,13 +40,15 @@ void write_histogram(std::ostream& out, const char* name, const std::string& sen
 
 }  // namespace
 
-void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c) {
+void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c,
+                    std::uint64_t kernel_drops) {
   const std::string label = "{sensor=\"" + sensor + "\"}";
   auto line = [&](const char* name, const Counter& v) {
     out << "lidaremu_" << name << label << ' ' << v.load() << '\n';
   };
   line("datagrams_in_total", c.datagrams_in);
   line("bytes_in_total", c.bytes_in);
+  out << "lidaremu_input_kernel_drops_total" << label << ' ' << kernel_drops << '\n';
   line("datagrams_refused_sender_total", c.datagrams_refused_sender);
   line("rows_stored_total", c.rows_stored);
   line("rows_no_hit_total", c.rows_no_hit);

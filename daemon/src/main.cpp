@@ -172,7 +172,8 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   if (capture) capture->flush();
   if (record) record->flush();
   for (const auto& s : sensors)
-    daemon::write_counters(std::cout, s->runtime().settings().name, s->runtime().counters());
+    daemon::write_counters(std::cout, s->runtime().settings().name, s->runtime().counters(),
+                           s->runtime().input_kernel_drops());
   std::cout.flush();
   return 0;
 }

@@ -6,6 +6,9 @@
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "lidaremu/daemon/punctual_thread.hpp"
@@ -168,6 +171,28 @@ void SensorRuntime::start() {
 
 std::size_t SensorRuntime::frames_queued() const {
   return static_cast<std::size_t>(std::max<std::ptrdiff_t>(ready_frames_.size(), 0));
+}
+
+std::uint64_t SensorRuntime::input_kernel_drops() const {
+  boost::system::error_code ec;
+  const auto local =
+      hits_socket_.is_open() ? hits_socket_.local_endpoint(ec) : asio::ip::udp::endpoint{};
+  if (!hits_socket_.is_open() || ec || !local.address().is_v4()) return kernel_drops_at_close_;
+  // /proc prints the address as the network-order word in hex, the port in host order.
+  const std::uint32_t ip = local.address().to_v4().to_uint();
+  char wanted[16];
+  std::snprintf(wanted, sizeof wanted, "%08X:%04X", __builtin_bswap32(ip), local.port());
+  std::ifstream table("/proc/net/udp");
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream fields(line);
+    std::string slot, address;
+    fields >> slot >> address;
+    if (address != wanted) continue;
+    std::uint64_t drops = 0;
+    for (std::string field; fields >> field;) drops = std::strtoull(field.c_str(), nullptr, 10);
+    return drops;  // the last column
+  }
+  return kernel_drops_at_close_;
 }
 
 std::size_t SensorRuntime::packets_queued() const {
@@ -506,6 +531,7 @@ void SensorRuntime::drain_and_stop() {
   // Runs on the io thread's side after io_context stopped: no handler races with this.
   boost::system::error_code ignored;
   idle_timer_.cancel();
+  kernel_drops_at_close_ = input_kernel_drops();
   hits_socket_.close(ignored);
   submit_current();
   ready_frames_.push(nullptr);

@@ -54,6 +54,7 @@ struct BenchSensorReport {
   LatencySummary latency;
   // The daemon's own counters for this sensor (printed when it stops).
   std::uint64_t daemon_datagrams_in = 0;
+  std::uint64_t daemon_input_kernel_drops = 0;  // dropped on its hit socket by the kernel
   std::uint64_t daemon_frames_dropped = 0;
   std::uint64_t daemon_batches_rejected = 0;
   std::uint64_t daemon_frames_processed = 0;
@@ -70,8 +71,9 @@ struct BenchReport {
   double returns_per_s = 0;
   double packets_per_s = 0;
   double input_bytes_per_s = 0;
-  std::uint64_t input_datagrams_lost = 0;      // sent minus what the daemon counted in
-  std::uint64_t kernel_udp_rcvbuf_errors = 0;  // /proc/net/snmp, this host, during the run
+  std::uint64_t input_datagrams_lost = 0;       // sent minus what the daemon counted in
+  std::uint64_t daemon_input_kernel_drops = 0;  // of those, dropped on the daemon's sockets
+  std::uint64_t kernel_udp_rcvbuf_errors = 0;   // /proc/net/snmp, this host, during the run
   std::uint64_t kernel_udp_in_errors = 0;
   double daemon_cpu_ns_per_ray = 0;
   double bench_cpu_s = 0;

@@ -62,6 +62,8 @@ struct SensorCounters {
 
 void store_max(Counter& c, std::uint64_t value);
 // Prometheus text exposition, one sample per line, labelled with the sensor name.
-void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c);
+// kernel_drops: the input socket's kernel drop count (SensorRuntime::input_kernel_drops).
+void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c,
+                    std::uint64_t kernel_drops);
 
 }  // namespace lidaremu::daemon

@@ -48,6 +48,9 @@ class SensorRuntime {
   // Frames waiting for physics, packets waiting to be sent (approximate, for metrics).
   [[nodiscard]] std::size_t frames_queued() const;
   [[nodiscard]] std::size_t packets_queued() const;
+  // Datagrams the kernel dropped on the hit socket because its buffer was full (Linux
+  // /proc/net/udp): input lost before the daemon could see it. Kept after the socket closes.
+  [[nodiscard]] std::uint64_t input_kernel_drops() const;
   [[nodiscard]] const SensorCounters& counters() const { return counters_; }
   [[nodiscard]] const SensorSettings& settings() const { return settings_; }
 
@@ -67,6 +70,7 @@ class SensorRuntime {
   void on_raw(std::span<const std::uint8_t> datagram);
   void on_control(std::span<const std::uint8_t> datagram);
   void arm_idle_timer();
+  std::uint64_t kernel_drops_at_close_ = 0;
   core::FrameHits* acquire_frame(std::uint32_t frame_number);
   void submit_current();
   void log_rejection(protocol::BatchError e);
