@@ -1033,8 +1033,15 @@ TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's sche
   // 10 Hz at twice real time for 1.2 s: 24 frames, the first at once.
   CHECK(s.frames_sent >= 23);
   CHECK(s.frames_sent <= 26);
-  CHECK(s.frames_out == s.frames_sent);
   CHECK(s.daemon_datagrams_in == s.datagrams_sent);
+  // Every frame is processed or, when input outruns processing, dropped whole and counted.
+  CHECK(s.daemon_frames_processed + s.daemon_frames_dropped == s.frames_sent);
+  CHECK(s.frames_out > 0);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  // At full speed a VLP-16 frame takes a few milliseconds of its 50: all of them come out.
+  // (Sanitized daemons are several times slower and drop frames at this rate.)
+  CHECK(s.frames_out == s.frames_sent);
+#endif
   CHECK(r.ceiling_rays_per_s == 0);
 }
 
