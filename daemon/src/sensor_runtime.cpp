@@ -120,10 +120,11 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
     frame_pool_.back()->reshape(shape, settings_.layout);
     free_frames_.push(frame_pool_.back().get());
   }
-  // Two frames of packets in flight, plus telemetry.
+  // Packets in flight: the frame being sent, the next one waiting out the pacing margin (up to a
+  // frame period), the one after being encoded; plus telemetry.
   const double packets_per_frame =
       settings_.pattern.frame_period_s / encoder_->data_packet_period_s();
-  const auto slots = static_cast<int>(2 * packets_per_frame + 64);
+  const auto slots = static_cast<int>(3 * packets_per_frame + 64);
   free_slots_.set_capacity(slots);
   ready_slots_.set_capacity(slots + 1);
   for (int i = 0; i < slots; ++i) {
