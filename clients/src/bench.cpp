@@ -139,6 +139,14 @@ double self_cpu_s() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+// A --profile value (the daemon refuses anything else before the bench counts a packet).
+core::OusterProfile profile_of(const std::string& flag) {
+  if (flag == "rng19") return core::OusterProfile::kRng19;
+  if (flag == "rng19-dual") return core::OusterProfile::kRng19Dual;
+  if (flag == "rng15") return core::OusterProfile::kRng15;
+  return core::OusterProfile::kLegacy;
+}
+
 // One sensor's load and what came back.
 struct SensorLoad {
   BenchSensor spec;
@@ -231,13 +239,7 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   // the end of one frame and the start of the next, so a frame counts as out with its last
   // whole packet.
   core::OusterOutput ouster;
-  if (l.ouster) {
-    const std::string name = l.profile == "rng19"        ? "RNG19_RFL8_SIG16_NIR16"
-                             : l.profile == "rng19-dual" ? "RNG19_RFL8_SIG16_NIR16_DUAL"
-                             : l.profile == "rng15"      ? "RNG15_RFL8_NIR8"
-                                                         : "LEGACY";
-    ouster.profile = *core::ouster::profile_from_name(name);
-  }
+  if (l.ouster) ouster.profile = profile_of(l.profile);
   const auto echoes = l.spec.variant == "dual" ? core::EchoMode::kDual : core::EchoMode::kStrongest;
   const auto encoder = core::make_encoder(l.pattern, {}, echoes, ouster);
   l.packets_per_frame = l.pattern.frame_period_s / encoder->data_packet_period_s();
@@ -436,12 +438,11 @@ std::size_t count_returns_velodyne(std::span<const std::uint8_t> packet) {
 
 std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int channels,
                                  const std::string& profile) {
-  const bool legacy = profile == "legacy", dual = profile == "rng19-dual",
-             rng15 = profile == "rng15";
-  const auto layout = core::ouster::profile_layout(legacy  ? core::OusterProfile::kLegacy
-                                                   : dual  ? core::OusterProfile::kRng19Dual
-                                                   : rng15 ? core::OusterProfile::kRng15
-                                                           : core::OusterProfile::kRng19);
+  const auto which = profile_of(profile);
+  const bool legacy = which == core::OusterProfile::kLegacy;
+  const bool dual = which == core::OusterProfile::kRng19Dual;
+  const bool rng15 = which == core::OusterProfile::kRng15;
+  const auto layout = core::ouster::profile_layout(which);
   constexpr int kColumnsPerPacket = 16;
   if (packet.size() < layout.packet_size(channels, kColumnsPerPacket)) return 0;
   const auto word = [&](std::size_t at) {
