@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every row of the README's performance table, in order: sets up, builds, then runs
+# lidaremu-bench and lidaremu-microbench as the table says. BENCH_SECONDS changes the measured
+# time of each bench row (default 10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+seconds="${BENCH_SECONDS:-10}"
+bench=build/clients/lidaremu-bench
+micro=build/tests/lidaremu-microbench
+run() {
+  echo "== $*"
+  "$@"
+  echo
+}
+run "$bench" --sensor os1-128:2048x10 --seconds "$seconds"
+run "$bench" --sensor os1-128:2048x10 --seconds "$seconds" --raw --ceiling-seconds 0
+run "$bench" --sensor os1-128:2048x10 --rays-per-beam 5 --seconds "$seconds" --ceiling-seconds 0
+run "$bench" --sensor os1-128:2048x10 --physics ideal --seconds "$seconds" --ceiling-seconds 0
+run "$micro" --benchmark_filter=stage/blooming/os1-32
+run "$bench" --sensor os1-128:1024x10 --in-flight 1 --seconds "$seconds" --ceiling-seconds 0
+eight=()
+for _ in 1 2 3 4; do eight+=(--sensor os1-128:2048x10); done
+for _ in 1 2 3 4; do eight+=(--sensor vls128::dual); done
+run "$bench" "${eight[@]}" --rate 1 --seconds "$seconds" --ceiling-seconds 0
+run "$bench" --sensor os1-128:2048x10 --rate 1 --seconds "$seconds" --ceiling-seconds 0
+run "$bench" --sensor vlp16 --sensor vlp16 --sensor vlp32c --sensor os1-64:1024x10 --rate 1 \
+  --seconds "$seconds" --ceiling-seconds 0
+run "$micro" --threads 1 --benchmark_filter='stage/.*/os1-128-2048x10/rays1|chain/os1-128-2048x10/rays1'
+run "$micro" --digest
