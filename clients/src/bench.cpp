@@ -158,7 +158,7 @@ struct SensorLoad {
   std::uint64_t rays_per_frame = 0;
   double packets_per_frame = 0;  // data packets that complete a frame (whole ones)
   std::unique_ptr<UdpSink> data, telemetry;
-  int send_fd = -1;
+  std::unique_ptr<UdpSender> sender;  // to its hit port
   // Sender side.
   std::uint64_t frames_sent = 0;
   std::uint64_t datagrams_sent = 0;
@@ -207,15 +207,8 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   const int channels = l.pattern.model->channels;
   l.rays_per_frame = rows.size() / 7;
   if (o.raw) {
-    const std::size_t floats_per_column = std::size_t(channels) * o.rays_per_beam * 7;
-    const std::size_t columns_per_datagram = 65000 / (floats_per_column * sizeof(float));
-    for (std::size_t c = 0; c < static_cast<std::size_t>(l.pattern.columns_per_frame);
-         c += columns_per_datagram) {
-      const std::size_t n =
-          std::min<std::size_t>(columns_per_datagram, l.pattern.columns_per_frame - c);
-      const auto* begin = reinterpret_cast<const std::uint8_t*>(  // NOLINT: raw rows' bytes
-          rows.data() + c * floats_per_column);
-      l.datagrams.emplace_back(begin, begin + n * floats_per_column * sizeof(float));
+    for (const auto& part : raw_datagrams(rows, std::size_t(channels) * o.rays_per_beam * 7)) {
+      l.datagrams.emplace_back(part.bytes.begin(), part.bytes.end());
       l.datagram_sim_ns.push_back(0);
     }
   } else {
@@ -292,7 +285,7 @@ void send_frame(SensorLoad& l, bool raw, Clock::time_point t0) {
       restamp_hit_batch(d, static_cast<std::uint32_t>(frame),
                         l.datagram_sim_ns[k] + (frame - 1) * period_ns);
     }
-    while (::send(l.send_fd, d.data(), d.size(), 0) < 0 && errno == ENOBUFS) {
+    while (!l.sender->send(d) && errno == ENOBUFS) {
       std::this_thread::yield();
     }
     ++l.datagrams_sent;
@@ -301,28 +294,11 @@ void send_frame(SensorLoad& l, bool raw, Clock::time_point t0) {
   ++l.frames_sent;
 }
 
-int connect_udp(const std::string& host, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  const int buffer = 8 << 20;
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    throw std::runtime_error("cannot reach the daemon's hit port " + std::to_string(port));
-  }
-  return fd;
-}
-
 // The machine's ceiling: the same datagrams, as fast as one thread sends them, into a plain
 // UDP socket another thread drains. What arrives per second is what loopback carries here.
 void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r) {
   UdpSink sink;
-  const int fd = connect_udp(
-      "127.0.0.1",
-      static_cast<std::uint16_t>(std::stoi(sink.url().substr(sink.url().rfind(':') + 1))));
+  UdpSender sender(sink.url());
   std::atomic<bool> stop{false};
   std::uint64_t received_bytes = 0, received_datagrams = 0;
   std::thread receiver([&] {
@@ -339,14 +315,13 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
   const auto t0 = Clock::now();
   while (seconds_since(t0, Clock::now()) < o.ceiling_seconds) {
     for (const auto& d : l.datagrams) {
-      if (::send(fd, d.data(), d.size(), 0) < 0 && errno == ENOBUFS) std::this_thread::yield();
+      if (!sender.send(d) && errno == ENOBUFS) std::this_thread::yield();
     }
   }
   const double elapsed = seconds_since(t0, Clock::now());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   stop = true;
   receiver.join();
-  ::close(fd);
   std::uint64_t frame_bytes = 0;
   for (const auto& d : l.datagrams) frame_bytes += d.size();
   r.ceiling_bytes_per_s = static_cast<double>(received_bytes) / elapsed;
@@ -491,28 +466,19 @@ BenchReport run_bench(const BenchOptions& o) {
   DaemonProcess daemon(o.daemon, {"--config", config});
   // One "hits" line per sensor, in order: where to send.
   const auto deadline = Clock::now() + std::chrono::seconds(20);
-  std::vector<std::uint16_t> ports;
-  for (;;) {
-    ports.clear();
-    const std::string& out = daemon.output();
-    for (auto at = out.find(" hits udp://"); at != std::string::npos;
-         at = out.find(" hits udp://", at + 1)) {
-      const auto colon = out.find(':', at + 12);
-      const auto end = out.find(' ', colon);
-      if (colon == std::string::npos || end == std::string::npos) break;
-      ports.push_back(
-          static_cast<std::uint16_t>(std::stoi(out.substr(colon + 1, end - colon - 1))));
-    }
-    if (ports.size() >= loads.size() || Clock::now() > deadline || !daemon.running()) break;
+  std::vector<std::uint16_t> ports = daemon.hits_ports();
+  while (ports.size() < loads.size() && Clock::now() < deadline && daemon.running()) {
     daemon.read_output(std::chrono::milliseconds(50));
+    ports = daemon.hits_ports();
   }
   std::remove(config.c_str());
   if (ports.size() < loads.size()) {
     throw std::runtime_error("bench: lidaremud did not start every sensor; it said:\n" +
                              daemon.output());
   }
-  for (std::size_t i = 0; i < loads.size(); ++i)
-    loads[i]->send_fd = connect_udp("127.0.0.1", ports[i]);
+  for (std::size_t i = 0; i < loads.size(); ++i) {
+    loads[i]->sender = std::make_unique<UdpSender>("udp://127.0.0.1:" + std::to_string(ports[i]));
+  }
 
   const auto t0 = Clock::now();
   std::atomic<bool> stop_receiving{false};
@@ -570,7 +536,6 @@ BenchReport run_bench(const BenchOptions& o) {
   stop_receiving = true;
   receiver.join();
   r.daemon_exit_code = daemon.stop();
-  for (auto& l : loads) ::close(l->send_fd);
 
   r.measured_seconds = end_s - measure_from;
   std::vector<double> all_latencies;

@@ -36,15 +36,9 @@ DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::str
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   while (Clock::now() < deadline) {
     read_available(std::chrono::milliseconds(50));
-    const auto at = output_.find(" hits udp://");
-    if (at != std::string::npos) {
-      const auto colon = output_.find(':', at + 12);
-      const auto end = output_.find(' ', colon);
-      if (colon != std::string::npos && end != std::string::npos) {
-        hits_port_ =
-            static_cast<std::uint16_t>(std::stoi(output_.substr(colon + 1, end - colon - 1)));
-        return;
-      }
+    if (const auto ports = hits_ports(); !ports.empty()) {
+      hits_port_ = ports.front();
+      return;
     }
     if (!running()) break;
   }
@@ -57,6 +51,20 @@ DaemonProcess::~DaemonProcess() {
     ::waitpid(pid_, nullptr, 0);
   }
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
+}
+
+std::vector<std::uint16_t> DaemonProcess::hits_ports() const {
+  std::vector<std::uint16_t> ports;
+  constexpr std::string_view kMark = " hits udp://";
+  for (auto at = output_.find(kMark); at != std::string::npos;
+       at = output_.find(kMark, at + kMark.size())) {
+    const auto colon = output_.find(':', at + kMark.size());
+    const auto end = output_.find(' ', colon);
+    if (colon == std::string::npos || end == std::string::npos) break;
+    ports.push_back(
+        static_cast<std::uint16_t>(std::stoi(output_.substr(colon + 1, end - colon - 1))));
+  }
+  return ports;
 }
 
 bool DaemonProcess::running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }

@@ -28,6 +28,20 @@ core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::st
   return *r.pattern;
 }
 
+std::vector<RawPart> raw_datagrams(std::span<const float> rows, std::size_t floats_per_column) {
+  const std::size_t columns = rows.size() / floats_per_column;
+  const std::size_t columns_per_datagram = 65000 / (floats_per_column * sizeof(float));
+  std::vector<RawPart> parts;
+  for (std::size_t c = 0; c < columns; c += columns_per_datagram) {
+    const std::size_t n = std::min(columns_per_datagram, columns - c);
+    const auto part = rows.subspan(c * floats_per_column, n * floats_per_column);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the wire format is these bytes
+    parts.push_back({static_cast<std::uint32_t>(c),
+                     {reinterpret_cast<const std::uint8_t*>(part.data()), part.size_bytes()}});
+  }
+  return parts;
+}
+
 FrameStreamer::FrameStreamer(UdpSender& sender, const core::ScanPattern& pattern,
                              StreamOptions options)
     : sender_(sender), pattern_(pattern), options_(options) {}
@@ -50,15 +64,8 @@ void FrameStreamer::send_frame(std::span<const float> rows) {
   const auto columns = static_cast<std::uint32_t>(rows.size() / floats_per_column);
   const double frame_time = frame_ * pattern_.frame_period_s;
   if (options_.raw) {
-    // Whole columns per datagram keep each datagram's rows in scan order.
-    const std::size_t columns_per_datagram = 65000 / (floats_per_column * sizeof(float));
-    for (std::uint32_t c = 0; c < columns; c += static_cast<std::uint32_t>(columns_per_datagram)) {
-      const std::size_t n = std::min<std::size_t>(columns_per_datagram, columns - c);
-      const auto part = rows.subspan(c * floats_per_column, n * floats_per_column);
-      // Raw mode's wire format is the float rows' own bytes.
-      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast)
-      send_at({reinterpret_cast<const std::uint8_t*>(part.data()), part.size_bytes()},
-              frame_time + c * pattern_.column_period_s);
+    for (const auto& part : raw_datagrams(rows, floats_per_column)) {
+      send_at(part.bytes, frame_time + part.first_column * pattern_.column_period_s);
     }
   } else {
     BatchHeader h;

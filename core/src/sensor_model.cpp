@@ -89,7 +89,7 @@ double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint1
 }
 
 Eigen::Vector3d BeamGeometry::ouster_beam_origin_lidar_mm(std::uint32_t column) const {
-  return beam_origins_lidar_mm_[column % beam_origins_lidar_mm_.size()];
+  return beam_origins_lidar_mm_[column];
 }
 
 Eigen::Vector3d BeamGeometry::ouster_direction_lidar(std::uint32_t column,

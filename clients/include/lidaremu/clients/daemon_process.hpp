@@ -19,6 +19,8 @@ class DaemonProcess {
   DaemonProcess& operator=(const DaemonProcess&) = delete;
 
   [[nodiscard]] std::uint16_t hits_port() const { return hits_port_; }
+  // The hit port of every sensor that has printed its line so far, in order.
+  [[nodiscard]] std::vector<std::uint16_t> hits_ports() const;
   // SIGTERM, wait for exit, parse the counters it prints. Returns the exit code.
   int stop();
   [[nodiscard]] std::uint64_t counter(const std::string& name_with_labels) const;

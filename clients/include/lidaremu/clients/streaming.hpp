@@ -21,6 +21,14 @@ struct StreamOptions {
   int floats_per_row = 7;
 };
 
+// Raw mode's datagrams: whole columns (each datagram's rows in scan order), as many as fit in
+// 65,000 bytes; the bytes are the float rows' own. Each part with the column it starts at.
+struct RawPart {
+  std::uint32_t first_column;
+  std::span<const std::uint8_t> bytes;
+};
+std::vector<RawPart> raw_datagrams(std::span<const float> rows, std::size_t floats_per_column);
+
 // Sends frames one after another; frame f carries simulation time f * frame_period.
 class FrameStreamer {
  public:
