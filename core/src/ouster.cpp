@@ -578,8 +578,13 @@ DecodeError SpecDecoder::decode_profile(std::span<const std::uint8_t> packet,
 }
 
 std::array<double, 3> SpecDecoder::to_xyz(const Column& column, int row) const {
+  return to_xyz(column, row, column.pixels[row].range_mm);
+}
+
+std::array<double, 3> SpecDecoder::to_xyz(const Column& column, int row,
+                                          std::uint32_t range_mm) const {
   constexpr double kDeg = std::numbers::pi / 180.0;
-  const double r = column.pixels[row].range_mm;
+  const double r = range_mm;
   const double encoder =
       2.0 * std::numbers::pi * (1.0 - double(column.measurement_id) / metadata_.columns_per_frame);
   const double azimuth = -metadata_.beam_azimuth_deg[row] * kDeg;

@@ -313,6 +313,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       p.laser = static_cast<std::uint16_t>(laser);
       p.return_kind = kind;
       p.time_s = (timestamp + block_span_us * group + offset_us) * 1e-6;
+      p.block_azimuth = static_cast<std::uint16_t>(azimuth[b]);
+      p.sequence = static_cast<std::uint8_t>(sequence);
       out.push_back(p);
     }
   }

@@ -155,6 +155,9 @@ class SpecDecoder {
                      PacketHeader* header = nullptr) const;
   // FORMATS.md "how a driver turns range into xyz": metres, sensor frame.
   [[nodiscard]] std::array<double, 3> to_xyz(const Column& column, int row) const;
+  // The same for another range on that pixel's beam (the dual profile's second return).
+  [[nodiscard]] std::array<double, 3> to_xyz(const Column& column, int row,
+                                             std::uint32_t range_mm) const;
 
  private:
   DecodeError decode_profile(std::span<const std::uint8_t> packet, std::vector<Column>& columns,

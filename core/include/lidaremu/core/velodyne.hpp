@@ -84,6 +84,10 @@ struct Point {
   std::uint16_t laser = 0;
   std::uint8_t return_kind = 0;  // 0 strongest/single, 1 last, 2 second strongest (dual)
   double time_s = 0;             // packet time (µs past hour) + firing offset
+  // Where the point sits in the packet: its block's azimuth (0.01°, as sent) and the firing
+  // sequence within the block, which together name the rotation step (column) it belongs to.
+  std::uint16_t block_azimuth = 0;
+  std::uint8_t sequence = 0;
 };
 
 struct PacketInfo {

@@ -1,0 +1,69 @@
+#pragma once
+// Decoded point clouds: what a driver makes of one frame's packets (decoded with the spec
+// decoders), each point carrying the ground-truth object id of the echo that produced it. The
+// live view and the exports are built on this, so what they show is what drivers receive.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/core/velodyne.hpp"
+
+namespace lidaremu::core {
+
+struct CloudPoint {
+  float x = 0, y = 0, z = 0;  // metres, sensor frame (ROS: x forward, y left, z up)
+  float range_m = 0;
+  std::uint16_t reflectivity = 0;
+  std::uint16_t ring = 0;    // channel (laser id or Ouster row)
+  std::uint32_t column = 0;  // rotation step within the frame
+  std::uint8_t echo = 0;     // 0 first reported return, 1 second, ...
+  std::uint32_t object_id = 0;
+};
+
+struct Cloud {
+  std::uint32_t frame_number = 0;
+  double time_s = 0;  // sensor time of the frame's first packet
+  std::vector<CloudPoint> points;
+};
+
+// The echoes of one frame as the pipeline reported them: enough to say which echo, and so which
+// object, a decoded point came from.
+struct FrameTruth {
+  std::uint32_t frame_number = 0;
+  std::size_t beams = 0;
+  std::vector<float> range_m;  // FrameReturns layout: echo * beams + beam
+  std::vector<std::uint32_t> object_id;
+  bool valid = false;
+  void assign(const FrameReturns& returns);
+  // The object of the echo on `beam` whose range is nearest `range_m` (0 when none is close).
+  [[nodiscard]] std::uint32_t object_at(std::size_t beam, float range_m) const;
+};
+
+class CloudDecoder {
+ public:
+  // Ouster streams need the metadata the emulated sensor serves.
+  CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata);
+  // One frame's data packets in the order they were sent. A Velodyne packet stream does not
+  // break at frame ends: points of columns sent before the stream wrapped to column 0 belong to
+  // the previous frame and take their ids from `previous` (dropped when it is not valid).
+  // Returns the number of packets that did not decode.
+  int decode(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
+             const FrameTruth& previous, Cloud& out);
+
+ private:
+  int decode_velodyne(std::span<const std::span<const std::uint8_t>> packets,
+                      const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
+  int decode_ouster(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
+                    Cloud& out);
+  ScanPattern pattern_;
+  std::optional<velodyne::SpecDecoder> velodyne_;
+  std::optional<ouster::SpecDecoder> ouster_;
+  std::vector<velodyne::Point> velodyne_points_;
+  std::vector<ouster::Column> ouster_columns_;
+};
+
+}  // namespace lidaremu::core

@@ -1,0 +1,123 @@
+#include "lidaremu/core/cloud.hpp"
+
+#include <cmath>
+
+namespace lidaremu::core {
+
+void FrameTruth::assign(const FrameReturns& returns) {
+  frame_number = returns.frame_number;
+  beams = returns.shape.beams();
+  range_m.assign(returns.range_m.begin(), returns.range_m.end());
+  object_id.assign(returns.object_id.begin(), returns.object_id.end());
+  valid = true;
+}
+
+std::uint32_t FrameTruth::object_at(std::size_t beam, float range) const {
+  if (!valid || beam >= beams) return 0;
+  // The decoded range is the reported one quantised to the format's unit (or, for the HDL-64E,
+  // before its per-laser distance correction): the nearest echo of the beam is the one sent.
+  std::uint32_t id = 0;
+  float best = INFINITY;
+  for (std::size_t slot = beam; slot < range_m.size(); slot += beams) {
+    const float d = std::fabs(range_m[slot] - range);
+    if (range_m[slot] > 0 && d < best) {
+      best = d;
+      id = object_id[slot];
+    }
+  }
+  return id;
+}
+
+CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata)
+    : pattern_(pattern) {
+  if (pattern.model->family == SensorFamily::kVelodyne)
+    velodyne_.emplace(*pattern.model);
+  else
+    ouster_.emplace(*metadata);
+}
+
+int CloudDecoder::decode(std::span<const std::span<const std::uint8_t>> packets,
+                         const FrameTruth& truth, const FrameTruth& previous, Cloud& out) {
+  out.frame_number = truth.frame_number;
+  out.points.clear();
+  return velodyne_ ? decode_velodyne(packets, truth, previous, out)
+                   : decode_ouster(packets, truth, out);
+}
+
+int CloudDecoder::decode_velodyne(std::span<const std::span<const std::uint8_t>> packets,
+                                  const FrameTruth& truth, const FrameTruth& previous, Cloud& out) {
+  const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
+  const std::uint16_t channels = static_cast<std::uint16_t>(pattern_.model->channels);
+  int bad = 0;
+  bool first = true;
+  bool in_previous_frame = false;
+  std::uint32_t last_column = 0;
+  for (const auto packet : packets) {
+    velodyne_points_.clear();
+    velodyne::PacketInfo info;
+    if (velodyne_->decode(packet, velodyne_points_, &info) != velodyne::DecodeError::kNone) {
+      ++bad;
+      continue;
+    }
+    if (first) out.time_s = info.timestamp_us * 1e-6;
+    for (const auto& p : velodyne_points_) {
+      // Column azimuths are 360° * c / W, sent in hundredths of a degree.
+      const auto block_column =
+          static_cast<std::uint32_t>(std::lround(p.block_azimuth * double(columns) / 36000.0));
+      const std::uint32_t column = (block_column + p.sequence) % columns;
+      if (first) {
+        // The stream starts with the previous frame's tail when its first column is late in
+        // the rotation; that tail ends where the columns wrap.
+        in_previous_frame = column > columns / 2;
+        first = false;
+      } else if (in_previous_frame && column + columns / 2 < last_column) {
+        in_previous_frame = false;
+      }
+      last_column = column;
+      const FrameTruth& owner = in_previous_frame ? previous : truth;
+      if (in_previous_frame && !previous.valid) continue;
+      const std::size_t beam = std::size_t{column} * channels + p.laser;
+      out.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.laser, column,
+                            static_cast<std::uint8_t>(p.return_kind == 2 ? 1 : 0),
+                            owner.object_at(beam, p.distance_m)});
+    }
+  }
+  return bad;
+}
+
+int CloudDecoder::decode_ouster(std::span<const std::span<const std::uint8_t>> packets,
+                                const FrameTruth& truth, Cloud& out) {
+  const auto channels = static_cast<std::size_t>(pattern_.model->channels);
+  int bad = 0;
+  bool first = true;
+  for (const auto packet : packets) {
+    ouster_columns_.clear();
+    if (ouster_->decode(packet, ouster_columns_) != ouster::DecodeError::kNone) {
+      ++bad;
+      continue;
+    }
+    for (const auto& column : ouster_columns_) {
+      if (first) out.time_s = static_cast<double>(column.timestamp_ns) * 1e-9;
+      first = false;
+      for (int row = 0; row < static_cast<int>(column.pixels.size()); ++row) {
+        const auto& px = column.pixels[static_cast<std::size_t>(row)];
+        const std::size_t beam = column.measurement_id * channels + static_cast<std::size_t>(row);
+        const auto add = [&](std::uint32_t range_mm, std::uint16_t reflectivity,
+                             std::uint8_t echo) {
+          if (range_mm == 0) return;
+          const auto xyz = ouster_->to_xyz(column, row, range_mm);
+          const float range = static_cast<float>(range_mm) * 0.001f;
+          out.points.push_back({static_cast<float>(xyz[0]), static_cast<float>(xyz[1]),
+                                static_cast<float>(xyz[2]), range, reflectivity,
+                                static_cast<std::uint16_t>(row), column.measurement_id, echo,
+                                truth.object_at(beam, range)});
+        };
+        add(px.range_mm, px.reflectivity, 0);
+        add(px.range2_mm, px.reflectivity2, 1);
+      }
+    }
+  }
+  return bad;
+}
+
+}  // namespace lidaremu::core

@@ -1,0 +1,247 @@
+// Decoded clouds and their files: every decoded point carries the object id of the echo that
+// made it, checked against where the point lies (BeamGeometry::locate), not against the
+// decoder's own bookkeeping; every export is read back by a reader written from its format.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/cloud.hpp"
+#include "lidaremu/core/cloud_export.hpp"
+#include "lidaremu/core/encoder.hpp"
+
+using namespace lidaremu::core;
+
+namespace {
+
+constexpr std::uint32_t kIdsPerFrame = 1'000'000;
+
+// Echo e of beam b in frame f: object f * 1e6 + 2b + 1 + e, at a range that says nothing of it.
+// Every fifth beam misses; the second echo (dual modes) lies 3 m behind the first.
+std::uint32_t object_for(std::uint32_t frame, std::size_t beam, int echo) {
+  return frame * kIdsPerFrame + static_cast<std::uint32_t>(2 * beam + 1) +
+         static_cast<std::uint32_t>(echo);
+}
+
+FrameReturns synthetic_returns(const ScanPattern& pattern, std::uint32_t frame, bool dual) {
+  FrameReturns r;
+  r.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
+             static_cast<std::uint16_t>(pattern.model->channels)});
+  r.frame_number = frame;
+  for (std::size_t beam = 0; beam < r.shape.beams(); ++beam) {
+    if (beam % 5 == 0) continue;
+    const float range = 5.0f + static_cast<float>((beam * 7) % 37) * 0.25f;
+    for (int echo = 0; echo < (dual ? 2 : 1); ++echo) {
+      const std::size_t slot = r.slot(beam, echo);
+      r.range_m[slot] = range + 3.0f * static_cast<float>(echo);
+      r.reflectivity[slot] = static_cast<std::uint8_t>(10 + beam % 200);
+      r.object_id[slot] = object_for(frame, beam, echo);
+    }
+  }
+  return r;
+}
+
+class PacketsByFrame final : public PacketSink {
+ public:
+  std::vector<std::vector<std::vector<std::uint8_t>>> frames;
+  void on_packet(PacketChannel channel, std::span<const std::uint8_t> bytes, double) override {
+    if (channel == PacketChannel::kData) frames.back().emplace_back(bytes.begin(), bytes.end());
+  }
+};
+
+struct DecodedRun {
+  Cloud cloud;
+  std::size_t returns_in_frame = 0;
+  int bad_packets = 0;
+};
+
+// Two frames through the model's encoder; the second frame's packets decoded into a cloud, with
+// the first frame as `previous`.
+DecodedRun decode_second_frame(const ScanPattern& pattern, EchoMode echoes,
+                               const OusterOutput& output = {}) {
+  const bool dual = echoes == EchoMode::kDual || echoes == EchoMode::kTwoStrongest;
+  const SensorIdentity identity{992200000011ull, 0x42};
+  auto encoder = make_encoder(pattern, identity, echoes, output);
+  REQUIRE(encoder);
+  PacketsByFrame sink;
+  std::vector<FrameTruth> truths(2);
+  for (std::uint32_t f = 1; f <= 2; ++f) {
+    const FrameReturns returns = synthetic_returns(pattern, f, dual);
+    truths[f - 1].assign(returns);
+    sink.frames.emplace_back();
+    encoder->encode_frame(returns, 100.0 + f * pattern.frame_period_s, sink);
+  }
+  std::optional<ouster::Metadata> metadata;
+  if (pattern.model->family == SensorFamily::kOuster) {
+    metadata = ouster::parse_metadata(ouster::metadata_json(pattern, identity, {.output = output}));
+  }
+  CloudDecoder decoder(pattern, metadata);
+  std::vector<std::span<const std::uint8_t>> packets(sink.frames[1].begin(), sink.frames[1].end());
+  DecodedRun run;
+  run.bad_packets = decoder.decode(packets, truths[1], truths[0], run.cloud);
+  for (const float r : truths[1].range_m) run.returns_in_frame += r > 0 ? 1 : 0;
+  return run;
+}
+
+// The id each point must carry, from where it lies: the beam its position belongs to, the echo
+// its range says, the frame its column says.
+void check_ids_by_position(const ScanPattern& pattern, const DecodedRun& run) {
+  const BeamGeometry geometry(pattern);
+  const auto channels = static_cast<std::size_t>(pattern.model->channels);
+  std::size_t wrong = 0, from_previous = 0;
+  for (const auto& p : run.cloud.points) {
+    const BeamIndex beam = geometry.locate(Eigen::Vector3d(p.x, p.y, p.z));
+    const std::size_t b = std::size_t{beam.column} * channels + beam.channel;
+    const float first_range = 5.0f + static_cast<float>((b * 7) % 37) * 0.25f;
+    const int echo = p.range_m > first_range + 1.5f ? 1 : 0;
+    const std::uint32_t frame = p.object_id / kIdsPerFrame;
+    if (frame == 1) ++from_previous;
+    if (p.object_id != object_for(frame, b, echo) || (frame != 1 && frame != 2)) ++wrong;
+  }
+  INFO(run.cloud.points.size() << " points, " << from_previous << " from the previous frame");
+  CHECK(wrong == 0);
+  CHECK(run.bad_packets == 0);
+  // One revolution's worth: the frame's returns give or take what one packet carries.
+  CHECK(static_cast<double>(run.cloud.points.size()) >= 0.98 * run.returns_in_frame);
+  CHECK(static_cast<double>(run.cloud.points.size()) <= 1.02 * run.returns_in_frame);
+}
+
+}  // namespace
+
+TEST_CASE("Decoded Velodyne clouds carry the ground-truth id of each echo", "[cloud]") {
+  for (const char* name : {"vlp16", "vlp32c", "vls128"}) {
+    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
+      INFO(name << (echoes == EchoMode::kDual ? " dual" : " strongest"));
+      const auto pattern = *make_velodyne_scan(*find_sensor_model(name), 600).pattern;
+      const DecodedRun run = decode_second_frame(pattern, echoes);
+      check_ids_by_position(pattern, run);
+      // Velodyne packets do not break at frame ends: the first ones finish the previous frame
+      // (a VLP-16 frame ends inside a 24-column packet).
+      std::size_t tail = 0;
+      for (const auto& p : run.cloud.points) tail += p.object_id / kIdsPerFrame == 1 ? 1 : 0;
+      if (std::string(name) == "vlp16") CHECK(tail > 0);
+      CHECK(tail < run.cloud.points.size() / 20);
+    }
+  }
+}
+
+TEST_CASE("Decoded Ouster clouds carry the ground-truth id of each echo", "[cloud]") {
+  for (const OusterProfile profile : {OusterProfile::kLegacy, OusterProfile::kRng19Dual}) {
+    INFO(ouster::profile_name(profile));
+    const auto pattern = *make_ouster_scan(*find_sensor_model("os1-64"), 1024, 10).pattern;
+    const DecodedRun run =
+        decode_second_frame(pattern, ouster_echoes(profile), {.profile = profile});
+    check_ids_by_position(pattern, run);
+    for (const auto& p : run.cloud.points) REQUIRE(p.object_id / kIdsPerFrame == 2);
+  }
+}
+
+TEST_CASE("A Velodyne frame whose previous frame is unknown drops the previous frame's tail",
+          "[cloud]") {
+  const auto pattern = *make_velodyne_scan(*find_sensor_model("vlp16"), 600).pattern;
+  auto encoder = make_encoder(pattern, {}, EchoMode::kStrongest);
+  PacketsByFrame sink;
+  FrameTruth truth;
+  for (std::uint32_t f = 1; f <= 2; ++f) {
+    const FrameReturns returns = synthetic_returns(pattern, f, false);
+    truth.assign(returns);
+    sink.frames.emplace_back();
+    encoder->encode_frame(returns, 100.0 + f * pattern.frame_period_s, sink);
+  }
+  CloudDecoder decoder(pattern, std::nullopt);
+  std::vector<std::span<const std::uint8_t>> packets(sink.frames[1].begin(), sink.frames[1].end());
+  Cloud cloud;
+  CHECK(decoder.decode(packets, truth, FrameTruth{}, cloud) == 0);
+  REQUIRE(!cloud.points.empty());
+  for (const auto& p : cloud.points) REQUIRE(p.object_id / kIdsPerFrame == 2);
+  // A packet that is not a Velodyne packet is counted, not decoded.
+  const std::vector<std::uint8_t> junk(100, 0xAB);
+  packets.insert(packets.begin(), junk);
+  CHECK(decoder.decode(packets, truth, FrameTruth{}, cloud) == 1);
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::span<const std::uint8_t> bytes_of(const std::string& s, std::size_t from) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): file bytes viewed as bytes
+  return {reinterpret_cast<const std::uint8_t*>(s.data()) + from, s.size() - from};
+}
+
+Cloud small_cloud() {
+  Cloud c;
+  c.frame_number = 7;
+  c.points = {{1.5f, -2.25f, 0.125f, 2.7f, 200, 3, 10, 0, 42},
+              {-10.0f, 0.5f, -1.75f, 10.2f, 7, 15, 11, 1, 0},
+              {100.0f, 200.0f, 3.0f, 223.6f, 255, 0, 12, 0, 4000000000u}};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") {
+  const Cloud cloud = small_cloud();
+  const std::string dir = "/tmp/lidaremu-test-export-" + std::to_string(::getpid());
+  REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+
+  SECTION("PCD v0.7 binary, with the object ids") {
+    write_cloud_file(dir + "/f.pcd", cloud);
+    const std::string text = read_file(dir + "/f.pcd");
+    const auto data_at = text.find("DATA binary\n");
+    REQUIRE(data_at != std::string::npos);
+    const std::string header = text.substr(0, data_at);
+    CHECK(header.find("FIELDS x y z intensity ring object_id\n") != std::string::npos);
+    CHECK(header.find("SIZE 4 4 4 4 2 4\n") != std::string::npos);
+    CHECK(header.find("TYPE F F F F U U\n") != std::string::npos);
+    CHECK(header.find("POINTS 3\n") != std::string::npos);
+    CHECK(header.find("WIDTH 3\nHEIGHT 1\n") != std::string::npos);
+    const auto body = bytes_of(text, data_at + 12);
+    REQUIRE(body.size() == 3 * 22);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& p = cloud.points[i];
+      CHECK(load_le<float>(body, i * 22) == p.x);
+      CHECK(load_le<float>(body, i * 22 + 4) == p.y);
+      CHECK(load_le<float>(body, i * 22 + 8) == p.z);
+      CHECK(load_le<float>(body, i * 22 + 12) == static_cast<float>(p.reflectivity));
+      CHECK(load_le<std::uint16_t>(body, i * 22 + 16) == p.ring);
+      CHECK(load_le<std::uint32_t>(body, i * 22 + 18) == p.object_id);
+    }
+  }
+  SECTION("PLY binary little endian") {
+    write_cloud_file(dir + "/f.ply", cloud);
+    const std::string text = read_file(dir + "/f.ply");
+    REQUIRE(text.rfind("ply\nformat binary_little_endian 1.0\n", 0) == 0);
+    CHECK(text.find("element vertex 3\n") != std::string::npos);
+    const auto end = text.find("end_header\n");
+    REQUIRE(end != std::string::npos);
+    const auto body = bytes_of(text, end + 11);
+    REQUIRE(body.size() == 3 * 22);
+    CHECK(load_le<float>(body, 22 + 4) == 0.5f);
+    CHECK(load_le<std::uint32_t>(body, 2 * 22 + 18) == 4000000000u);
+  }
+  SECTION("KITTI .bin: x y z and reflectance in [0, 1]") {
+    write_cloud_file(dir + "/000000.bin", cloud);
+    const std::string text = read_file(dir + "/000000.bin");
+    const auto body = bytes_of(text, 0);
+    REQUIRE(body.size() == 3 * 16);
+    CHECK(load_le<float>(body, 0) == 1.5f);
+    CHECK(load_le<float>(body, 12) == Approx(200.0 / 255.0));
+    CHECK(load_le<float>(body, 16 + 8) == -1.75f);
+    CHECK(load_le<float>(body, 32 + 12) == 1.0f);
+  }
+  SECTION("An unknown extension or an unwritable path is a clear error") {
+    CHECK_THROWS_WITH(write_cloud_file(dir + "/f.xyz", cloud),
+                      Catch::Contains("must end in .pcd, .ply or .bin"));
+    CHECK_THROWS_WITH(write_cloud_file("/nonexistent-dir/f.pcd", cloud),
+                      Catch::Contains("cannot open for writing"));
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
