@@ -41,16 +41,16 @@ std::vector<std::uint8_t> build_hit_batch(const BatchHeader& h, std::span<const 
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
-std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& frame_header,
-                                                           std::uint16_t channels,
-                                                           std::span<const float> rows,
-                                                           std::uint64_t column_period_ns,
-                                                           std::size_t max_bytes) {
+std::vector<std::vector<std::uint8_t>> build_frame_batches(
+    const BatchHeader& frame_header, std::uint16_t channels, std::span<const float> rows,
+    std::uint64_t column_period_ns, std::size_t max_bytes,
+    std::span<const std::uint32_t> object_ids) {
   constexpr std::size_t kHeaderAllowance = 160;
-  const std::size_t floats_per_column = std::size_t{channels} * frame_header.rays_per_beam *
-                                        frame_header.segments_per_path *
-                                        frame_header.floats_per_row;
-  const std::size_t bytes_per_column = floats_per_column * sizeof(float);
+  const std::size_t rows_per_column =
+      std::size_t{channels} * frame_header.rays_per_beam * frame_header.segments_per_path;
+  const std::size_t floats_per_column = rows_per_column * frame_header.floats_per_row;
+  const std::size_t ids_per_column = object_ids.empty() ? 0 : rows_per_column;
+  const std::size_t bytes_per_column = (floats_per_column + ids_per_column) * sizeof(float);
   if (max_bytes <= kHeaderAllowance + bytes_per_column) {
     throw std::invalid_argument("one column does not fit in a datagram of " +
                                 std::to_string(max_bytes) + " bytes");
@@ -65,7 +65,10 @@ std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& fr
     h.sim_time_ns =
         frame_header.sim_time_ns ? frame_header.sim_time_ns + done * column_period_ns : 0;
     out.push_back(build_hit_batch(
-        h, rows.subspan(done * floats_per_column, h.column_count * floats_per_column)));
+        h, rows.subspan(done * floats_per_column, h.column_count * floats_per_column),
+        object_ids.empty()
+            ? object_ids
+            : object_ids.subspan(done * ids_per_column, h.column_count * ids_per_column)));
     done += h.column_count;
   }
   return out;

@@ -58,7 +58,8 @@ void FrameStreamer::send_at(std::span<const std::uint8_t> datagram, double sim_t
     ++failures_;
 }
 
-void FrameStreamer::send_frame(std::span<const float> rows) {
+void FrameStreamer::send_frame(std::span<const float> rows,
+                               std::span<const std::uint32_t> object_ids) {
   const int channels = pattern_.model->channels;
   const std::size_t floats_per_column = std::size_t(channels) * options_.floats_per_row;
   const auto columns = static_cast<std::uint32_t>(rows.size() / floats_per_column);
@@ -76,8 +77,8 @@ void FrameStreamer::send_frame(std::span<const float> rows) {
     // Simulation time starts at 1 s so that "0" can keep meaning "no time given".
     h.sim_time_ns = static_cast<std::uint64_t>((1.0 + frame_time) * 1e9);
     const auto column_ns = static_cast<std::uint64_t>(pattern_.column_period_s * 1e9);
-    const auto batches =
-        build_frame_batches(h, static_cast<std::uint16_t>(channels), rows, column_ns);
+    const auto batches = build_frame_batches(h, static_cast<std::uint16_t>(channels), rows,
+                                             column_ns, 65507, object_ids);
     // Spread over the frame as the engine would produce them while the head turns.
     for (std::size_t k = 0; k < batches.size(); ++k) {
       send_at(batches[k],

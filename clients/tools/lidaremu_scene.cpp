@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
     const core::BeamGeometry geometry(pattern);
     const clients::DemoScene scene(height);
     std::vector<float> rows;
-    scene.render(geometry, rows);
+    std::vector<std::uint32_t> object_ids;  // ground truth: the live view and exports show it
+    scene.render(geometry, rows, &object_ids);
     clients::UdpSender sender(hits);
     clients::StreamOptions options;
     options.sensor_id = static_cast<std::uint16_t>(sensor_id);
@@ -48,7 +49,9 @@ int main(int argc, char** argv) {
       frames = static_cast<int>(std::lround(duration / pattern.frame_period_s));
     std::cout << "lidaremu-scene: " << model << ", " << pattern.columns_per_frame << " columns x "
               << pattern.model->channels << " channels per frame, to " << hits << std::endl;
-    for (int f = 0; frames == 0 || f < frames; ++f) streamer.send_frame(rows);
+    for (int f = 0; frames == 0 || f < frames; ++f) {
+      streamer.send_frame(rows, options.raw ? std::span<const std::uint32_t>{} : object_ids);
+    }
     std::cout << "lidaremu-scene: sent " << frames << " frames in " << streamer.datagrams_sent()
               << " datagrams (" << streamer.send_failures() << " refused by the kernel)"
               << std::endl;

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "lidaremu/core/byte_io.hpp"
 
@@ -99,6 +103,84 @@ void write_cloud_file(const std::string& path, const Cloud& cloud) {
   }
   out.flush();
   if (!out) throw std::runtime_error(path + ": write failed");
+}
+
+Cloud read_pcd(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  const auto fail = [&](const std::string& why) { throw std::runtime_error(path + ": " + why); };
+  std::vector<std::string> names;
+  std::vector<std::size_t> sizes;
+  std::vector<char> types;
+  std::size_t points = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    if (key == "FIELDS") {
+      for (std::string w; words >> w;) names.push_back(w);
+    } else if (key == "SIZE") {
+      for (std::size_t v = 0; words >> v;) sizes.push_back(v);
+    } else if (key == "TYPE") {
+      for (char t = 0; words >> t;) types.push_back(t);
+    } else if (key == "COUNT") {
+      for (int c = 0; words >> c;) {
+        if (c != 1) fail("COUNT other than 1 is not supported");
+      }
+    } else if (key == "POINTS") {
+      words >> points;
+    } else if (key == "DATA") {
+      std::string kind;
+      words >> kind;
+      if (kind != "binary") fail("DATA " + kind + " is not supported (binary only)");
+      break;
+    }
+  }
+  if (names.empty() || names.size() != sizes.size() || names.size() != types.size()) {
+    fail("FIELDS, SIZE and TYPE disagree");
+  }
+  if (points > 100'000'000) fail("more than 1e8 points");
+  std::size_t stride = 0;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> field;  // name -> (offset, size)
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (sizes[i] != 1 && sizes[i] != 2 && sizes[i] != 4 && sizes[i] != 8) fail("bad SIZE");
+    field[names[i]] = {stride, sizes[i]};
+    stride += sizes[i];
+  }
+  for (const char* required : {"x", "y", "z"}) {
+    if (!field.contains(required) || field[required].second != 4) {
+      fail(std::string("no float field ") + required);
+    }
+  }
+  std::vector<std::uint8_t> body(points * stride);
+  in.read(reinterpret_cast<char*>(body.data()),  // NOLINT: file bytes into a byte buffer
+          static_cast<std::streamsize>(body.size()));
+  if (static_cast<std::size_t>(in.gcount()) != body.size()) fail("shorter than POINTS says");
+  const auto unsigned_at = [&](const char* name, std::size_t base) -> std::uint32_t {
+    const auto it = field.find(name);
+    if (it == field.end()) return 0;
+    const auto [offset, size] = it->second;
+    if (size == 1) return body[base + offset];
+    if (size == 2) return load_le<std::uint16_t>(body, base + offset);
+    return load_le<std::uint32_t>(body, base + offset);
+  };
+  Cloud cloud;
+  cloud.points.resize(points);
+  for (std::size_t i = 0; i < points; ++i) {
+    const std::size_t base = i * stride;
+    CloudPoint& p = cloud.points[i];
+    p.x = load_le<float>(body, base + field["x"].first);
+    p.y = load_le<float>(body, base + field["y"].first);
+    p.z = load_le<float>(body, base + field["z"].first);
+    p.range_m = std::sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
+    if (const auto it = field.find("intensity"); it != field.end() && it->second.second == 4) {
+      p.reflectivity = static_cast<std::uint16_t>(
+          std::clamp(load_le<float>(body, base + it->second.first), 0.0f, 65535.0f));
+    }
+    p.ring = static_cast<std::uint16_t>(unsigned_at("ring", base));
+    p.object_id = unsigned_at("object_id", base);
+  }
+  return cloud;
 }
 
 }  // namespace lidaremu::core

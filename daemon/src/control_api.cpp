@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/daemon/web_assets.hpp"
 
 namespace lidaremu::daemon {
 namespace {
@@ -52,8 +53,25 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
 
 }  // namespace
 
-ControlApi::ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token)
-    : sensors_(sensors), token_(std::move(token)) {}
+ControlApi::ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token,
+                       const LiveView* view)
+    : sensors_(sensors), token_(std::move(token)), view_(view) {}
+
+HttpResponse ControlApi::view_page(const HttpRequest& request) const {
+  if (request.method != "GET") return error_reply(405, "GET");
+  if (request.path == "/view/config.json") {
+    // The page connects to the WebSocket on the host it was loaded from.
+    return json_reply({{"port", view_ ? view_->foxglove_port() : 0}});
+  }
+  // The page's URLs are absolute: it loads the same from /, /view and /view/.
+  const std::string path = request.path == "/" || request.path == "/view" ? "/view/" : request.path;
+  for (const auto& asset : web_assets()) {
+    if (asset.url == path) {
+      return {200, std::string(asset.content_type), std::string(asset.bytes)};
+    }
+  }
+  return error_reply(404, "not found: " + request.path + " (the live view is at /view/)");
+}
 
 EmulatedSensor* ControlApi::find(const std::string& name) const {
   for (const auto& s : sensors_) {
@@ -70,6 +88,24 @@ std::string ControlApi::metrics() const {
     write_counters(out, name, r.counters(), r.input_kernel_drops());
     out << "lidaremu_frames_queued{sensor=\"" << name << "\"} " << r.frames_queued() << '\n';
     out << "lidaremu_packets_queued{sensor=\"" << name << "\"} " << r.packets_queued() << '\n';
+    if (const ViewCounters* v = r.view_counters()) {
+      const auto line = [&](const char* metric, std::uint64_t value) {
+        out << metric << "{sensor=\"" << name << "\"} " << value << '\n';
+      };
+      line("lidaremu_view_frames_published_total", v->frames_published);
+      line("lidaremu_view_frames_skipped_total", v->frames_skipped);
+      line("lidaremu_view_frames_exported_total", v->frames_exported);
+      line("lidaremu_view_export_errors_total", v->export_errors);
+      line("lidaremu_view_packets_undecodable_total", v->packets_undecodable);
+    }
+  }
+  if (const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr) {
+    const auto& c = f->counters();
+    out << "lidaremu_foxglove_clients_accepted_total " << c.clients_accepted << '\n'
+        << "lidaremu_foxglove_clients_refused_total " << c.clients_refused << '\n'
+        << "lidaremu_foxglove_messages_sent_total " << c.messages_sent << '\n'
+        << "lidaremu_foxglove_messages_dropped_total " << c.messages_dropped << '\n'
+        << "lidaremu_foxglove_bad_requests_total " << c.bad_requests << '\n';
   }
   return out.str();
 }
@@ -123,6 +159,7 @@ HttpResponse ControlApi::handle(const HttpRequest& request) {
     if (request.method != "GET") return error_reply(405, "GET");
     return {200, "text/plain; version=0.0.4", metrics()};
   }
+  if (path == "/" || path == "/view" || path.starts_with("/view/")) return view_page(request);
   constexpr std::string_view kSensors = "/api/v1/sensors";
   if (path == kSensors) {
     ordered_json list = ordered_json::array();
@@ -140,7 +177,7 @@ HttpResponse ControlApi::handle(const HttpRequest& request) {
   }
   return error_reply(404, "not found: " + path +
                               " (try /healthz, /metrics, /api/v1/sensors, "
-                              "/api/v1/sensors/NAME/weather)");
+                              "/api/v1/sensors/NAME/weather, /view/)");
 }
 
 }  // namespace lidaremu::daemon

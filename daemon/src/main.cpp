@@ -16,6 +16,7 @@
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/daemon/control_api.hpp"
 #include "lidaremu/daemon/emulated_sensor.hpp"
+#include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/daemon/settings.hpp"
 
 #ifndef LIDAREMU_DEFAULT_MATERIALS
@@ -105,11 +106,18 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   std::optional<daemon::CaptureFile> capture, record;
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   if (!settings.record.empty()) record.emplace(settings.record);
-  const daemon::Recorders recorders{capture ? &*capture : nullptr, record ? &*record : nullptr};
+  // Before the sensors, which attach to it; after them in destruction.
+  daemon::LiveView view(settings);
+  const daemon::Recorders recorders{capture ? &*capture : nullptr, record ? &*record : nullptr,
+                                    &view};
   Sensors sensors;
   start_sensors(settings.sensors, materials, io, recorders, sensors);
+  if (view.foxglove_port() != 0) {
+    std::cout << "lidaremud: live view ws://" << view.foxglove_host() << ":" << view.foxglove_port()
+              << " (Foxglove WebSocket; topics /lidaremu/SENSOR/points)" << std::endl;
+  }
 
-  daemon::ControlApi control(sensors, settings.http_token);
+  daemon::ControlApi control(sensors, settings.http_token, &view);
   std::unique_ptr<daemon::HttpServer> http;
   if (const auto address = daemon::parse_http_address(settings.http)) {
     try {
@@ -117,7 +125,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
           io, address->first, address->second,
           [&control](const daemon::HttpRequest& r) { return control.handle(r); });
       std::cout << "lidaremud: control http://" << address->first << ":" << http->port()
-                << " (/healthz, /metrics, /api/v1/sensors)" << std::endl;
+                << " (/healthz, /metrics, /api/v1/sensors; live view page /view/)" << std::endl;
     } catch (const std::exception& e) {
       if (settings.http_explicit) throw;
       spdlog::warn("no control endpoint: {} (choose one with --http HOST:PORT, or --http off)",
@@ -175,6 +183,8 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
     daemon::write_counters(std::cout, s->runtime().settings().name, s->runtime().counters(),
                            s->runtime().input_kernel_drops());
   std::cout.flush();
+  http.reset();
+  sensors.clear();  // their taps leave the live view before it goes
   return 0;
 }
 
@@ -199,6 +209,11 @@ int main(int argc, char** argv) {
   std::string record;
   std::string http;
   std::string http_token;
+  std::string foxglove;
+  std::string export_dir;
+  std::string export_formats;
+  int export_every = 1;
+  int export_frames = 1;
   app.add_option("--config", config, "TOML file describing the daemon and any number of sensors");
   app.add_option("--model", f.model, "sensor model: " + core::sensor_model_names())
       ->capture_default_str();
@@ -296,6 +311,16 @@ int main(int argc, char** argv) {
   app.add_option("--pcap", pcap,
                  "also write every emitted packet to this pcap file (IPv4 fragments as on a real "
                  "network), for tcpdump, Wireshark, VeloView, the Ouster SDK");
+  app.add_option("--foxglove", foxglove,
+                 "live view: decoded clouds as foxglove.PointCloud on a Foxglove WebSocket, "
+                 "HOST:PORT or off (default 127.0.0.1:8765; port 0: any free port, printed)");
+  app.add_option("--export", export_dir,
+                 "write decoded frames (with ground-truth object ids) to this directory");
+  app.add_option("--export-formats", export_formats,
+                 "comma-separated: pcd (default), ply, bin (KITTI)");
+  app.add_option("--export-every", export_every, "export every N-th frame (default 1)");
+  app.add_option("--export-frames", export_frames,
+                 "frames to export per sensor, then stop (default 1)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -343,6 +368,22 @@ int main(int argc, char** argv) {
     settings.http_explicit = true;
   }
   if (app.count("--http-token")) settings.http_token = http_token;
+  if (app.count("--foxglove")) {
+    settings.foxglove = foxglove;
+    settings.foxglove_explicit = true;
+  }
+  if (app.count("--export")) settings.export_dir = export_dir;
+  if (app.count("--export-formats")) settings.export_formats = export_formats;
+  if (app.count("--export-every")) settings.export_every = export_every;
+  if (app.count("--export-frames")) settings.export_frames = export_frames;
+  if (const auto problems = daemon::check_view_settings(settings, "--"); !problems.empty()) {
+    for (auto p : problems) {
+      // Keys read as their flags: --export_every -> --export-every.
+      std::replace(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(p.find(' ')), '_', '-');
+      std::cerr << "lidaremud: " << p << '\n';
+    }
+    return kExitUsage;
+  }
   try {
     return run(settings, config);
   } catch (const std::exception& e) {

@@ -100,6 +100,24 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
   SensorRuntime& owner_;
 };
 
+// Packets to the emitter, and the data packets also into a live-view frame.
+class SensorRuntime::TeeSink final : public core::PacketSink {
+ public:
+  TeeSink(core::PacketSink& next, LiveFrame& frame) : next_(next), frame_(frame) {}
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double sensor_time_s) override {
+    if (channel == core::PacketChannel::kData) {
+      frame_.bytes.insert(frame_.bytes.end(), bytes.begin(), bytes.end());
+      frame_.packet_ends.push_back(frame_.bytes.size());
+    }
+    next_.on_packet(channel, bytes, sensor_time_s);
+  }
+
+ private:
+  core::PacketSink& next_;
+  LiveFrame& frame_;
+};
+
 SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
                              asio::io_context& io, Recorders recorders)
     : settings_(settings),
@@ -134,6 +152,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
     free_slots_.push(slot_pool_.back().get());
   }
   returns_.reshape(shape);
+  if (recorders_.view) tap_ = recorders_.view->attach(settings_);
   if (settings_.hits_format != HitsFormat::kFramed) {
     raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8);
   }
@@ -445,7 +464,13 @@ void SensorRuntime::process_loop() {
     store_max(counters_.processing_ns_max, ns);
     counters_.processing.observe(static_cast<double>(ns) * 1e-9);
     ++counters_.frames_processed;
-    encoder_->encode_frame(returns_, start, sink);
+    if (LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr) {
+      TeeSink tee(sink, *live);
+      encoder_->encode_frame(returns_, start, tee);
+      tap_->submit(live, returns_);
+    } else {
+      encoder_->encode_frame(returns_, start, sink);
+    }
   }
   encoder_->flush(sink);
   ready_slots_.push(nullptr);

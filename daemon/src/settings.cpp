@@ -48,6 +48,39 @@ std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const st
   return std::pair{text.substr(0, colon), static_cast<std::uint16_t>(port)};
 }
 
+std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::string& text) {
+  std::vector<core::CloudFormat> out;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const auto comma = std::min(text.find(',', from), text.size());
+    const auto format = core::cloud_format_for("." + text.substr(from, comma - from));
+    if (!format) return std::nullopt;
+    if (std::find(out.begin(), out.end(), *format) == out.end()) out.push_back(*format);
+    from = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> check_view_settings(const DaemonSettings& d, const std::string& at) {
+  std::vector<std::string> problems;
+  if (d.foxglove != "off" && !parse_http_address(d.foxglove)) {
+    problems.push_back(at + "foxglove = '" + d.foxglove + "': expected HOST:PORT or \"off\"");
+  }
+  if (!parse_export_formats(d.export_formats)) {
+    problems.push_back(at + "export_formats = '" + d.export_formats +
+                       "': expected a comma-separated list of pcd, ply, bin");
+  }
+  if (d.export_every < 1 || d.export_every > 1'000'000) {
+    problems.push_back(at + "export_every = " + std::to_string(d.export_every) +
+                       ": expected 1..1000000 (frames between exports)");
+  }
+  if (d.export_frames < 1 || d.export_frames > 100'000) {
+    problems.push_back(at + "export_frames = " + std::to_string(d.export_frames) +
+                       ": expected 1..100000 (frames written per sensor)");
+  }
+  return problems;
+}
+
 std::string default_sensor_ip(std::uint16_t sensor_id) {
   const int host = 2 + sensor_id;
   return "127.0." + std::to_string(host >> 8) + "." + std::to_string(host & 0xFF);
@@ -489,6 +522,19 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           }
         } else if (dk.str() == "http_token")
           read_value(dn, path, d.http_token, problems);
+        else if (dk.str() == "foxglove") {
+          read_value(dn, path, d.foxglove, problems);
+          d.foxglove_explicit = true;
+        } else if (dk.str() == "export_dir") {
+          std::string dir;
+          read_value(dn, path, dir, problems);
+          d.export_dir = dir;
+        } else if (dk.str() == "export_formats")
+          read_value(dn, path, d.export_formats, problems);
+        else if (dk.str() == "export_every")
+          read_value(dn, path, d.export_every, problems);
+        else if (dk.str() == "export_frames")
+          read_value(dn, path, d.export_frames, problems);
         else if (dk.str() == "record") {
           std::string file;
           read_value(dn, path, file, problems);
@@ -500,8 +546,10 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
         } else
           problems.push_back(path +
                              ": unknown key (accepted: threads, log_level, materials, duration_s, "
-                             "stats_interval_s, pcap, record, http, http_token)");
+                             "stats_interval_s, pcap, record, http, http_token, foxglove, "
+                             "export_dir, export_formats, export_every, export_frames)");
       }
+      for (auto& p : check_view_settings(d, "daemon.")) problems.push_back(std::move(p));
     } else if (k != "sensor") {
       problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");
     }

@@ -34,11 +34,11 @@ std::vector<std::uint8_t> build_hit_batch(const BatchHeader& header, std::span<c
 
 // A whole frame (or any run of columns) as datagrams of at most max_bytes each.
 // column_period_ns advances sim_time_ns for each split so every datagram states its own time.
-std::vector<std::vector<std::uint8_t>> build_frame_batches(const BatchHeader& frame_header,
-                                                           std::uint16_t channels,
-                                                           std::span<const float> rows,
-                                                           std::uint64_t column_period_ns,
-                                                           std::size_t max_bytes = 65507);
+// object_ids: none, or one per row (ground truth the live view and exports carry).
+std::vector<std::vector<std::uint8_t>> build_frame_batches(
+    const BatchHeader& frame_header, std::uint16_t channels, std::span<const float> rows,
+    std::uint64_t column_period_ns, std::size_t max_bytes = 65507,
+    std::span<const std::uint32_t> object_ids = {});
 
 // Rewrites a built HitBatch's frame number and simulation time in place (a load generator
 // replaying one frame as many). False when the datagram does not hold both fields (a field

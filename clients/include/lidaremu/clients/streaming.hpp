@@ -34,7 +34,8 @@ class FrameStreamer {
  public:
   FrameStreamer(UdpSender& sender, const core::ScanPattern& pattern, StreamOptions options);
   // rows: one frame (columns_per_frame * channels rows, or fewer for a partial frame).
-  void send_frame(std::span<const float> rows);
+  // object_ids: none, or one per row (framed batches only; raw rows have no room for them).
+  void send_frame(std::span<const float> rows, std::span<const std::uint32_t> object_ids = {});
   [[nodiscard]] std::uint64_t datagrams_sent() const { return datagrams_; }
   [[nodiscard]] std::uint64_t send_failures() const { return failures_; }
 

@@ -53,6 +53,7 @@ class CloudDecoder {
   // Returns the number of packets that did not decode.
   int decode(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
              const FrameTruth& previous, Cloud& out);
+  [[nodiscard]] SensorFamily family() const { return pattern_.model->family; }
 
  private:
   int decode_velodyne(std::span<const std::span<const std::uint8_t>> packets,

@@ -23,5 +23,9 @@ std::optional<CloudFormat> cloud_format_for(const std::string& path);
 // Writes `cloud` to `path` in the format its extension names; throws std::runtime_error with
 // the path and the reason when it cannot.
 void write_cloud_file(const std::string& path, const Cloud& cloud);
+// Reads a binary PCD (v0.7) with float x y z fields and, when present, intensity, ring and
+// object_id, in any order and among other fields; throws std::runtime_error naming the file and
+// what is wrong.
+Cloud read_pcd(const std::string& path);
 
 }  // namespace lidaremu::core

@@ -10,11 +10,14 @@
 namespace lidaremu::daemon {
 
 class CaptureFile;
+class LiveView;
 
-// Where a sensor also records what it emits (--pcap) and what it receives (--record).
+// Where a sensor also records what it emits (--pcap) and what it receives (--record), and the
+// live view its decoded frames go to (Foxglove, exports).
 struct Recorders {
   CaptureFile* output = nullptr;
   CaptureFile* input = nullptr;
+  LiveView* view = nullptr;
 };
 
 class CaptureFile {

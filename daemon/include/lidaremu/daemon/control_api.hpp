@@ -8,12 +8,15 @@
 
 #include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/http_server.hpp"
+#include "lidaremu/daemon/live_view.hpp"
 
 namespace lidaremu::daemon {
 
 class ControlApi {
  public:
-  ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token);
+  // view: the live view whose page (/view/) and counters this endpoint serves (may be null).
+  ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token,
+             const LiveView* view = nullptr);
   // Runs on the io_context thread, as every sensor's input does.
   HttpResponse handle(const HttpRequest& request);
 
@@ -21,9 +24,11 @@ class ControlApi {
   [[nodiscard]] std::string metrics() const;
   [[nodiscard]] EmulatedSensor* find(const std::string& name) const;
   HttpResponse weather(EmulatedSensor& sensor, const HttpRequest& request);
+  [[nodiscard]] HttpResponse view_page(const HttpRequest& request) const;
 
   std::vector<std::unique_ptr<EmulatedSensor>>& sensors_;
   std::string token_;
+  const LiveView* view_;
 };
 
 }  // namespace lidaremu::daemon

@@ -21,6 +21,7 @@
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/counters.hpp"
+#include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 
@@ -53,6 +54,10 @@ class SensorRuntime {
   [[nodiscard]] std::uint64_t input_kernel_drops() const;
   [[nodiscard]] const SensorCounters& counters() const { return counters_; }
   [[nodiscard]] const SensorSettings& settings() const { return settings_; }
+  // The live view's counters for this sensor (null without a live view).
+  [[nodiscard]] const ViewCounters* view_counters() const {
+    return tap_ ? &tap_->counters() : nullptr;
+  }
 
  private:
   struct PacketSlot {
@@ -62,6 +67,7 @@ class SensorRuntime {
     core::PacketChannel channel = core::PacketChannel::kData;
   };
   class QueueSink;
+  class TeeSink;
 
   // ingest (io_context thread)
   void receive_next();
@@ -114,7 +120,8 @@ class SensorRuntime {
 
   SensorCounters counters_;
   Recorders recorders_;
-  core::UdpAddress hits_address_;  // where datagrams arrive, as a recording shows it
+  std::shared_ptr<SensorTap> tap_;  // outlives the threads that use it (declared after)
+  core::UdpAddress hits_address_;   // where datagrams arrive, as a recording shows it
   std::thread processor_;
   std::thread emitter_;
   bool started_ = false;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/core/cloud_export.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/core/sensor_model.hpp"
@@ -74,7 +75,21 @@ struct DaemonSettings {
   std::string http = "127.0.0.1:9880";
   bool http_explicit = false;
   std::string http_token;  // required (Bearer) by requests that change state; empty: none
+  // The live view: decoded clouds on a Foxglove WebSocket, HOST:PORT or "off". A failed bind of
+  // the default only warns.
+  std::string foxglove = "127.0.0.1:8765";
+  bool foxglove_explicit = false;
+  // Decoded frames written to files: every `export_every`-th frame of each sensor, `export_frames`
+  // of them, in each of `export_formats` (pcd, ply, bin). Empty dir: none.
+  std::filesystem::path export_dir;
+  std::string export_formats = "pcd";
+  int export_every = 1;
+  int export_frames = 1;
 };
+// "pcd,ply,bin" -> the formats; a message naming what is accepted otherwise.
+std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::string& text);
+// Every [daemon] problem of these fields (export, Foxglove address), one per line.
+std::vector<std::string> check_view_settings(const DaemonSettings& d, const std::string& at);
 // "HOST:PORT" of --http; nothing for a malformed one.
 std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const std::string& text);
 
