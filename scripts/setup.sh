@@ -9,8 +9,12 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
   libeigen3-dev libtbb-dev catch2 libbenchmark-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
-  python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump
+  python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump libpng-dev
+  chromium chromium-driver fonts-liberation
 )
+# The live-view page takes three.js from the npm registry: Node.js and npm come from Debian
+# unless the machine already has them (NodeSource's nodejs ships npm itself).
+if ! command -v npm >/dev/null; then packages+=(npm); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,4 +30,10 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "setup: all ${#packages[@]} packages present"
+# three.js, exactly as daemon/web/package-lock.json pins it (integrity-checked by npm).
+cd "$(dirname "$0")/../daemon/web"
+if ! cmp -s package-lock.json node_modules/.installed-from-lock 2>/dev/null; then
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json node_modules/.installed-from-lock
+fi
+echo "setup: all ${#packages[@]} packages present, three.js installed"

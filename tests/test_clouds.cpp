@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
+#include "lidaremu/clients/birds_eye.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/cloud.hpp"
 #include "lidaremu/core/cloud_export.hpp"
@@ -244,4 +246,46 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
                       Catch::Contains("cannot open for writing"));
   }
   std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("Bird's-eye pictures: sensor frame to pixels, reflectivity to colour, PNG round trip",
+          "[cloud][png]") {
+  using lidaremu::clients::Image;
+  namespace clients = lidaremu::clients;
+  // The scale's ends, as the live page's viewer.js defines them.
+  CHECK(clients::reflectivity_colour(0) == std::array<std::uint8_t, 3>{38, 51, 153});
+  CHECK(clients::reflectivity_colour(255) == std::array<std::uint8_t, 3>{255, 64, 51});
+  CHECK(clients::reflectivity_colour(1000) == clients::reflectivity_colour(255));
+
+  // 20 m to the edge over 400 pixels: 10 px a metre, the sensor at (200, 200), x up, y left.
+  std::vector<CloudPoint> points(2);
+  points[0].x = 10;  // 10 m ahead: row 100
+  points[0].reflectivity = 255;
+  points[1].y = 10;  // 10 m to the left: column 100
+  points[1].reflectivity = 0;
+  const Image image = clients::render_birds_eye(points, {.half_extent_m = 20, .pixels = 400});
+  REQUIRE(image.width == 400);
+  const auto pixel = [&](int x, int y) {
+    const auto at = static_cast<std::size_t>(y * image.width + x) * 3;
+    return std::array<std::uint8_t, 3>{image.rgb[at], image.rgb[at + 1], image.rgb[at + 2]};
+  };
+  CHECK(pixel(200, 100) == clients::reflectivity_colour(255));
+  CHECK(pixel(100, 200) == clients::reflectivity_colour(0));
+  CHECK(pixel(300, 300) != clients::reflectivity_colour(0));  // background
+
+  const std::string png = "/tmp/lidaremu-test-" + std::to_string(::getpid()) + ".png";
+  const std::array<Image, 2> pair{image, image};
+  const Image both = clients::side_by_side(pair);
+  CHECK(both.width == 804);
+  clients::write_png(png, both);
+  const Image back = clients::read_png(png);
+  CHECK(back.width == both.width);
+  CHECK(back.height == both.height);
+  CHECK(back.rgb == both.rgb);
+  {
+    std::ofstream(png) << "not a png";
+  }
+  CHECK_THROWS_WITH(clients::read_png(png), Catch::Contains("not a PNG"));
+  std::remove(png.c_str());
+  CHECK_THROWS_WITH(clients::read_png("/nonexistent.png"), Catch::Contains("cannot open"));
 }
