@@ -1,12 +1,13 @@
 // Decoded clouds and their files: every decoded point carries the object id of the echo that
 // made it, checked against where the point lies (BeamGeometry::locate), not against the
 // decoder's own bookkeeping; every export is read back by a reader written from its format.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "lidaremu/clients/birds_eye.hpp"
 #include "lidaremu/core/byte_io.hpp"
@@ -282,9 +283,7 @@ TEST_CASE("Bird's-eye pictures: sensor frame to pixels, reflectivity to colour, 
   CHECK(back.width == both.width);
   CHECK(back.height == both.height);
   CHECK(back.rgb == both.rgb);
-  {
-    std::ofstream(png) << "not a png";
-  }
+  { std::ofstream(png) << "not a png"; }
   CHECK_THROWS_WITH(clients::read_png(png), Catch::Contains("not a PNG"));
   std::remove(png.c_str());
   CHECK_THROWS_WITH(clients::read_png("/nonexistent.png"), Catch::Contains("cannot open"));

@@ -43,7 +43,8 @@ std::uint16_t port_after(const test::DaemonProcess& daemon, const std::string& p
 
 // The demo scene for a VLP-16 and the object id the engine sends on every beam.
 struct Scene {
-  core::ScanPattern pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
+  core::ScanPattern pattern =
+      *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
   std::vector<float> rows;
   std::vector<std::uint32_t> ids;
   std::size_t hits = 0;
@@ -96,8 +97,7 @@ IdCheck check_ids(const Scene& scene, std::span<const core::CloudPoint> points) 
 // message frames (opcode 1, subscription id, timestamp, payload).
 class FoxgloveClient {
  public:
-  FoxgloveClient(std::uint16_t port, const char* subprotocol = "foxglove.websocket.v1")
-      : ws_(io_) {
+  FoxgloveClient(std::uint16_t port, const char* subprotocol = "foxglove.websocket.v1") : ws_(io_) {
     asio::ip::tcp::resolver resolver(io_);
     asio::connect(ws_.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
     // Reads give up after 10 s instead of hanging the suite.
@@ -195,8 +195,11 @@ std::vector<core::CloudPoint> points_of(const json& cloud) {
 }
 
 std::vector<std::string> view_daemon_args(const std::string& out_port) {
-  return {"--model",  "vlp16", "--hits", "udp://127.0.0.1:0",   "--out", "udp://127.0.0.1:" + out_port,
-          "--physics", "ideal", "--api-port", "0"};
+  return {"--model",    "vlp16",
+          "--hits",     "udp://127.0.0.1:0",
+          "--out",      "udp://127.0.0.1:" + out_port,
+          "--physics",  "ideal",
+          "--api-port", "0"};
 }
 
 }  // namespace
@@ -226,7 +229,8 @@ TEST_CASE("Foxglove WebSocket: a viewer subscribes and gets decoded clouds with 
   CHECK(channel["encoding"] == "json");
   CHECK(channel["schemaEncoding"] == "jsonschema");
   CHECK(json::parse(channel["schema"].get<std::string>())["properties"].contains("point_stride"));
-  viewer.send({{"op", "subscribe"}, {"subscriptions", {{{"id", 7}, {"channelId", channel["id"]}}}}});
+  viewer.send(
+      {{"op", "subscribe"}, {"subscriptions", {{{"id", 7}, {"channelId", channel["id"]}}}}});
 
   SceneStream stream(scene, daemon.hits_port());
   // The first cloud may start mid-stream; the second is a whole revolution.
@@ -276,9 +280,9 @@ TEST_CASE("--export writes whole decoded frames: PCD with object ids, PLY, KITTI
   const std::string dir = "/tmp/lidaremu-e2e-export-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   auto args = view_daemon_args(std::to_string(sink.port()));
-  args.insert(args.end(), {"--http", "off", "--foxglove", "off", "--export", dir,
-                           "--export-formats", "pcd,ply,bin", "--export-frames", "2",
-                           "--export-every", "2"});
+  args.insert(args.end(),
+              {"--http", "off", "--foxglove", "off", "--export", dir, "--export-formats",
+               "pcd,ply,bin", "--export-frames", "2", "--export-every", "2"});
   test::DaemonProcess daemon(args);
   {
     const SceneStream stream(scene, daemon.hits_port());
