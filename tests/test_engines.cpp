@@ -3,8 +3,10 @@
 // and the batches. Anchored on facts about the engines, not on the code's own conventions: an
 // Unreal actor yawed 90° looks along +Y, Unity's forward is +Z and its up +Y, Unreal counts
 // centimetres.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <numbers>
 
 #include "lidaremu/clients/sensor_rig.hpp"
@@ -153,4 +155,42 @@ TEST_CASE("Batches carry the rows, ids, frame and time; bad input is refused", "
   CHECK_THROWS_WITH(clients::SensorRig("vlp99", 0, "", "ros"), Catch::Contains("unknown model"));
   CHECK_THROWS_WITH(clients::SensorRig("vlp16", 0, "", "godot"),
                     Catch::Contains("unknown engine 'godot' (ros, unreal, unity)"));
+}
+
+TEST_CASE("Time-sliced ticks send every column of every frame once, across frame ends",
+          "[engines]") {
+  clients::SensorRig rig("vlp16", 600, "", "ros");
+  const double column_ns = rig.pattern().column_period_s * 1e9;
+  std::map<std::uint32_t, std::vector<int>> sent;  // frame -> times each column was sent
+  for (int tick = 0; tick < 61; ++tick) {          // one second and a bit at 60 Hz
+    rig.tick(1.0 / 60);
+    std::uint32_t first = 0, count = 0;
+    while (rig.next_slice(first, count)) {
+      for (const auto& d : rig.finish_slice(5)) {
+        protocol::BatchView b;
+        REQUIRE(protocol::decode_hit_batch(d, b) == protocol::BatchError::kNone);
+        CHECK(b.sensor_id == 5);
+        // Simulation time: 1 s, a frame period a frame, a column period a column.
+        const double want =
+            1e9 * (1.0 + b.frame * rig.pattern().frame_period_s) + b.first_column * column_ns;
+        CHECK(std::fabs(static_cast<double>(b.sim_time_ns) - want) < 1000.0 * (b.first_column + 1));
+        auto& columns = sent[b.frame];
+        columns.resize(rig.columns());
+        for (std::uint32_t c = b.first_column; c < b.first_column + b.column_count; ++c) {
+          ++columns[c];
+        }
+      }
+    }
+  }
+  // 61 ticks of 1/60 s are 1.0167 s: ten whole frames, the eleventh begun.
+  REQUIRE(sent.size() == 11);
+  for (std::uint32_t f = 0; f < 10; ++f) {
+    INFO("frame " << f);
+    CHECK(std::all_of(sent[f].begin(), sent[f].end(), [](int n) { return n == 1; }));
+  }
+  CHECK(rig.frame() == 10);
+  rig.tick(-1);  // a nonsensical tick adds nothing
+  rig.tick(NAN);
+  std::uint32_t first = 0, count = 0;
+  CHECK_FALSE(rig.next_slice(first, count));
 }

@@ -27,6 +27,19 @@ int fail(const lidaremu_rig* rig, int code, const std::string& message) {
 
 std::array<double, 3> three(const double* v) { return {v[0], v[1], v[2]}; }
 
+int send_all(lidaremu_rig* rig, const std::vector<std::vector<std::uint8_t>>& datagrams) {
+  int refused = 0;
+  for (const auto& datagram : datagrams) {
+    if (!rig->sender.send(datagram)) ++refused;
+  }
+  if (refused > 0) {
+    return fail(rig, LIDAREMU_E_SEND,
+                "send: " + std::to_string(refused) +
+                    " datagram(s) refused by the kernel (is lidaremud listening there?)");
+  }
+  return LIDAREMU_OK;
+}
+
 bool in_range(const lidaremu_rig* rig, std::uint32_t column, std::uint16_t channel) {
   return column < rig->rig.columns() && channel < rig->rig.channels();
 }
@@ -132,19 +145,30 @@ int lidaremu_rig_send(lidaremu_rig* rig, uint32_t first, uint32_t count,
   if (first >= rig->rig.columns())
     return fail(rig, LIDAREMU_E_ARGUMENT, "send: first column out of range");
   try {
-    int refused = 0;
-    for (const auto& datagram : rig->rig.batches(first, count, frame_sim_time_ns, rig->sensor_id)) {
-      if (!rig->sender.send(datagram)) ++refused;
-    }
-    if (refused > 0) {
-      return fail(rig, LIDAREMU_E_SEND,
-                  "send: " + std::to_string(refused) +
-                      " datagram(s) refused by the kernel (is lidaremud listening there?)");
-    }
+    return send_all(rig, rig->rig.batches(first, count, frame_sim_time_ns, rig->sensor_id));
   } catch (const std::exception& e) {
     return fail(rig, LIDAREMU_E_SEND, std::string("send: ") + e.what());
   }
+}
+
+int lidaremu_rig_tick(lidaremu_rig* rig, double dt_s) {
+  if (!rig || !std::isfinite(dt_s) || dt_s < 0) return LIDAREMU_E_ARGUMENT;
+  rig->rig.tick(dt_s);
   return LIDAREMU_OK;
+}
+
+int lidaremu_rig_next_slice(lidaremu_rig* rig, uint32_t* first, uint32_t* count) {
+  if (!rig || !first || !count) return LIDAREMU_E_ARGUMENT;
+  return rig->rig.next_slice(*first, *count) ? 1 : 0;
+}
+
+int lidaremu_rig_send_slice(lidaremu_rig* rig) {
+  if (!rig) return LIDAREMU_E_ARGUMENT;
+  try {
+    return send_all(rig, rig->rig.finish_slice(rig->sensor_id));
+  } catch (const std::exception& e) {
+    return fail(rig, LIDAREMU_E_SEND, std::string("send_slice: ") + e.what());
+  }
 }
 
 int lidaremu_rig_next_frame(lidaremu_rig* rig) {

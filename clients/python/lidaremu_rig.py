@@ -56,6 +56,10 @@ _lib.lidaremu_rig_send.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_ui
 _lib.lidaremu_rig_next_frame.argtypes = [ctypes.c_void_p]
 _lib.lidaremu_rig_nearest_beam.argtypes = [ctypes.c_void_p, _D3, ctypes.POINTER(ctypes.c_uint32),
                                            ctypes.POINTER(ctypes.c_uint16)]
+_lib.lidaremu_rig_tick.argtypes = [ctypes.c_void_p, ctypes.c_double]
+_lib.lidaremu_rig_next_slice.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32),
+                                         ctypes.POINTER(ctypes.c_uint32)]
+_lib.lidaremu_rig_send_slice.argtypes = [ctypes.c_void_p]
 _lib.lidaremu_rig_set_weather.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_double,
                                           ctypes.c_double]
 
@@ -129,6 +133,19 @@ class Rig:
 
     def next_frame(self):
         self._check(_lib.lidaremu_rig_next_frame(self._rig))
+
+    def tick(self, dt_s):
+        """Time-sliced scanning: the engine's step; then trace each slice() and send_slice()."""
+        self._check(_lib.lidaremu_rig_tick(self._rig, dt_s))
+
+    def slices(self):
+        """The (first, count) column slices this tick swept, in order; send each when traced."""
+        first, count = ctypes.c_uint32(), ctypes.c_uint32()
+        while _lib.lidaremu_rig_next_slice(self._rig, ctypes.byref(first), ctypes.byref(count)) == 1:
+            yield first.value, count.value
+
+    def send_slice(self):
+        self._check(_lib.lidaremu_rig_send_slice(self._rig))
 
     def nearest_beam(self, point_in_sensor):
         """(column, channel) of the beam nearest a point in the sensor frame (ROS convention)."""

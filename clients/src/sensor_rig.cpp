@@ -84,10 +84,9 @@ std::pair<std::uint32_t, std::uint32_t> SensorRig::columns_due(double from_s, do
   return {first, end > first ? end - first : 0};
 }
 
-std::vector<std::vector<std::uint8_t>> SensorRig::batches(std::uint32_t first,
-                                                           std::uint32_t count,
-                                                           std::uint64_t frame_sim_time_ns,
-                                                           std::uint16_t sensor_id) const {
+std::vector<std::vector<std::uint8_t>> SensorRig::batches(std::uint32_t first, std::uint32_t count,
+                                                          std::uint64_t frame_sim_time_ns,
+                                                          std::uint16_t sensor_id) const {
   if (first >= shape_columns_ || count == 0) return {};
   count = std::min(count, shape_columns_ - first);
   BatchHeader h;
@@ -99,14 +98,45 @@ std::vector<std::vector<std::uint8_t>> SensorRig::batches(std::uint32_t first,
   h.sim_time_ns = frame_sim_time_ns ? frame_sim_time_ns + first * column_ns : 0;
   const std::size_t from = std::size_t{first} * channels_;
   const std::size_t beams = std::size_t{count} * channels_;
-  return build_frame_batches(h, channels_, std::span(rows_).subspan(from * 7, beams * 7),
-                             column_ns, 65507, std::span(object_ids_).subspan(from, beams));
+  return build_frame_batches(h, channels_, std::span(rows_).subspan(from * 7, beams * 7), column_ns,
+                             65507, std::span(object_ids_).subspan(from, beams));
 }
 
 void SensorRig::next_frame() {
   ++frame_;
   std::fill(rows_.begin(), rows_.end(), 0.0f);
   std::fill(object_ids_.begin(), object_ids_.end(), 0u);
+}
+
+void SensorRig::tick(double dt_s) {
+  if (std::isfinite(dt_s) && dt_s > 0) tick_until_s_ += dt_s;
+}
+
+bool SensorRig::next_slice(std::uint32_t& first, std::uint32_t& count) {
+  const double period = pattern_.frame_period_s;
+  if (frame_time_s_ >= tick_until_s_) return false;
+  const double end = std::min(tick_until_s_, period);
+  const auto [f, n] = columns_due(frame_time_s_, end);
+  slice_first_ = first = f;
+  slice_count_ = count = n;
+  slice_ends_frame_ = end >= period;
+  frame_time_s_ = end;
+  return true;
+}
+
+std::vector<std::vector<std::uint8_t>> SensorRig::finish_slice(std::uint16_t sensor_id) {
+  auto out = batches(slice_first_, slice_count_,
+                     static_cast<std::uint64_t>(std::llround(frame_sim_time_s_ * 1e9)), sensor_id);
+  if (slice_ends_frame_) {
+    const double period = pattern_.frame_period_s;
+    next_frame();
+    frame_time_s_ = 0;
+    tick_until_s_ -= period;
+    frame_sim_time_s_ += period;
+    slice_ends_frame_ = false;
+  }
+  slice_count_ = 0;
+  return out;
 }
 
 std::pair<std::uint32_t, std::uint16_t> SensorRig::nearest_beam(

@@ -3,15 +3,19 @@
  *
  * A rig is one emulated sensor as the engine sees it: where each beam points in the engine's own
  * frame and units, what the engine hit on it (converted to the sensor frame drivers report in),
- * and the UDP batches that carry a frame to lidaremud. Typical tick:
+ * and the UDP batches that carry a frame to lidaremud. An engine tick:
  *
  *   lidaremu_rig_set_pose(rig, position, orientation);            where the sensor is now
- *   lidaremu_rig_columns_due(rig, t0, t1, &first, &count);        the slice of the turn
- *   for each column c in [first, first + count), channel k:
- *     lidaremu_rig_ray(rig, c, k, start, direction);              trace this in the engine
- *     lidaremu_rig_set_hit(rig, c, k, point, normal, material, object)   or _set_miss
- *   lidaremu_rig_send(rig, first, count, sim_time_ns);            to the daemon
- *   ... and lidaremu_rig_next_frame(rig) once the turn is complete.
+ *   lidaremu_rig_tick(rig, dt);                                   the time this tick covers
+ *   while (lidaremu_rig_next_slice(rig, &first, &count) == 1) {   the part of the turn it swept
+ *     for each column c in [first, first + count), channel k:
+ *       lidaremu_rig_ray(rig, c, k, start, direction);            trace this in the engine
+ *       lidaremu_rig_set_hit(rig, c, k, point, normal, material, object)
+ *     lidaremu_rig_send_slice(rig);                               to the daemon; next frame
+ *   }                                                             when the turn is complete
+ *
+ * Or whole frames: trace every column, lidaremu_rig_send(rig, 0, columns, time), then
+ * lidaremu_rig_next_frame(rig).
  *
  * Functions return 0 on success and a negative LIDAREMU_E_* code otherwise;
  * lidaremu_rig_last_error() says why. A rig is not thread-safe: one thread at a time. */
@@ -74,6 +78,14 @@ int lidaremu_rig_send(lidaremu_rig* rig, uint32_t first, uint32_t count,
                       uint64_t frame_sim_time_ns);
 /* Starts the next frame: every beam a miss again. */
 int lidaremu_rig_next_frame(lidaremu_rig* rig);
+/* Time-sliced scanning. tick: the engine's step (seconds). next_slice: the columns to trace
+ * next; returns 1 with a slice, 0 once the tick is used up (a tick that crosses the frame's end
+ * gives the frame's last columns, then the next frame's first). send_slice: sends the slice
+ * (simulation time from 1 s, a frame period a frame) and, when it ends the frame, starts the
+ * next one. */
+int lidaremu_rig_tick(lidaremu_rig* rig, double dt_s);
+int lidaremu_rig_next_slice(lidaremu_rig* rig, uint32_t* first, uint32_t* count);
+int lidaremu_rig_send_slice(lidaremu_rig* rig);
 /* The beam nearest a point in the sensor frame (ROS convention: metres, x forward, y left, z
  * up), for engines whose lidar reports points (CARLA's semantic lidar). */
 int lidaremu_rig_nearest_beam(const lidaremu_rig* rig, const double point_in_sensor[3],

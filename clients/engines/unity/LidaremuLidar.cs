@@ -61,19 +61,14 @@ public class LidaremuLidar : MonoBehaviour
             ushort channel, double[] start, double[] direction);
         [DllImport(Lib)] public static extern int lidaremu_rig_set_hit(IntPtr rig, uint column,
             ushort channel, double[] point, double[] normal, ushort material, uint objectId);
-        [DllImport(Lib)] public static extern int lidaremu_rig_columns_due(IntPtr rig,
-            double fromS, double toS, out uint first, out uint count);
-        [DllImport(Lib)] public static extern int lidaremu_rig_send(IntPtr rig, uint first,
-            uint count, ulong frameSimTimeNs);
-        [DllImport(Lib)] public static extern int lidaremu_rig_next_frame(IntPtr rig);
+        [DllImport(Lib)] public static extern int lidaremu_rig_tick(IntPtr rig, double dt);
+        [DllImport(Lib)] public static extern int lidaremu_rig_next_slice(IntPtr rig,
+            out uint first, out uint count);
+        [DllImport(Lib)] public static extern int lidaremu_rig_send_slice(IntPtr rig);
     }
 
     IntPtr rig = IntPtr.Zero;
-    uint columns;
     ushort channels;
-    double framePeriod;
-    double frameTime;     // seconds since the current frame's column 0
-    double frameStartSim; // simulation time of the current frame's column 0
     readonly double[] start = new double[3], direction = new double[3];
     readonly double[] point = new double[3], normal = new double[3];
 
@@ -88,10 +83,7 @@ public class LidaremuLidar : MonoBehaviour
             enabled = false;
             return;
         }
-        columns = Native.lidaremu_rig_columns(rig);
         channels = Native.lidaremu_rig_channels(rig);
-        framePeriod = Native.lidaremu_rig_frame_period(rig);
-        frameStartSim = Time.fixedTimeAsDouble;
     }
 
     ushort MaterialFor(Collider collider)
@@ -109,43 +101,38 @@ public class LidaremuLidar : MonoBehaviour
         return defaultMaterial;
     }
 
-    // The beams due in this physics step, as the head turns through them.
+    // The beams the head sweeps in this physics step (the library slices the rotation and
+    // starts the next frame when one is complete).
     void FixedUpdate()
     {
         var p = transform.position;
         var q = transform.rotation;
         Native.lidaremu_rig_set_pose(rig, new double[] { p.x, p.y, p.z },
                                      new double[] { q.x, q.y, q.z, q.w });
-        Native.lidaremu_rig_columns_due(rig, frameTime, frameTime + Time.fixedDeltaTime,
-                                        out uint first, out uint count);
-        for (uint c = first; c < first + count; ++c)
+        Native.lidaremu_rig_tick(rig, Time.fixedDeltaTime);
+        while (Native.lidaremu_rig_next_slice(rig, out uint first, out uint count) == 1)
         {
-            for (ushort k = 0; k < channels; ++k)
+            for (uint c = first; c < first + count; ++c)
             {
-                Native.lidaremu_rig_ray(rig, c, k, start, direction);
-                var origin = new Vector3((float)start[0], (float)start[1], (float)start[2]);
-                var dir = new Vector3((float)direction[0], (float)direction[1], (float)direction[2]);
-                if (!Physics.Raycast(origin, dir, out RaycastHit hit, maxRange, layers)) continue;
-                point[0] = hit.point.x; point[1] = hit.point.y; point[2] = hit.point.z;
-                normal[0] = hit.normal.x; normal[1] = hit.normal.y; normal[2] = hit.normal.z;
-                // The collider's instance id is the ground-truth object id of the live view.
-                Native.lidaremu_rig_set_hit(rig, c, k, point, normal, MaterialFor(hit.collider),
-                                            unchecked((uint)hit.collider.GetInstanceID()));
+                for (ushort k = 0; k < channels; ++k)
+                {
+                    Native.lidaremu_rig_ray(rig, c, k, start, direction);
+                    var origin = new Vector3((float)start[0], (float)start[1], (float)start[2]);
+                    var dir = new Vector3((float)direction[0], (float)direction[1],
+                                          (float)direction[2]);
+                    if (!Physics.Raycast(origin, dir, out RaycastHit hit, maxRange, layers))
+                        continue;
+                    point[0] = hit.point.x; point[1] = hit.point.y; point[2] = hit.point.z;
+                    normal[0] = hit.normal.x; normal[1] = hit.normal.y; normal[2] = hit.normal.z;
+                    // The collider's instance id is the ground-truth object id of the live view.
+                    Native.lidaremu_rig_set_hit(rig, c, k, point, normal,
+                                                MaterialFor(hit.collider),
+                                                unchecked((uint)hit.collider.GetInstanceID()));
+                }
             }
-        }
-        if (count > 0)
-        {
-            var simNs = (ulong)(Math.Max(frameStartSim, 1e-3) * 1e9);
-            if (Native.lidaremu_rig_send(rig, first, count, simNs) != 0)
+            if (Native.lidaremu_rig_send_slice(rig) != 0)
                 Debug.LogWarning("lidaremu: " +
                                  Marshal.PtrToStringAnsi(Native.lidaremu_rig_last_error(rig)));
-        }
-        frameTime += Time.fixedDeltaTime;
-        if (first + count >= columns && frameTime >= framePeriod)
-        {
-            Native.lidaremu_rig_next_frame(rig);
-            frameTime -= framePeriod;
-            frameStartSim += framePeriod;
         }
     }
 

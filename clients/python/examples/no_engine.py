@@ -1,5 +1,6 @@
 """No engine at all: any lidaremud model in a small analytic world (a road, a wall ahead, a box
-to the right), ray-cast in Python with the beams, frames and batching of liblidaremu_client.so.
+to the right), ray-cast in Python with the beams, frames and batching of liblidaremu_client.so,
+in a 60 Hz game loop that traces the part of the rotation each tick sweeps.
 
     python3 clients/python/examples/no_engine.py --model os1-64 --frames 20
 
@@ -65,27 +66,32 @@ def main():
     parser.add_argument("--engine", default="ros", choices=["ros", "unity"])
     parser.add_argument("--frames", type=int, default=10)
     parser.add_argument("--height", type=float, default=1.8)
+    parser.add_argument("--tick-hz", type=float, default=60.0)
     args = parser.parse_args()
     with lidaremu_rig.Rig(model=args.model, engine=args.engine, destination=args.hits) as rig:
         rig.set_pose(to_engine((0.0, 0.0, args.height), args.engine))
         hits = 0
-        for frame in range(args.frames):
-            begun = time.monotonic()
-            for column in range(rig.columns):
-                for channel in range(rig.channels):
-                    start, direction = rig.ray(column, channel)
-                    hit = cast(from_engine(start, args.engine), from_engine(direction, args.engine),
-                               args.height)
-                    if hit:
-                        t, normal, material, object_id = hit
-                        s, d = from_engine(start, args.engine), from_engine(direction, args.engine)
-                        point = tuple(s[k] + t * d[k] for k in range(3))
-                        rig.set_hit(column, channel, to_engine(point, args.engine),
-                                    to_engine(normal, args.engine), material, object_id)
-                        hits += 1
-            rig.send(frame_sim_time_ns=int((1 + frame * rig.frame_period) * 1e9))
-            rig.next_frame()
-            time.sleep(max(0.0, rig.frame_period - (time.monotonic() - begun)))
+        dt = 1.0 / args.tick_hz
+        begun = time.monotonic()
+        ticks = 0
+        while rig.frame < args.frames:
+            rig.tick(dt)
+            for first, count in rig.slices():
+                for column in range(first, first + count):
+                    for channel in range(rig.channels):
+                        start, direction = rig.ray(column, channel)
+                        s = from_engine(start, args.engine)
+                        d = from_engine(direction, args.engine)
+                        hit = cast(s, d, args.height)
+                        if hit:
+                            t, normal, material, object_id = hit
+                            point = tuple(s[k] + t * d[k] for k in range(3))
+                            rig.set_hit(column, channel, to_engine(point, args.engine),
+                                        to_engine(normal, args.engine), material, object_id)
+                            hits += 1
+                rig.send_slice()
+            ticks += 1
+            time.sleep(max(0.0, begun + ticks * dt - time.monotonic()))
     print("no_engine.py: %s in %s axes, %d frames, %d hits (liblidaremu_client %s)"
           % (args.model, args.engine, args.frames, hits, lidaremu_rig.version()))
 

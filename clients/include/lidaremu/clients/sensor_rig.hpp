@@ -54,6 +54,16 @@ class SensorRig {
                                                                std::uint16_t sensor_id = 0) const;
   // The next frame: its number, and every beam a miss again.
   void next_frame();
+
+  // Time-sliced scanning, for engines that trace the part of the rotation each tick covers:
+  // tick(dt) adds the tick's time; next_slice() names the columns to trace next (false once the
+  // tick is used up; a tick that crosses the frame's end gives the frame's last columns, then the
+  // next frame's first); finish_slice() returns that slice's datagrams and, when the slice ends
+  // the frame, starts the next one. Simulation time starts at 1 s and advances a frame period
+  // a frame.
+  void tick(double dt_s);
+  bool next_slice(std::uint32_t& first, std::uint32_t& count);
+  [[nodiscard]] std::vector<std::vector<std::uint8_t>> finish_slice(std::uint16_t sensor_id = 0);
   // The beam nearest a point given in the sensor frame (ROS convention), for engines whose
   // lidar reports points rather than beams (CARLA's semantic lidar). {column, channel}.
   [[nodiscard]] std::pair<std::uint32_t, std::uint16_t> nearest_beam(
@@ -74,6 +84,11 @@ class SensorRig {
   std::vector<float> rows_;  // 7 floats a beam, sensor frame
   std::vector<std::uint32_t> object_ids_;
   std::uint32_t frame_ = 0;
+  double frame_time_s_ = 0;      // how far into the current frame the traced slices reach
+  double tick_until_s_ = 0;      // how far the ticks so far reach (may pass the frame's end)
+  double frame_sim_time_s_ = 1;  // the current frame's simulation time
+  std::uint32_t slice_first_ = 0, slice_count_ = 0;
+  bool slice_ends_frame_ = false;
 };
 
 }  // namespace lidaremu::clients

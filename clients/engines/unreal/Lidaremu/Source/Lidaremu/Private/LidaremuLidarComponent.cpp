@@ -25,10 +25,7 @@ void ULidaremuLidarComponent::BeginPlay()
 		SetComponentTickEnabled(false);
 		return;
 	}
-	Columns = lidaremu_rig_columns(Rig);
 	Channels = lidaremu_rig_channels(Rig);
-	FramePeriod = lidaremu_rig_frame_period(Rig);
-	FrameStartSim = GetWorld()->GetTimeSeconds();
 }
 
 void ULidaremuLidarComponent::EndPlay(const EEndPlayReason::Type Reason)
@@ -62,39 +59,36 @@ void ULidaremuLidarComponent::TickComponent(float DeltaTime, ELevelTick TickType
 	const double Orientation[4] = {Q.X, Q.Y, Q.Z, Q.W};
 	lidaremu_rig_set_pose(Rig, Position, Orientation);
 
-	uint32_t First = 0, Count = 0;
-	lidaremu_rig_columns_due(Rig, FrameTime, FrameTime + DeltaTime, &First, &Count);
+	// The library slices the rotation this tick swept, and starts the next frame when one is
+	// complete.
+	lidaremu_rig_tick(Rig, DeltaTime);
 	FCollisionQueryParams Params(SCENE_QUERY_STAT(Lidaremu), /*bTraceComplex=*/true, GetOwner());
 	Params.bReturnPhysicalMaterial = true;
-	for (uint32 C = First; C < First + Count; ++C)
+	uint32_t First = 0, Count = 0;
+	while (lidaremu_rig_next_slice(Rig, &First, &Count) == 1)
 	{
-		for (uint16 K = 0; K < Channels; ++K)
+		for (uint32 C = First; C < First + Count; ++C)
 		{
-			double Start[3], Direction[3];
-			lidaremu_rig_ray(Rig, C, K, Start, Direction);
-			const FVector From(Start[0], Start[1], Start[2]);
-			const FVector To = From + FVector(Direction[0], Direction[1], Direction[2]) * MaxRangeCm;
-			FHitResult Hit;
-			if (!GetWorld()->LineTraceSingleByChannel(Hit, From, To, TraceChannel, Params)) continue;
-			const double Point[3] = {Hit.ImpactPoint.X, Hit.ImpactPoint.Y, Hit.ImpactPoint.Z};
-			const double Normal[3] = {Hit.ImpactNormal.X, Hit.ImpactNormal.Y, Hit.ImpactNormal.Z};
-			// The hit actor's unique id is the ground-truth object id of the live view.
-			const AActor* Actor = Hit.GetActor();
-			lidaremu_rig_set_hit(Rig, C, K, Point, Normal, MaterialFor(Hit),
-			                     Actor ? Actor->GetUniqueID() : 0);
+			for (uint16 K = 0; K < Channels; ++K)
+			{
+				double Start[3], Direction[3];
+				lidaremu_rig_ray(Rig, C, K, Start, Direction);
+				const FVector From(Start[0], Start[1], Start[2]);
+				const FVector To =
+				    From + FVector(Direction[0], Direction[1], Direction[2]) * MaxRangeCm;
+				FHitResult Hit;
+				if (!GetWorld()->LineTraceSingleByChannel(Hit, From, To, TraceChannel, Params))
+					continue;
+				const double Point[3] = {Hit.ImpactPoint.X, Hit.ImpactPoint.Y, Hit.ImpactPoint.Z};
+				const double Normal[3] = {Hit.ImpactNormal.X, Hit.ImpactNormal.Y,
+				                          Hit.ImpactNormal.Z};
+				// The hit actor's unique id is the ground-truth object id of the live view.
+				const AActor* Actor = Hit.GetActor();
+				lidaremu_rig_set_hit(Rig, C, K, Point, Normal, MaterialFor(Hit),
+				                     Actor ? Actor->GetUniqueID() : 0);
+			}
 		}
-	}
-	if (Count > 0)
-	{
-		const uint64_t SimNs = static_cast<uint64_t>(FMath::Max(FrameStartSim, 1e-3) * 1e9);
-		if (lidaremu_rig_send(Rig, First, Count, SimNs) != LIDAREMU_OK)
+		if (lidaremu_rig_send_slice(Rig) != LIDAREMU_OK)
 			UE_LOG(LogTemp, Warning, TEXT("lidaremu: %s"), UTF8_TO_TCHAR(lidaremu_rig_last_error(Rig)));
-	}
-	FrameTime += DeltaTime;
-	if (First + Count >= Columns && FrameTime >= FramePeriod)
-	{
-		lidaremu_rig_next_frame(Rig);
-		FrameTime -= FramePeriod;
-		FrameStartSim += FramePeriod;
 	}
 }

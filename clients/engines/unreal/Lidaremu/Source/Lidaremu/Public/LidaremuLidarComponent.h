@@ -57,9 +57,5 @@ private:
 	uint16 MaterialFor(const FHitResult& Hit) const;
 
 	lidaremu_rig* Rig = nullptr;
-	uint32 Columns = 0;
 	uint16 Channels = 0;
-	double FramePeriod = 0.1;
-	double FrameTime = 0;      // seconds since the current frame's column 0
-	double FrameStartSim = 0;  // the world's time at that column
 };
