@@ -98,6 +98,9 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
     threads.emplace(tbb::global_control::max_allowed_parallelism, settings.threads);
   }
   const auto materials = core::MaterialTable::load(settings.materials);
+  // Sensors attach to the live view; it outlives them, including the ones retired sensors leave
+  // queued on the io_context (destroyed with it).
+  daemon::LiveView view(settings);
   asio::io_context io;
   // Signals are caught before anything is started or printed: a supervisor (or a test) that
   // sends SIGHUP or SIGTERM as soon as it sees output must never meet the default action.
@@ -106,8 +109,6 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   std::optional<daemon::CaptureFile> capture, record;
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   if (!settings.record.empty()) record.emplace(settings.record);
-  // Before the sensors, which attach to it; after them in destruction.
-  daemon::LiveView view(settings);
   const daemon::Recorders recorders{capture ? &*capture : nullptr, record ? &*record : nullptr,
                                     &view};
   Sensors sensors;
@@ -125,7 +126,8 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
           io, address->first, address->second,
           [&control](const daemon::HttpRequest& r) { return control.handle(r); });
       std::cout << "lidaremud: control http://" << address->first << ":" << http->port()
-                << " (/healthz, /metrics, /api/v1/sensors; live view page /view/)" << std::endl;
+                << " (/healthz, /metrics, /api/v1/sensors) and the live view page /view/"
+                << std::endl;
     } catch (const std::exception& e) {
       if (settings.http_explicit) throw;
       spdlog::warn("no control endpoint: {} (choose one with --http HOST:PORT, or --http off)",
