@@ -305,3 +305,49 @@ TEST_CASE("The README's config example loads: the documentation is the loader's"
     CHECK(example.find(std::string("\n") + key + " = ") != std::string::npos);
   }
 }
+
+TEST_CASE("Live view and export keys: read, and every bad value named",
+          "[settings][config][view]") {
+  const auto d = load_config_text(R"(
+[daemon]
+foxglove = "127.0.0.1:0"
+export_dir = "/tmp/exports"
+export_formats = "pcd,bin"
+export_every = 5
+export_frames = 3
+[[sensor]]
+model = "vlp16"
+)",
+                                  "view.toml");
+  CHECK(d.foxglove == "127.0.0.1:0");
+  CHECK(d.foxglove_explicit);
+  CHECK(d.export_dir == "/tmp/exports");
+  CHECK(parse_export_formats(d.export_formats) ==
+        std::vector<lidaremu::core::CloudFormat>{lidaremu::core::CloudFormat::kPcd,
+                                                 lidaremu::core::CloudFormat::kKittiBin});
+  CHECK(d.export_every == 5);
+  CHECK(d.export_frames == 3);
+  try {
+    load_config_text(R"(
+[daemon]
+foxglove = "localhost"
+export_formats = "pcd,las"
+export_every = 0
+export_frames = 1000000
+[[sensor]]
+model = "vlp16"
+)",
+                     "bad.toml");
+    FAIL("accepted bad live-view keys");
+  } catch (const SettingsError& e) {
+    const std::string msg = e.what();
+    CHECK_THAT(msg,
+               Catch::Contains("daemon.foxglove = 'localhost': expected HOST:PORT or \"off\""));
+    CHECK_THAT(msg, Catch::Contains("daemon.export_formats = 'pcd,las'"));
+    CHECK_THAT(msg, Catch::Contains("daemon.export_every = 0: expected 1..1000000"));
+    CHECK_THAT(msg, Catch::Contains("daemon.export_frames = 1000000: expected 1..100000"));
+  }
+  CHECK_FALSE(parse_export_formats(""));
+  CHECK_FALSE(parse_export_formats("pcd,"));
+  CHECK(parse_export_formats("ply,ply")->size() == 1);
+}
