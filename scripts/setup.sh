@@ -10,8 +10,12 @@ packages=(
   libeigen3-dev libtbb-dev catch2 libbenchmark-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
   python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump libpng-dev
-  chromium chromium-driver fonts-liberation
 )
+# The live-view page's test drives a headless browser; images that only build and run the
+# daemon skip it (LIDAREMU_SETUP_BROWSER=0).
+if [[ ${LIDAREMU_SETUP_BROWSER:-1} != 0 ]]; then
+  packages+=(chromium chromium-driver fonts-liberation)
+fi
 # The live-view page takes three.js from the npm registry: Node.js and npm come from Debian
 # unless the machine already has them (NodeSource's nodejs ships npm itself).
 if ! command -v npm >/dev/null; then packages+=(npm); fi

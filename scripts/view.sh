@@ -11,10 +11,7 @@ cd "$(dirname "$0")/.."
 model=${1:-vlp16}
 shift || true
 extra=("$@")
-scene_args=()
-for ((i = 0; i < ${#extra[@]}; ++i)); do
-  case ${extra[i]} in --mode | --rpm) scene_args+=("${extra[i]}" "${extra[i + 1]}") ;; esac
-done
+source scripts/scene_args.sh "${extra[@]}"
 bash scripts/setup.sh
 bash scripts/build.sh
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT INT TERM

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon_process.hpp"
 #include "lidaremu/clients/birds_eye.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/cloud.hpp"
@@ -167,13 +168,6 @@ TEST_CASE("A Velodyne frame whose previous frame is unknown drops the previous f
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::span<const std::uint8_t> bytes_of(const std::string& s, std::size_t from) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): file bytes viewed as bytes
   return {reinterpret_cast<const std::uint8_t*>(s.data()) + from, s.size() - from};
@@ -197,7 +191,7 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
 
   SECTION("PCD v0.7 binary, with the object ids") {
     write_cloud_file(dir + "/f.pcd", cloud);
-    const std::string text = read_file(dir + "/f.pcd");
+    const std::string text = lidaremu::test::slurp(dir + "/f.pcd");
     const auto data_at = text.find("DATA binary\n");
     REQUIRE(data_at != std::string::npos);
     const std::string header = text.substr(0, data_at);
@@ -220,7 +214,7 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
   }
   SECTION("PLY binary little endian") {
     write_cloud_file(dir + "/f.ply", cloud);
-    const std::string text = read_file(dir + "/f.ply");
+    const std::string text = lidaremu::test::slurp(dir + "/f.ply");
     REQUIRE(text.rfind("ply\nformat binary_little_endian 1.0\n", 0) == 0);
     CHECK(text.find("element vertex 3\n") != std::string::npos);
     const auto end = text.find("end_header\n");
@@ -232,7 +226,7 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
   }
   SECTION("KITTI .bin: x y z and reflectance in [0, 1]") {
     write_cloud_file(dir + "/000000.bin", cloud);
-    const std::string text = read_file(dir + "/000000.bin");
+    const std::string text = lidaremu::test::slurp(dir + "/000000.bin");
     const auto body = bytes_of(text, 0);
     REQUIRE(body.size() == 3 * 16);
     CHECK(load_le<float>(body, 0) == 1.5f);

@@ -47,13 +47,6 @@ std::vector<float> scene_rows(const core::ScanPattern& pattern) {
   return rows;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Every decoded Velodyne point is compared with the row the engine sent for its beam.
 std::size_t check_velodyne_round_trip(const std::vector<test::UdpReceiver::Datagram>& packets,
                                       const std::vector<float>& rows) {
@@ -84,7 +77,7 @@ std::size_t check_velodyne_round_trip(const std::vector<test::UdpReceiver::Datag
 std::size_t check_ouster_round_trip(const std::vector<test::UdpReceiver::Datagram>& packets,
                                     const std::vector<float>& rows,
                                     const std::string& metadata_file) {
-  const auto metadata = core::ouster::parse_metadata(slurp(metadata_file));
+  const auto metadata = core::ouster::parse_metadata(test::slurp(metadata_file));
   core::ouster::SpecDecoder decoder(metadata);
   std::size_t compared = 0;
   for (const auto& d : packets) {
@@ -389,7 +382,8 @@ TEST_CASE("Weather from a Control message takes effect from the next batch on",
   CHECK_THAT(daemon.output(), Catch::Contains("rain=100 mm/h"));
   REQUIRE(dry.size() == 64);
   REQUIRE(rainy.size() == 64);
-  const auto decoder = core::ouster::SpecDecoder(core::ouster::parse_metadata(slurp(metadata)));
+  const auto decoder =
+      core::ouster::SpecDecoder(core::ouster::parse_metadata(test::slurp(metadata)));
   const auto far_returns = [&](const std::vector<test::UdpReceiver::Datagram>& packets) {
     std::size_t far = 0;
     for (const auto& d : packets) {

@@ -22,20 +22,13 @@ using namespace lidaremu::core;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct XYZ {
   float x, y, z;
 };
 
 // Binary PCD with x y z as the first three float fields (the nebula ground-truth files).
 std::vector<XYZ> read_pcd_xyz(const std::string& path) {
-  const std::string text = slurp(path);
+  const std::string text = lidaremu::test::slurp(path);
   const auto data_at = text.find("DATA binary\n");
   REQUIRE(data_at != std::string::npos);
   std::istringstream header(text.substr(0, data_at));
@@ -156,8 +149,8 @@ TEST_CASE("Velodyne spec decoder reproduces nebula's ground truth on real captur
 
 TEST_CASE("Ouster LEGACY spec decoder reproduces the SDK's figures on a real OS-1-64 capture",
           "[format][ouster][real]") {
-  const auto metadata = ouster::parse_metadata(
-      slurp(lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
+  const auto metadata = ouster::parse_metadata(lidaremu::test::slurp(
+      lidaremu::test::data_path("ouster/OS-1-64_sensor_config_reduced.json")));
   CHECK(metadata.channels() == 64);
   CHECK(metadata.columns_per_frame == 1024);
   ouster::SpecDecoder decoder(metadata);
@@ -456,7 +449,8 @@ TEST_CASE("Ouster spec decoder reproduces every real capture, every profile",
         Capture{"crc_test", "RNG15_RFL8_NIR8", 512, 0, 0, 0, 0}}) {
     INFO(c.name);
     const std::string base = std::string("ouster/") + c.name;
-    const auto metadata = ouster::parse_metadata(slurp(lidaremu::test::data_path(base + ".json")));
+    const auto metadata =
+        ouster::parse_metadata(lidaremu::test::slurp(lidaremu::test::data_path(base + ".json")));
     CHECK(metadata.udp_profile_lidar == c.profile);
     CHECK(metadata.columns_per_frame == c.columns);
     ouster::SpecDecoder decoder(metadata);
@@ -767,7 +761,7 @@ TEST_CASE("Ouster: emitted streams match the real captures field by field",
     };
     const std::string base = std::string("ouster/") + c.name;
     const auto real_metadata =
-        ouster::parse_metadata(slurp(lidaremu::test::data_path(base + ".json")));
+        ouster::parse_metadata(lidaremu::test::slurp(lidaremu::test::data_path(base + ".json")));
     std::vector<TimedPacket> real_packets;
     PcapReader pcap(lidaremu::test::data_path(base + ".pcap"));
     while (auto d = pcap.next()) {
@@ -817,8 +811,8 @@ TEST_CASE("Ouster metadata reader: every real file accepted, every file the SDK 
                            "OS-1-64_sensor_config_reduced.json", "OS-2-128-U1_v2.3.0_1024x10.json",
                            "OS-2-32-U0_v2.0.0_1024x10.json", "crc_test.json"}) {
     INFO(good);
-    CHECK_NOTHROW(
-        ouster::parse_metadata(slurp(lidaremu::test::data_path(std::string("ouster/") + good))));
+    CHECK_NOTHROW(ouster::parse_metadata(
+        lidaremu::test::slurp(lidaremu::test::data_path(std::string("ouster/") + good))));
   }
   // ouster-sdk's tests/metadata/malformed, each with the reason our reader gives.
   for (const auto& [bad, reason] :
@@ -832,8 +826,8 @@ TEST_CASE("Ouster metadata reader: every real file accepted, every file the SDK 
         std::pair{"incorrect_nbeam_angles_legacy_113.json", "length differs"},
         std::pair{"legacy_with_calibration_status.json", "needs all seven sections"}}) {
     INFO(bad);
-    CHECK_THROWS_WITH(ouster::parse_metadata(
-                          slurp(lidaremu::test::data_path(std::string("ouster/malformed/") + bad))),
+    CHECK_THROWS_WITH(ouster::parse_metadata(lidaremu::test::slurp(
+                          lidaremu::test::data_path(std::string("ouster/malformed/") + bad))),
                       Catch::Contains(reason));
   }
   // What the daemon serves passes the same checks, for every model.

@@ -194,26 +194,35 @@ std::vector<core::CloudPoint> points_of(const json& cloud) {
   return out;
 }
 
-std::vector<std::string> view_daemon_args(const std::string& out_port) {
-  return {"--model",    "vlp16",
-          "--hits",     "udp://127.0.0.1:0",
-          "--out",      "udp://127.0.0.1:" + out_port,
-          "--physics",  "ideal",
-          "--api-port", "0"};
-}
+// The daemon for the view tests (ideal physics, packets to a local sink, no sensor API) with
+// `extra` flags; `port_line`, when given, is the start-up line whose port the test needs.
+struct ViewDaemon {
+  test::UdpReceiver sink;
+  std::unique_ptr<test::DaemonProcess> daemon;
+  std::uint16_t port = 0;
+  ViewDaemon(const std::vector<std::string>& extra, const std::string& port_line = "") {
+    std::vector<std::string> args{"--model",    "vlp16",
+                                  "--hits",     "udp://127.0.0.1:0",
+                                  "--out",      "udp://127.0.0.1:" + std::to_string(sink.port()),
+                                  "--physics",  "ideal",
+                                  "--api-port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    daemon = std::make_unique<test::DaemonProcess>(args);
+    if (port_line.empty()) return;
+    REQUIRE(daemon->wait_for_output(port_line, 5s));
+    daemon->read_output(200ms);
+    port = port_after(*daemon, port_line + "127.0.0.1:");
+  }
+};
 
 }  // namespace
 
 TEST_CASE("Foxglove WebSocket: a viewer subscribes and gets decoded clouds with ground-truth ids",
           "[e2e][view]") {
   const Scene scene;
-  test::UdpReceiver sink;
-  auto args = view_daemon_args(std::to_string(sink.port()));
-  args.insert(args.end(), {"--http", "off", "--foxglove", "127.0.0.1:0"});
-  test::DaemonProcess daemon(args);
-  REQUIRE(daemon.wait_for_output("live view ws://", 5s));
-  daemon.read_output(200ms);
-  const auto port = port_after(daemon, "live view ws://127.0.0.1:");
+  ViewDaemon view({"--http", "off", "--foxglove", "127.0.0.1:0"}, "live view ws://");
+  test::DaemonProcess& daemon = *view.daemon;
+  const auto port = view.port;
 
   FoxgloveClient viewer(port);
   CHECK(viewer.response()[beast::http::field::sec_websocket_protocol] == "foxglove.websocket.v1");
@@ -276,14 +285,11 @@ TEST_CASE("Foxglove WebSocket: a viewer subscribes and gets decoded clouds with 
 TEST_CASE("--export writes whole decoded frames: PCD with object ids, PLY, KITTI .bin",
           "[e2e][view][export]") {
   const Scene scene;
-  test::UdpReceiver sink;
   const std::string dir = "/tmp/lidaremu-e2e-export-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
-  auto args = view_daemon_args(std::to_string(sink.port()));
-  args.insert(args.end(),
-              {"--http", "off", "--foxglove", "off", "--export", dir, "--export-formats",
-               "pcd,ply,bin", "--export-frames", "2", "--export-every", "2"});
-  test::DaemonProcess daemon(args);
+  ViewDaemon view({"--http", "off", "--foxglove", "off", "--export", dir, "--export-formats",
+                   "pcd,ply,bin", "--export-frames", "2", "--export-every", "2"});
+  test::DaemonProcess& daemon = *view.daemon;
   {
     const SceneStream stream(scene, daemon.hits_port());
     std::this_thread::sleep_for(900ms);
@@ -358,13 +364,9 @@ std::size_t screenshot_coloured_pixels(const std::string& url, const std::string
 
 TEST_CASE("The built-in page draws the live cloud in headless Chromium", "[e2e][view][browser]") {
   const Scene scene;
-  test::UdpReceiver sink;
-  auto args = view_daemon_args(std::to_string(sink.port()));
-  args.insert(args.end(), {"--http", "127.0.0.1:0", "--foxglove", "127.0.0.1:0"});
-  test::DaemonProcess daemon(args);
-  REQUIRE(daemon.wait_for_output("control http://", 5s));
-  daemon.read_output(200ms);
-  const auto http_port = port_after(daemon, "control http://127.0.0.1:");
+  ViewDaemon view({"--http", "127.0.0.1:0", "--foxglove", "127.0.0.1:0"}, "control http://");
+  test::DaemonProcess& daemon = *view.daemon;
+  const auto http_port = view.port;
   const std::string url = "http://127.0.0.1:" + std::to_string(http_port) + "/view/";
   const std::string png = "/tmp/lidaremu-e2e-view-" + std::to_string(::getpid()) + ".png";
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -64,6 +65,13 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
                    ntohl(from.sin_addr.s_addr)});
   }
   return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace lidaremu::test

@@ -42,5 +42,7 @@ class UdpReceiver {
 std::string daemon_path();
 std::string materials_path();
 std::string data_path(const std::string& relative);
+// A whole file's bytes ("" when it cannot be read).
+std::string slurp(const std::string& path);
 
 }  // namespace lidaremu::test
