@@ -65,8 +65,9 @@ Image render_birds_eye(std::span<const core::CloudPoint> points, const BirdsEyeO
   // x forward is up the image, y left is left: column = centre - y, row = centre - x.
   const auto column_of = [&](double y) { return static_cast<int>(std::floor(centre - y * scale)); };
   const auto row_of = [&](double x) { return static_cast<int>(std::floor(centre - x * scale)); };
-  for (double m = -std::floor(options.half_extent_m / 10) * 10; m <= options.half_extent_m;
-       m += 10) {
+  const int lines = static_cast<int>(std::floor(options.half_extent_m / 10));  // 10 m grid
+  for (int line = -lines; line <= lines; ++line) {
+    const double m = 10.0 * line;
     for (int p = 0; p < options.pixels; ++p) {
       set_pixel(image, column_of(m), p, kGrid);
       set_pixel(image, p, row_of(m), kGrid);

@@ -296,9 +296,9 @@ void LiveView::handle(SensorTap& tap, LiveFrame& frame) {
   // A Velodyne frame's first packets finish the frame before: their ids come from it when the
   // view saw it, and those points are left out otherwise.
   const bool previous_seen = tap.previous_.valid && tap.previous_sequence_ + 1 == frame.sequence;
-  static const core::FrameTruth kUnknown;
+  static const core::FrameTruth unknown;
   const int bad = tap.decoder_.decode(packets, frame.truth,
-                                      previous_seen ? tap.previous_ : kUnknown, tap.cloud_);
+                                      previous_seen ? tap.previous_ : unknown, tap.cloud_);
   if (bad > 0) {
     tap.counters_.packets_undecodable += static_cast<std::uint64_t>(bad);
     spdlog::error("sensor {}: live view: {} of our own packets did not decode", tap.name_, bad);
