@@ -17,8 +17,10 @@
 
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/cloud.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/daemon/live_view.hpp"
 
 #ifndef LIDAREMU_BENCH_MATERIALS
 #define LIDAREMU_BENCH_MATERIALS "config/materials.toml"
@@ -169,6 +171,48 @@ void encoder(benchmark::State& state, const SceneKey& key, core::EchoMode echoes
       static_cast<double>(sink.bytes_) / static_cast<double>(state.iterations());
 }
 
+class KeepingSink final : public core::PacketSink {
+ public:
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double) override {
+    if (channel == core::PacketChannel::kData) packets.emplace_back(bytes.begin(), bytes.end());
+  }
+  std::vector<std::vector<std::uint8_t>> packets;
+};
+
+// The live view's work for one frame on its own thread: the frame's packets decoded into a cloud
+// with ground-truth ids, and (with_json) that cloud as the foxglove.PointCloud message.
+void live_view(benchmark::State& state, const SceneKey& key, bool with_json) {
+  const Scene& s = scene(key);
+  core::Pipeline pipeline(s.pattern, materials(),
+                          default_chain(s.pattern, core::EchoMode::kStrongest));
+  core::FrameReturns returns;
+  pipeline.process(s.hits, returns);
+  const core::SensorIdentity identity{992200000001ull, 0x123456};
+  auto enc = core::make_encoder(s.pattern, identity, core::EchoMode::kStrongest);
+  KeepingSink sink;
+  enc->encode_frame(returns, 1000.0, sink);
+  enc->flush(sink);
+  const std::vector<std::span<const std::uint8_t>> packets(sink.packets.begin(),
+                                                           sink.packets.end());
+  core::FrameTruth truth;
+  truth.assign(returns);
+  std::optional<core::ouster::Metadata> metadata;
+  if (s.pattern.model->family == core::SensorFamily::kOuster) {
+    metadata = core::ouster::parse_metadata(core::ouster::metadata_json(s.pattern, identity, {}));
+  }
+  core::CloudDecoder decoder(s.pattern, metadata);
+  core::Cloud cloud;
+  std::size_t json_bytes = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the idiom
+    decoder.decode(packets, truth, truth, cloud);
+    if (with_json) json_bytes = daemon::foxglove_point_cloud_json(cloud, "bench", 0).size();
+    benchmark::DoNotOptimize(cloud.points.data());
+  }
+  state.counters["points"] = static_cast<double>(cloud.points.size());
+  if (with_json) state.counters["json_MB"] = static_cast<double>(json_bytes) / 1e6;
+}
+
 void register_all() {
   const SceneKey os1{"os1-128", "2048x10"};
   SceneKey os1_rays5 = os1;
@@ -240,6 +284,16 @@ void register_all() {
        core::OusterProfile::kRng19Dual},
       {"os1-128-2048x10-rng15", os1, core::EchoMode::kStrongest, core::OusterProfile::kRng15},
   };
+  for (const auto& [name, key] :
+       {std::pair{"os1-128-2048x10", os1}, std::pair{"vls128", SceneKey{"vls128", ""}}}) {
+    for (const bool json : {false, true}) {
+      benchmark::RegisterBenchmark(
+          (std::string("view/") + (json ? "decode+foxglove-json/" : "decode/") + name).c_str(),
+          [key, json](benchmark::State& st) { live_view(st, key, json); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
   for (const auto& c : cases) {
     benchmark::RegisterBenchmark(
         (std::string("encoder/") + c.name).c_str(),

@@ -37,6 +37,19 @@ class CarlaBridgeLogic(unittest.TestCase):
         self.assertEqual(bridge.detections, 1)  # the non-finite and the zero point are skipped
         bridge.close()
 
+    def test_hostile_values_are_refused_with_the_reason(self):
+        with lidaremu_rig.Rig(model="vlp16", destination="udp://127.0.0.1:9") as rig:
+            with self.assertRaisesRegex(lidaremu_rig.RigError, "non-finite point or zero normal"):
+                rig.set_hit(0, 0, (float("nan"), 0, 0), (1, 0, 0), 8)
+            with self.assertRaisesRegex(lidaremu_rig.RigError, "out of range"):
+                rig.set_hit(rig.columns, 0, (1, 0, 0), (1, 0, 0), 8)
+            with self.assertRaisesRegex(lidaremu_rig.RigError, "out of range"):
+                rig.ray(0, rig.channels)
+            with self.assertRaisesRegex(lidaremu_rig.RigError, "zero quaternion"):
+                rig.set_pose((0, 0, 0), (0, 0, 0, 0))
+        with self.assertRaisesRegex(lidaremu_rig.RigError, "unknown engine"):
+            lidaremu_rig.Rig(engine="godot")
+
     def test_a_bad_model_says_what_is_accepted(self):
         with self.assertRaisesRegex(lidaremu_rig.RigError, "unknown model"):
             lidaremu_rig.Rig(model="vlp99")
