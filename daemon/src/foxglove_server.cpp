@@ -277,7 +277,6 @@ FoxgloveServer::FoxgloveServer(const std::string& address, std::uint16_t port,
   state_->limits = limits;
   state_->counters = counters_;
   port_ = state_->acceptor.local_endpoint().port();
-  std::function<void()> accept_next;
   tcp_detail::accept_connections(
       state_->acceptor, state_->open, limits.max_connections,
       [state = state_](tcp::socket socket) {
@@ -290,13 +289,15 @@ FoxgloveServer::FoxgloveServer(const std::string& address, std::uint16_t port,
 }
 
 FoxgloveServer::~FoxgloveServer() {
-  asio::post(io_, [state = state_] {
+  // Close everything on the server's thread, then stop it: sessions leave the state's set (which
+  // ends their cycle with it); handlers still queued are destroyed with the io_context.
+  asio::post(io_, [this, state = state_] {
     beast::error_code ignored;
     state->acceptor.close(ignored);
     const auto sessions = state->sessions;  // close() erases from the set
     for (const auto& s : sessions) s->close();
+    io_.stop();
   });
-  io_.stop();
   thread_.join();
 }
 
