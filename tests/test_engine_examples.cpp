@@ -18,12 +18,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// What a sanitized build's shared library needs inside a plain python3 process.
+// What a sanitized build's shared library needs inside a plain python3 process: the sanitizer's
+// runtime first, and libstdc++ (python3 does not link it) for its exception interceptors.
 std::string sanitizer_preload() {
 #if defined(__SANITIZE_ADDRESS__)
-  return "LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 ";
+  return "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so) "
+         "ASAN_OPTIONS=detect_leaks=0 ";
 #elif defined(__SANITIZE_THREAD__)
-  return "LD_PRELOAD=$(gcc -print-file-name=libtsan.so) ";
+  return "LD_PRELOAD=$(gcc -print-file-name=libtsan.so):$(gcc -print-file-name=libstdc++.so) ";
 #else
   return "";
 #endif
