@@ -211,8 +211,8 @@ LiveView::LiveView(const DaemonSettings& settings)
     std::error_code ec;
     std::filesystem::create_directories(export_dir_, ec);
     if (ec) {
-      foxglove_.reset();
       stop_thread();
+      foxglove_.reset();
       throw std::runtime_error("export directory " + export_dir_.string() +
                                ": cannot create it: " + ec.message());
     }
@@ -220,8 +220,8 @@ LiveView::LiveView(const DaemonSettings& settings)
 }
 
 LiveView::~LiveView() {
-  foxglove_.reset();  // no more subscriber changes
-  stop_thread();
+  stop_thread();      // the view thread publishes through the server: it goes first
+  foxglove_.reset();  // then the server (its last subscriber changes still find the view)
 }
 
 void LiveView::stop_thread() {
