@@ -201,7 +201,7 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
     CHECK(header.find("POINTS 3\n") != std::string::npos);
     CHECK(header.find("WIDTH 3\nHEIGHT 1\n") != std::string::npos);
     const auto body = bytes_of(text, data_at + 12);
-    REQUIRE(body.size() == 3 * 22);
+    REQUIRE(body.size() == std::size_t{3} * 22);
     for (std::size_t i = 0; i < 3; ++i) {
       const auto& p = cloud.points[i];
       CHECK(load_le<float>(body, i * 22) == p.x);
@@ -220,7 +220,7 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
     const auto end = text.find("end_header\n");
     REQUIRE(end != std::string::npos);
     const auto body = bytes_of(text, end + 11);
-    REQUIRE(body.size() == 3 * 22);
+    REQUIRE(body.size() == std::size_t{3} * 22);
     CHECK(load_le<float>(body, 22 + 4) == 0.5f);
     CHECK(load_le<std::uint32_t>(body, 2 * 22 + 18) == 4000000000u);
   }
@@ -228,7 +228,7 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
     write_cloud_file(dir + "/000000.bin", cloud);
     const std::string text = lidaremu::test::slurp(dir + "/000000.bin");
     const auto body = bytes_of(text, 0);
-    REQUIRE(body.size() == 3 * 16);
+    REQUIRE(body.size() == std::size_t{3} * 16);
     CHECK(load_le<float>(body, 0) == 1.5f);
     CHECK(load_le<float>(body, 12) == Approx(200.0 / 255.0));
     CHECK(load_le<float>(body, 16 + 8) == -1.75f);

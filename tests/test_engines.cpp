@@ -114,8 +114,8 @@ TEST_CASE("Columns due each engine tick cover the rotation once", "[engines]") {
   // VLP-16 columns are 55.296 µs apart: 19 fire in the first millisecond (0 .. 18).
   CHECK(rig.columns_due(0, 0.001) == std::pair<std::uint32_t, std::uint32_t>{0, 19});
   std::uint32_t next = 0;
-  for (double t = 0; t < rig.pattern().frame_period_s; t += 1.0 / 60) {
-    const auto [first, count] = rig.columns_due(t, t + 1.0 / 60);
+  for (int tick = 0; tick / 60.0 < rig.pattern().frame_period_s; ++tick) {
+    const auto [first, count] = rig.columns_due(tick / 60.0, (tick + 1) / 60.0);
     CHECK(first == next);
     next = first + count;
   }

@@ -270,8 +270,8 @@ TEST_CASE("Foxglove WebSocket: a viewer subscribes and gets decoded clouds with 
   viewer.send_raw("{not json");
   viewer.send({{"op", "subscribe"}, {"subscriptions", {{{"id", 8}, {"channelId", 999}}}}});
   viewer.send({{"op", "teleport"}});
-  viewer.next_binary();
-  for (int i = 0; i < 3 && viewer.texts.size() < 3; ++i) viewer.next_binary();
+  // The replies queue behind the clouds already on their way (a slow, sanitized daemon has more).
+  for (int i = 0; i < 100 && viewer.texts.size() < 3; ++i) viewer.next_binary();
   REQUIRE(viewer.texts.size() >= 3);
   for (const auto& t : viewer.texts) CHECK(t["op"] == "status");
   CHECK(viewer.texts[1]["message"].get<std::string>().find("no channel 999") != std::string::npos);
@@ -319,11 +319,16 @@ TEST_CASE("--export writes whole decoded frames: PCD with object ids, PLY, KITTI
     }
     CHECK(counted);
   }
-  // Every second frame: the two files are two frames apart.
+  // Every second frame the view decodes: two frames apart when it keeps up with the sensor (a
+  // sanitized daemon's view skips frames, counted).
   const auto number = [](const std::string& path) {
     return std::stoi(path.substr(path.size() - 10, 6));
   };
-  CHECK(number(pcds[1]) - number(pcds[0]) == 2);
+  if (test::kSanitized) {
+    CHECK(number(pcds[1]) - number(pcds[0]) >= 2);
+  } else {
+    CHECK(number(pcds[1]) - number(pcds[0]) == 2);
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -35,9 +35,10 @@ std::vector<RawPart> raw_datagrams(std::span<const float> rows, std::size_t floa
   for (std::size_t c = 0; c < columns; c += columns_per_datagram) {
     const std::size_t n = std::min(columns_per_datagram, columns - c);
     const auto part = rows.subspan(c * floats_per_column, n * floats_per_column);
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the wire format is these bytes
-    parts.push_back({static_cast<std::uint32_t>(c),
-                     {reinterpret_cast<const std::uint8_t*>(part.data()), part.size_bytes()}});
+    // The wire format is these bytes.
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(  // NOLINT(*-reinterpret-cast)
+        part.data());
+    parts.push_back({static_cast<std::uint32_t>(c), {bytes, part.size_bytes()}});
   }
   return parts;
 }
