@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 namespace lidaremu::clients {
 namespace {
@@ -27,6 +28,14 @@ void set_pixel(Image& image, int x, int y, const std::array<std::uint8_t, 3>& c)
                   3;
   std::copy(c.begin(), c.end(), image.rgb.begin() + static_cast<std::ptrdiff_t>(at));
 }
+
+// libpng's errors end in a longjmp; the message is kept for the exception instead of printed.
+void keep_png_error(png_structp png, png_const_charp message) {
+  auto* kept = static_cast<std::string*>(png_get_error_ptr(png));
+  if (kept) *kept = message;
+  png_longjmp(png, 1);
+}
+void ignore_png_warning(png_structp /*png*/, png_const_charp /*message*/) {}
 
 }  // namespace
 
@@ -119,7 +128,9 @@ Image side_by_side(std::span<const Image> images) {
 void write_png(const std::string& path, const Image& image) {
   const File file(std::fopen(path.c_str(), "wb"));
   if (!file) throw std::runtime_error(path + ": cannot open for writing");
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  std::string why;
+  png_structp png =
+      png_create_write_struct(PNG_LIBPNG_VER_STRING, &why, keep_png_error, ignore_png_warning);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   if (!info) {
     png_destroy_write_struct(&png, nullptr);
@@ -128,7 +139,7 @@ void write_png(const std::string& path, const Image& image) {
   // libpng reports errors by longjmp; nothing here owns resources that jump would skip.
   if (setjmp(png_jmpbuf(png))) {  // NOLINT(cert-err52-cpp)
     png_destroy_write_struct(&png, &info);
-    throw std::runtime_error(path + ": libpng failed while writing");
+    throw std::runtime_error(path + ": libpng failed while writing: " + why);
   }
   png_init_io(png, file.get());
   png_set_IHDR(png, info, static_cast<png_uint_32>(image.width),
@@ -146,7 +157,9 @@ void write_png(const std::string& path, const Image& image) {
 Image read_png(const std::string& path) {
   const File file(std::fopen(path.c_str(), "rb"));
   if (!file) throw std::runtime_error(path + ": cannot open");
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  std::string why;
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, &why, keep_png_error, ignore_png_warning);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   if (!info) {
     png_destroy_read_struct(&png, nullptr, nullptr);
@@ -155,7 +168,7 @@ Image read_png(const std::string& path) {
   Image image;
   if (setjmp(png_jmpbuf(png))) {  // NOLINT(cert-err52-cpp)
     png_destroy_read_struct(&png, &info, nullptr);
-    throw std::runtime_error(path + ": not a PNG libpng can read");
+    throw std::runtime_error(path + ": not a PNG libpng can read (" + why + ")");
   }
   png_init_io(png, file.get());
   png_read_info(png, info);
