@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -9,6 +10,7 @@
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "lidaremu/core/byte_io.hpp"
 #include "tcp_accept.hpp"
@@ -27,6 +29,9 @@ constexpr std::uint8_t kMessageData = 0x01;
 // Per viewer: messages waiting to be written. Point clouds are megabytes; beyond this the
 // newest is dropped for that viewer.
 constexpr std::size_t kMaxQueuedData = 2;
+// Replies (status, advertise) waiting for a client that sends requests but never reads: beyond
+// this the client is dropped.
+constexpr std::size_t kMaxQueued = 64;
 
 json channel_json(const FoxgloveChannel& c) {
   return {{"id", c.id},
@@ -57,6 +62,11 @@ struct FoxgloveServer::State {
   std::shared_ptr<FoxgloveCounters> counters;
   int open = 0;
 
+  // Sessions to visit: a copy, since a session that overflows closes and leaves the set.
+  static std::vector<std::shared_ptr<Session>> copy(const std::set<std::shared_ptr<Session>>& s) {
+    return {s.begin(), s.end()};
+  }
+
   void count_subscribers(std::uint32_t channel, int delta) {
     const int now = subscribers[channel] += delta;
     if (on_subscribers) on_subscribers(channel, now);
@@ -69,6 +79,8 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
       : ws_(std::move(socket)), state_(std::move(state)), slot_(state_->open) {}
 
   void start() {
+    upgrade_.header_limit(static_cast<std::uint32_t>(state_->limits.max_header_bytes));
+    upgrade_.body_limit(state_->limits.max_body_bytes);
     beast::get_lowest_layer(ws_).expires_after(
         std::chrono::seconds(state_->limits.request_timeout_s));
     http::async_read(ws_.next_layer(), buffer_, upgrade_,
@@ -78,7 +90,7 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
   }
 
   void send_text(std::string text) {
-    queue(std::make_shared<const std::string>(std::move(text)), false);
+    queue({std::make_shared<const std::string>(std::move(text)), false, {}});
   }
 
   void send_data(std::uint32_t channel, std::uint64_t time_ns,
@@ -89,15 +101,14 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
         ++state_->counters->messages_dropped;
         continue;
       }
-      auto frame = std::make_shared<std::string>(1 + 4 + 8 + payload->size(), '\0');
-      std::span<std::uint8_t> bytes(reinterpret_cast<std::uint8_t*>(frame->data()),  // NOLINT
-                                    frame->size());
-      bytes[0] = kMessageData;
-      core::store_le<std::uint32_t>(bytes, 1, subscription);
-      core::store_le<std::uint64_t>(bytes, 5, time_ns);
-      std::copy(payload->begin(), payload->end(), frame->begin() + 13);
+      // The message frame's header, then the payload every subscriber shares (megabytes: sent
+      // from the one copy).
+      Outgoing out{payload, true, {}};
+      out.header[0] = kMessageData;
+      core::store_le<std::uint32_t>(out.header, 1, subscription);
+      core::store_le<std::uint64_t>(out.header, 5, time_ns);
       ++queued_data_;
-      queue(std::move(frame), true);
+      queue(std::move(out));
     }
   }
 
@@ -126,6 +137,7 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
   struct Outgoing {
     std::shared_ptr<const std::string> bytes;
     bool binary;
+    std::array<std::uint8_t, 13> header;  // binary: opcode, subscription id, timestamp
   };
 
   void on_upgrade_request(beast::error_code ec) {
@@ -229,25 +241,31 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  void queue(std::shared_ptr<const std::string> bytes, bool binary) {
+  void queue(Outgoing out) {
     if (closed_) return;
-    outgoing_.push_back({std::move(bytes), binary});
+    if (outgoing_.size() >= kMaxQueued) {
+      ++state_->counters->bad_requests;
+      return close();
+    }
+    outgoing_.push_back(std::move(out));
     if (outgoing_.size() == 1) write_next();
   }
 
   void write_next() {
     const Outgoing& next = outgoing_.front();
     ws_.binary(next.binary);
-    ws_.async_write(asio::buffer(*next.bytes),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                      if (ec) return self->close();
-                      if (self->outgoing_.front().binary) {
-                        --self->queued_data_;
-                        ++self->state_->counters->messages_sent;
-                      }
-                      self->outgoing_.pop_front();
-                      if (!self->outgoing_.empty()) self->write_next();
-                    });
+    const std::array<asio::const_buffer, 2> buffers{
+        asio::buffer(next.header.data(), next.binary ? next.header.size() : 0),
+        asio::buffer(*next.bytes)};
+    ws_.async_write(buffers, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      if (self->outgoing_.front().binary) {
+        --self->queued_data_;
+        ++self->state_->counters->messages_sent;
+      }
+      self->outgoing_.pop_front();
+      if (!self->outgoing_.empty()) self->write_next();
+    });
   }
 
   struct OpenSlot {
@@ -294,8 +312,7 @@ FoxgloveServer::~FoxgloveServer() {
   asio::post(io_, [this, state = state_] {
     beast::error_code ignored;
     state->acceptor.close(ignored);
-    const auto sessions = state->sessions;  // close() erases from the set
-    for (const auto& s : sessions) s->close();
+    for (const auto& s : State::copy(state->sessions)) s->close();  // close() leaves the set
     io_.stop();
   });
   thread_.join();
@@ -306,7 +323,7 @@ void FoxgloveServer::advertise(FoxgloveChannel channel) {
     const std::string message =
         json{{"op", "advertise"}, {"channels", json::array({channel_json(channel)})}}.dump();
     state->channels[channel.id] = channel;
-    for (const auto& s : state->sessions) s->send_text(message);
+    for (const auto& s : State::copy(state->sessions)) s->send_text(message);
   });
 }
 
@@ -315,7 +332,7 @@ void FoxgloveServer::unadvertise(std::uint32_t channel_id) {
     if (state->channels.erase(channel_id) == 0) return;
     const std::string message =
         json{{"op", "unadvertise"}, {"channelIds", json::array({channel_id})}}.dump();
-    for (const auto& s : state->sessions) {
+    for (const auto& s : State::copy(state->sessions)) {
       s->channel_gone(channel_id);
       s->send_text(message);
     }
@@ -326,7 +343,7 @@ void FoxgloveServer::unadvertise(std::uint32_t channel_id) {
 void FoxgloveServer::publish(std::uint32_t channel_id, std::uint64_t time_ns,
                              std::shared_ptr<const std::string> payload) {
   asio::post(io_, [state = state_, channel_id, time_ns, payload = std::move(payload)] {
-    for (const auto& s : state->sessions) s->send_data(channel_id, time_ns, payload);
+    for (const auto& s : State::copy(state->sessions)) s->send_data(channel_id, time_ns, payload);
   });
 }
 
