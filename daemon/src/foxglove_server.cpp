@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/daemon/punctual_thread.hpp"
 #include "tcp_accept.hpp"
 
 namespace lidaremu::daemon {
@@ -303,7 +304,10 @@ FoxgloveServer::FoxgloveServer(const std::string& address, std::uint16_t port,
         session->start();
       },
       [counters = counters_] { ++counters->clients_refused; });
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    leave_signals_to_the_main_thread();
+    io_.run();
+  });
 }
 
 FoxgloveServer::~FoxgloveServer() {

@@ -10,6 +10,7 @@
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/cloud_export.hpp"
+#include "lidaremu/daemon/punctual_thread.hpp"
 
 namespace lidaremu::daemon {
 namespace {
@@ -277,6 +278,7 @@ void LiveView::on_subscribers(std::uint32_t channel, int subscribers) {
 }
 
 void LiveView::run() {
+  leave_signals_to_the_main_thread();
   for (;;) {
     Job job;
     jobs_.pop(job);
@@ -297,8 +299,8 @@ void LiveView::handle(SensorTap& tap, LiveFrame& frame) {
   // view saw it, and those points are left out otherwise.
   const bool previous_seen = tap.previous_.valid && tap.previous_sequence_ + 1 == frame.sequence;
   static const core::FrameTruth unknown;
-  const int bad = tap.decoder_.decode(packets, frame.truth,
-                                      previous_seen ? tap.previous_ : unknown, tap.cloud_);
+  const int bad = tap.decoder_.decode(packets, frame.truth, previous_seen ? tap.previous_ : unknown,
+                                      tap.cloud_);
   if (bad > 0) {
     tap.counters_.packets_undecodable += static_cast<std::uint64_t>(bad);
     spdlog::error("sensor {}: live view: {} of our own packets did not decode", tap.name_, bad);

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 
 namespace lidaremu::daemon {
@@ -13,6 +14,15 @@ bool make_thread_punctual() {
   sched_param param{};
   param.sched_priority = 5;
   return ::pthread_setschedparam(::pthread_self(), SCHED_RR, &param) == 0;
+}
+
+void leave_signals_to_the_main_thread() {
+  sigset_t control{};
+  sigemptyset(&control);
+  sigaddset(&control, SIGHUP);
+  sigaddset(&control, SIGINT);
+  sigaddset(&control, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &control, nullptr);
 }
 
 }  // namespace lidaremu::daemon

@@ -184,8 +184,14 @@ void SensorRuntime::start() {
                    local.port()};
   if (hits_address_.ip == 0) hits_address_.ip = 0x7F000001u;  // bound to any: loopback
   started_ = true;
-  processor_ = std::thread([this] { process_loop(); });
-  emitter_ = std::thread([this] { emit_loop(); });
+  processor_ = std::thread([this] {
+    leave_signals_to_the_main_thread();  // TBB's workers, started from here, inherit it
+    process_loop();
+  });
+  emitter_ = std::thread([this] {
+    leave_signals_to_the_main_thread();
+    emit_loop();
+  });
   receive_next();
 }
 

@@ -12,4 +12,9 @@ namespace lidaremu::daemon {
 // wake-up preempts physics. Returns whether the real-time class was granted.
 bool make_thread_punctual();
 
+// Blocks SIGHUP, SIGINT and SIGTERM in the calling worker thread, so that the kernel hands them
+// to the thread that waits for them (the io_context's) instead of one sleeping in a queue, where
+// a sanitizer's deferred delivery could hold them for as long as it sleeps.
+void leave_signals_to_the_main_thread();
+
 }  // namespace lidaremu::daemon
