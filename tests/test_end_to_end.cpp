@@ -625,28 +625,6 @@ TEST_CASE("Ouster IMU packets follow the engine's sensor poses", "[e2e][ouster][
   CHECK(core::load_le<float>(packets.front().bytes, 24) == Approx(0).margin(1e-6));
 }
 
-namespace {
-struct HttpReply {
-  int status = 0;
-  std::string body;
-};
-// One request through tests/support/http_request.py (the standard library's HTTP client).
-HttpReply http_request(const std::string& method, const std::string& url,
-                       const std::string& body = "", const std::string& token = "") {
-  const std::string out = "/tmp/lidaremu-http-reply.txt";
-  std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) + "/http_request.py " +
-                        method + " '" + url + "' '" + body + "'";
-  if (!token.empty()) command += " '" + token + "'";
-  if (std::system((command + " > " + out).c_str()) != 0) return {};  // NOLINT(cert-env33-c)
-  std::ifstream in(out);
-  HttpReply reply;
-  in >> reply.status;
-  reply.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  std::remove(out.c_str());
-  return reply;
-}
-}  // namespace
-
 TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a token",
           "[e2e][http]") {
   test::UdpReceiver data, telemetry;
@@ -658,7 +636,7 @@ TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a 
   const auto at = daemon.output().find("control http://127.0.0.1:");
   const std::string base =
       daemon.output().substr(at + 8, daemon.output().find(' ', at + 8) - at - 8);
-  CHECK(http_request("GET", base + "/healthz").status == 200);
+  CHECK(test::http_request("GET", base + "/healthz").status == 200);
   // Traffic, then the metrics show it.
   const auto pattern = clients::scan_for("vlp16", 600, "");
   clients::UdpSender sender(hits_url(daemon));
@@ -666,7 +644,7 @@ TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a 
   streamer.send_frame(scene_rows(pattern));
   streamer.send_frame(scene_rows(pattern));
   REQUIRE(data.receive(150, 2s, 10s).size() >= 150);
-  const auto metrics = http_request("GET", base + "/metrics");
+  const auto metrics = test::http_request("GET", base + "/metrics");
   CHECK(metrics.status == 200);
   CHECK(metrics.body.find("lidaremu_packets_out_total{sensor=\"vlp16-0\"}") != std::string::npos);
   CHECK(metrics.body.find("lidaremu_processing_seconds_bucket{sensor=\"vlp16-0\",le=\"+Inf\"}") !=
@@ -674,26 +652,27 @@ TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a 
   CHECK(metrics.body.find("lidaremu_processing_seconds_count{sensor=\"vlp16-0\"} ") !=
         std::string::npos);
   CHECK(metrics.body.find("lidaremu_frames_queued{sensor=\"vlp16-0\"}") != std::string::npos);
-  const auto sensors = nlohmann::json::parse(http_request("GET", base + "/api/v1/sensors").body);
+  const auto sensors =
+      nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
   REQUIRE(sensors.size() == 1);
   CHECK(sensors[0]["model"] == "vlp16");
   CHECK(sensors[0]["rpm"] == 600);
   CHECK(sensors[0]["frames_processed"].get<int>() >= 1);
   // Changing the weather needs the token; values are checked like the config file's.
   const std::string weather = base + "/api/v1/sensors/vlp16-0/weather";
-  CHECK(http_request("PUT", weather, R"({"rain_mm_per_h": 25})").status == 401);
-  CHECK(http_request("PUT", weather, R"({"rain_mm_per_h": 25})", "wrong").status == 401);
-  CHECK(http_request("PUT", weather, R"({"rain_mm_per_h": 9000})", "s3cret").status == 400);
-  CHECK(http_request("PUT", weather, R"({"hail": 1})", "s3cret").status == 400);
-  CHECK(http_request("PUT", weather, "not json", "s3cret").status == 400);
+  CHECK(test::http_request("PUT", weather, R"({"rain_mm_per_h": 25})").status == 401);
+  CHECK(test::http_request("PUT", weather, R"({"rain_mm_per_h": 25})", "wrong").status == 401);
+  CHECK(test::http_request("PUT", weather, R"({"rain_mm_per_h": 9000})", "s3cret").status == 400);
+  CHECK(test::http_request("PUT", weather, R"({"hail": 1})", "s3cret").status == 400);
+  CHECK(test::http_request("PUT", weather, "not json", "s3cret").status == 400);
   const auto set =
-      http_request("PUT", weather, R"({"rain_mm_per_h": 25, "visibility_m": 900})", "s3cret");
+      test::http_request("PUT", weather, R"({"rain_mm_per_h": 25, "visibility_m": 900})", "s3cret");
   CHECK(set.status == 200);
-  const auto now = nlohmann::json::parse(http_request("GET", weather).body);
+  const auto now = nlohmann::json::parse(test::http_request("GET", weather).body);
   CHECK(now["rain_mm_per_h"] == 25.0);
   CHECK(now["visibility_m"] == 900.0);
-  CHECK(http_request("GET", base + "/api/v1/sensors/nope").status == 404);
-  CHECK(http_request("GET", base + "/nothing").status == 404);
+  CHECK(test::http_request("GET", base + "/api/v1/sensors/nope").status == 404);
+  CHECK(test::http_request("GET", base + "/nothing").status == 404);
   CHECK(daemon.stop() == 0);
 }
 
@@ -882,7 +861,7 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
         out_b.url() + "\"\n");
   daemon.send_signal(SIGHUP);
   REQUIRE(daemon.wait_for_output("reloaded", 30s));  // sanitized builds are slow
-  auto sensors = nlohmann::json::parse(http_request("GET", base + "/api/v1/sensors").body);
+  auto sensors = nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
   REQUIRE(sensors.size() == 2);
   CHECK(sensors[0]["rpm"] == 1200);
   CHECK(sensors[1]["model"] == "os1-32");
@@ -891,7 +870,7 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
   daemon.send_signal(SIGHUP);
   REQUIRE(daemon.wait_for_output("keeping the running configuration", 30s));
   CHECK(daemon.output().find("vlp99") != std::string::npos);
-  sensors = nlohmann::json::parse(http_request("GET", base + "/api/v1/sensors").body);
+  sensors = nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
   CHECK(sensors.size() == 2);
   // The reloaded sensor works: a frame in, packets out.
   const auto hits = sensors[0]["hits"].get<std::string>();

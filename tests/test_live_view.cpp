@@ -386,6 +386,25 @@ TEST_CASE("The built-in page draws the live cloud in headless Chromium", "[e2e][
   INFO("coloured pixels: " << empty << " without input, " << live << " with the scene");
   CHECK(empty < 500);
   CHECK(live > 5000);
+  // What the page loaded, and what the daemon counted while it watched.
+  const std::string base = "http://127.0.0.1:" + std::to_string(http_port);
+  const auto live_view_port = port_after(daemon, "live view ws://127.0.0.1:");
+  CHECK(test::http_request("GET", base + "/view/config.json")
+            .body.find("\"port\":" + std::to_string(live_view_port)) != std::string::npos);
+  const auto three = test::http_request("GET", base + "/view/three.core.js");
+  CHECK(three.status == 200);
+  CHECK(three.body.find("REVISION") != std::string::npos);
+  CHECK(test::http_request("GET", base + "/view/nothing-here.js").status == 404);
+  CHECK(test::http_request("POST", base + "/view/", "x").status == 405);
+  const std::string metrics = test::http_request("GET", base + "/metrics").body;
+  const auto metric = [&](const std::string& name) {
+    const auto at = metrics.find(name + " ");
+    return at == std::string::npos ? -1L : std::stol(metrics.substr(at + name.size() + 1));
+  };
+  CHECK(metric("lidaremu_view_frames_published_total{sensor=\"vlp16-0\"}") > 0);
+  CHECK(metric("lidaremu_view_packets_undecodable_total{sensor=\"vlp16-0\"}") == 0);
+  CHECK(metric("lidaremu_foxglove_clients_accepted_total") >= 2);  // two page loads
+  CHECK(metric("lidaremu_foxglove_bad_requests_total") == 0);
   std::filesystem::remove(png);
   std::filesystem::remove(png + ".log");
   CHECK(daemon.stop() == 0);

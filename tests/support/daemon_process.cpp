@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -65,6 +66,21 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
                    ntohl(from.sin_addr.s_addr)});
   }
   return out;
+}
+
+HttpReply http_request(const std::string& method, const std::string& url, const std::string& body,
+                       const std::string& token) {
+  const std::string out = "/tmp/lidaremu-http-reply-" + std::to_string(::getpid()) + ".txt";
+  std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) + "/http_request.py " +
+                        method + " '" + url + "' '" + body + "'";
+  if (!token.empty()) command += " '" + token + "'";
+  if (std::system((command + " > " + out).c_str()) != 0) return {};  // NOLINT(cert-env33-c)
+  std::ifstream in(out);
+  HttpReply reply;
+  in >> reply.status;
+  reply.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::remove(out.c_str());
+  return reply;
 }
 
 std::string slurp(const std::string& path) {

@@ -50,6 +50,14 @@ class UdpReceiver {
 std::string daemon_path();
 std::string materials_path();
 std::string data_path(const std::string& relative);
+struct HttpReply {
+  int status = 0;  // 0: no answer at all
+  std::string body;
+};
+// One request through tests/support/http_request.py (the standard library's HTTP client).
+HttpReply http_request(const std::string& method, const std::string& url,
+                       const std::string& body = "", const std::string& token = "");
+
 // A whole file's bytes ("" when it cannot be read).
 std::string slurp(const std::string& path);
 
