@@ -15,13 +15,13 @@ struct lidaremu_rig {
   lidaremu::clients::SensorRig rig;
   lidaremu::clients::UdpSender sender;
   std::uint16_t sensor_id;
-  std::string last_error;
+  mutable std::string last_error;  // also set by the const queries that fail
 };
 
 namespace {
 
 int fail(const lidaremu_rig* rig, int code, const std::string& message) {
-  if (rig) const_cast<lidaremu_rig*>(rig)->last_error = message;  // NOLINT: a mutable message
+  if (rig) rig->last_error = message;
   return code;
 }
 

@@ -71,13 +71,25 @@ void write_kitti_bin(std::ostream& out, const Cloud& cloud) {
   }
 }
 
+const char* cloud_format_extension(CloudFormat format) {
+  switch (format) {
+    case CloudFormat::kPcd:
+      return "pcd";
+    case CloudFormat::kPly:
+      return "ply";
+    case CloudFormat::kKittiBin:
+      return "bin";
+  }
+  return "?";
+}
+
 std::optional<CloudFormat> cloud_format_for(const std::string& path) {
   const auto dot = path.rfind('.');
   if (dot == std::string::npos) return std::nullopt;
-  const std::string ext = path.substr(dot);
-  if (ext == ".pcd") return CloudFormat::kPcd;
-  if (ext == ".ply") return CloudFormat::kPly;
-  if (ext == ".bin") return CloudFormat::kKittiBin;
+  for (const auto format : {CloudFormat::kPcd, CloudFormat::kPly, CloudFormat::kKittiBin}) {
+    if (path.compare(dot + 1, std::string::npos, cloud_format_extension(format)) == 0)
+      return format;
+  }
   return std::nullopt;
 }
 

@@ -45,18 +45,6 @@ void append_base64(std::string& out, std::span<const std::uint8_t> bytes) {
   }
 }
 
-const char* extension(core::CloudFormat f) {
-  switch (f) {
-    case core::CloudFormat::kPcd:
-      return "pcd";
-    case core::CloudFormat::kPly:
-      return "ply";
-    case core::CloudFormat::kKittiBin:
-      return "bin";
-  }
-  return "?";
-}
-
 }  // namespace
 
 const std::string& foxglove_point_cloud_schema() {
@@ -326,7 +314,8 @@ void LiveView::export_frame(SensorTap& tap, const core::Cloud& cloud) {
   std::snprintf(number, sizeof number, "%06u", cloud.frame_number);
   try {
     for (const auto format : export_formats_) {
-      const auto path = export_dir_ / (tap.name_ + "-" + number + "." + extension(format));
+      const auto path =
+          export_dir_ / (tap.name_ + "-" + number + "." + core::cloud_format_extension(format));
       core::write_cloud_file(path.string(), cloud);
     }
     ++tap.counters_.frames_exported;

@@ -18,6 +18,8 @@ void write_ply(std::ostream& out, const Cloud& cloud);
 // KITTI: float32 x, y, z, reflectance in [0, 1] (reflectivity / 255), nothing else.
 void write_kitti_bin(std::ostream& out, const Cloud& cloud);
 
+// The file name extension of a format, without the dot: "pcd", "ply", "bin".
+const char* cloud_format_extension(CloudFormat format);
 // From a file name's extension (.pcd, .ply, .bin); nullopt for anything else.
 std::optional<CloudFormat> cloud_format_for(const std::string& path);
 // Writes `cloud` to `path` in the format its extension names; throws std::runtime_error with
