@@ -42,6 +42,8 @@ struct SceneKey {
   int rays = 1;
   double rain_mm_per_h = 10.0;
   bool all_retroreflector = false;
+  double visibility_m = 23000.0;
+  double sun_w_per_m2 = 0.0;
   auto operator<=>(const SceneKey&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
@@ -76,6 +78,8 @@ const Scene& scene(const SceneKey& key) {
   }
   f.columns_received = f.shape.columns;
   f.weather.rain_mm_per_h = key.rain_mm_per_h;
+  f.weather.visibility_m = key.visibility_m;
+  f.weather.sun_irradiance_w_per_m2 = key.sun_w_per_m2;
   return *slot;
 }
 
@@ -85,6 +89,8 @@ struct OutputCase {
   SceneKey key;
   core::EchoMode echoes;
   core::OusterProfile profile;
+  // Changes to the default chain (digests only: every stage and model choice is fingerprinted).
+  void (*adjust)(core::PipelineSettings&) = nullptr;
 };
 
 core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::EchoMode echoes) {
@@ -315,7 +321,8 @@ class DigestSink final : public core::PacketSink {
   std::uint64_t packets = 0;
 };
 
-int print_digests() {
+// The digest of each busy configuration, one line each: "DIGEST  PACKETS packets  NAME".
+std::vector<std::string> digest_lines() {
   const OutputCase cases[] = {
       {"os1-128-2048x10 rain 10 mm/h", {"os1-128", "2048x10"}, core::EchoMode::kStrongest, {}},
       {"os1-128-2048x10 5 rays", {"os1-128", "2048x10", 5}, core::EchoMode::kStrongest, {}},
@@ -329,12 +336,33 @@ int print_digests() {
        {}},
       {"vls128 dual", {"vls128", ""}, core::EchoMode::kDual, {}},
       {"hdl64e strongest", {"hdl64e", ""}, core::EchoMode::kStrongest, {}},
+      {"vlp16 fog 300 m, sun 1000 W/m2, rain 25 mm/h",
+       {"vlp16", "", 1, 25.0, false, 300.0, 1000.0},
+       core::EchoMode::kDual,
+       {}},
+      {"vlp32c 5 rays ipsp surface, capability detection, raster correction",
+       {"vlp32c", "", 5, 0.0},
+       core::EchoMode::kLast,
+       {},
+       [](core::PipelineSettings& s) {
+         s.stages.surface = core::SurfaceModel::kIpsp;
+         s.stages.detection = core::DetectionModel::kCapability;
+         s.stages.raster_correction = true;
+       }},
+      {"os0-64-1024x10 ideal",
+       {"os0-64", "1024x10"},
+       core::EchoMode::kStrongest,
+       {},
+       [](core::PipelineSettings& s) { s.mode = core::PhysicsMode::kIdeal; }},
   };
+  std::vector<std::string> lines;
   for (const auto& c : cases) {
     const Scene& s = scene(c.key);
     core::OusterOutput ouster;
     ouster.profile = c.profile;
-    core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, c.echoes));
+    auto settings = default_chain(s.pattern, c.echoes);
+    if (c.adjust) c.adjust(settings);
+    core::Pipeline pipeline(s.pattern, materials(), settings);
     auto enc = core::make_encoder(s.pattern, {992200000001ull, 0x123456}, c.echoes, ouster);
     DigestSink sink;
     core::FrameReturns returns;
@@ -344,24 +372,67 @@ int print_digests() {
       pipeline.process(hits, returns);
       enc->encode_frame(returns, 1000.0 + frame * s.pattern.frame_period_s, sink);
     }
-    std::printf("%016llx  %6llu packets  %s\n", static_cast<unsigned long long>(sink.digest),
-                static_cast<unsigned long long>(sink.packets), c.name);
+    char line[256];
+    std::snprintf(line, sizeof line, "%016llx  %6llu packets  %s",
+                  static_cast<unsigned long long>(sink.digest),
+                  static_cast<unsigned long long>(sink.packets), c.name);
+    lines.emplace_back(line);
   }
+  return lines;
+}
+
+int print_digests() {
+  for (const auto& line : digest_lines()) std::printf("%s\n", line.c_str());
   return 0;
+}
+
+// Compares the digests with a baseline file (tests/data/output_digests.txt): the output bytes
+// change only in a commit that re-baselines the file and says why.
+int check_digests(const char* baseline_path) {
+  std::FILE* f = std::fopen(baseline_path, "r");
+  if (!f) {
+    std::fprintf(stderr, "cannot read %s\n", baseline_path);
+    return 2;
+  }
+  std::vector<std::string> expected;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, f)) {
+    std::string line(buffer);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    if (!line.empty() && line[0] != '#') expected.push_back(line);
+  }
+  std::fclose(f);
+  const auto actual = digest_lines();
+  int differences = 0;
+  for (std::size_t i = 0; i < std::max(actual.size(), expected.size()); ++i) {
+    const std::string a = i < actual.size() ? actual[i] : "(none)";
+    const std::string e = i < expected.size() ? expected[i] : "(none)";
+    if (a != e) {
+      std::printf("differs:\n  baseline %s\n  now      %s\n", e.c_str(), a.c_str());
+      ++differences;
+    }
+  }
+  std::printf("%d of %zu output digests differ from %s\n", differences, actual.size(),
+              baseline_path);
+  return differences == 0 ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --digest: the output's fingerprint instead of timings. --threads N: TBB threads.
+  // --digest: the output's fingerprint instead of timings; --digest-check FILE: compared with a
+  // baseline. --threads N: TBB threads.
   // --stage-iterations N: iterations of each one-stage benchmark (default 10).
   int threads = 0;
   bool digest = false;
+  const char* digest_baseline = nullptr;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--digest") {
       digest = true;
+    } else if (arg == "--digest-check" && i + 1 < argc) {
+      digest_baseline = argv[++i];
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (arg == "--stage-iterations" && i + 1 < argc) {
@@ -373,6 +444,7 @@ int main(int argc, char** argv) {
   argc = kept;
   std::optional<tbb::global_control> limit;
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
+  if (digest_baseline) return check_digests(digest_baseline);
   if (digest) return print_digests();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
