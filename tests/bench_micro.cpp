@@ -96,7 +96,7 @@ struct OutputCase {
 core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::EchoMode echoes) {
   core::PipelineSettings s;
   s.params = core::default_physics_params(*pattern.model);
-  s.stages.echoes = echoes;
+  s.echoes = echoes;
   s.seed = 1;
   return s;
 }
@@ -345,15 +345,15 @@ std::vector<std::string> digest_lines() {
        core::EchoMode::kLast,
        {},
        [](core::PipelineSettings& s) {
-         s.stages.surface = core::SurfaceModel::kIpsp;
-         s.stages.detection = core::DetectionModel::kCapability;
-         s.stages.raster_correction = true;
+         core::use_stage(s.stages, "surface.ipsp");
+         core::use_stage(s.stages, "detection.capability");
+         core::use_stage(s.stages, "geometry.raster_correction");
        }},
       {"os0-64-1024x10 ideal",
        {"os0-64", "1024x10"},
        core::EchoMode::kStrongest,
        {},
-       [](core::PipelineSettings& s) { s.mode = core::PhysicsMode::kIdeal; }},
+       [](core::PipelineSettings& s) { s.stages = core::stage_chain(core::PhysicsMode::kIdeal); }},
   };
   std::vector<std::string> lines;
   for (const auto& c : cases) {

@@ -257,9 +257,9 @@ DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes) {
   }
   static const auto materials = MaterialTable::load(lidaremu::test::materials_path());
   PipelineSettings settings;
-  settings.mode = PhysicsMode::kIdeal;
+  settings.stages = stage_chain(PhysicsMode::kIdeal);
   settings.params = default_physics_params(model);
-  settings.stages.echoes = echoes;
+  settings.echoes = echoes;
   Pipeline pipeline(pattern, materials, settings);
   pipeline.process(hits, out.returns);
   return out;

@@ -72,7 +72,7 @@ class Bench {
 
   [[nodiscard]] PipelineSettings settings(PhysicsMode mode = PhysicsMode::kDefault) const {
     PipelineSettings s;
-    s.mode = mode;
+    s.stages = stage_chain(mode);
     s.params = default_physics_params(*pattern_.model);
     s.seed = 42;
     return s;
@@ -221,7 +221,7 @@ TEST_CASE("2b: datasheet calibration reproduces the datasheet range by construct
     // Without extinction the reach follows sqrt(Gamma): 10 % reaches 120 sqrt(1/8) = 42.4 m
     // divided by the clear-air transmission folded into the calibration (a 1 % effect).
     auto no_air = bench.settings();
-    no_air.stages.clear_air = false;
+    drop_stage(no_air.stages, "atmosphere.clear_air");
     const MaterialTable materials = test_materials();
     const Pipeline pipeline(bench.pattern(), materials, no_air);
     const double reach_10 =
@@ -288,7 +288,7 @@ TEST_CASE("3: capability model of seed 002 (OS0-128: d_max 50 m at R_L,max 0.8)"
   CHECK_FALSE(physics::capability_detects(0.1, 6.3, 50, 0.8));
   Bench bench("os1-64");
   auto s = bench.settings();
-  s.stages.detection = DetectionModel::kCapability;
+  use_stage(s.stages, "detection.capability");
   bench.target_facing_every_beam(48.0, kEightyPercent);
   CHECK(detected_share(bench.run(s)) == 1.0);
   bench.target_facing_every_beam(51.0, kEightyPercent);
@@ -384,7 +384,7 @@ TEST_CASE("4b: rain drops returns with rate and range, adds false positives, not
   bench.hits().weather.rain_mm_per_h = 0;
   const auto with_stage = bench.run(s);
   auto without = s;
-  without.stages.rain = false;
+  drop_stage(without.stages, "atmosphere.rain");
   const auto without_stage = bench.run(without);
   CHECK(with_stage.range_m == without_stage.range_m);
   CHECK(with_stage.reflectivity == without_stage.reflectivity);
@@ -399,7 +399,7 @@ TEST_CASE("4b: rain drops returns with rate and range, adds false positives, not
   CHECK(share_at(40, 50) > share_at(60, 50));
   CHECK(share_at(60, 50) > share_at(80, 50));
   // False positives: the first echo comes from a drop more often as the rain grows.
-  s.stages.echoes = EchoMode::kFirst;
+  s.echoes = EchoMode::kFirst;
   const auto drops_at = [&](double rain) {
     bench.target_facing_every_beam(60, kTenPercent);
     bench.hits().weather.rain_mm_per_h = rain;
@@ -454,7 +454,7 @@ TEST_CASE("5: several rays per beam merge, and mixed pixels give two echoes",
     bench.set(10, 0, 0, d * 20.00, -d, kConcrete);
     bench.set(10, 1, 0, d * 20.05, -d, kConcrete);
     auto s = bench.settings(PhysicsMode::kIdeal);
-    s.stages.echoes = EchoMode::kDual;
+    s.echoes = EchoMode::kDual;
     const auto out = bench.run(s);
     CHECK(out.range_m[out.slot(10, 0)] == Approx(20.0).margin(0.002));
     CHECK(out.range_m[out.slot(10, 1)] == 0);  // one return, not two
@@ -466,15 +466,15 @@ TEST_CASE("5: several rays per beam merge, and mixed pixels give two echoes",
     for (int r : {0, 3, 4}) bench.set(beam, r, 0, d * 10, -d, kConcrete, 0, 7);
     for (int r : {1, 2}) bench.set(beam, r, 0, d * 30, -d, kConcrete, 0, 9);
     auto s = bench.settings();
-    s.stages.echoes = EchoMode::kDual;
+    s.echoes = EchoMode::kDual;
     const auto dual = bench.run(s);
     CHECK(dual.range_m[dual.slot(beam, 0)] == Approx(10).margin(0.1));  // strongest: the object
     CHECK(dual.object_id[dual.slot(beam, 0)] == 7);
     CHECK(dual.range_m[dual.slot(beam, 1)] == Approx(30).margin(0.1));  // last: the wall
     CHECK(dual.object_id[dual.slot(beam, 1)] == 9);
-    s.stages.echoes = EchoMode::kLast;
+    s.echoes = EchoMode::kLast;
     CHECK(bench.run(s).range_m[beam] == Approx(30).margin(0.1));
-    s.stages.echoes = EchoMode::kStrongest;
+    s.echoes = EchoMode::kStrongest;
     CHECK(bench.run(s).range_m[beam] == Approx(10).margin(0.1));
   }
 }
@@ -500,7 +500,7 @@ TEST_CASE("6: a mirror shows the wall it reflects as a ghost at half the optical
 
   // The return comes back along the mirror: R = (10 + 5 + 5 + 10) / 2 = 15 m.
   auto ideal = bench.settings(PhysicsMode::kIdeal);
-  ideal.stages.echoes = EchoMode::kDual;
+  ideal.echoes = EchoMode::kDual;
   auto out = bench.run(ideal);
   CHECK(out.range_m[beam] == Approx(15.0).margin(0.002));
   CHECK(out.object_id[beam] == 2);
@@ -516,7 +516,7 @@ TEST_CASE("6: a mirror shows the wall it reflects as a ghost at half the optical
   CHECK(out.range_m[beam] == Approx(15.0).margin(0.1));
   // Without the stage, the metal's own faint diffuse return at 10 m is all there is.
   auto no_paths = bench.settings();
-  no_paths.stages.multibounce = false;
+  drop_stage(no_paths.stages, "paths.multibounce");
   CHECK(bench.run(no_paths).range_m[beam] == Approx(10.0).margin(0.1));
 }
 
@@ -576,7 +576,7 @@ TEST_CASE("7: a retroreflective sign blooms wider than it is; a diffuse one does
   CHECK(bloomed.max_azimuth_deg > retro.max_azimuth_deg + 0.5);
   CHECK(bloomed.max_azimuth_deg < retro.max_azimuth_deg + 3.5);  // "up to several degrees"
   auto off = bench.settings();
-  off.stages.blooming = false;
+  drop_stage(off.stages, "blooming");
   CHECK(near_returns(bench, bench.run(off)).geometric == retro.geometric);
 
   const auto diffuse = place_sign(bench, kConcrete);
@@ -626,7 +626,7 @@ TEST_CASE("8: strongest, last, first, dual and triple echo selection", "[physics
   bench.set(beam, 2, 0, d * 40, -d, kConcrete, 0, 3);    // far wall
   auto s = bench.settings(PhysicsMode::kIdeal);
   const auto ids = [&](EchoMode mode) {
-    s.stages.echoes = mode;
+    s.echoes = mode;
     const auto out = bench.run(s);
     return std::array<std::uint32_t, 3>{out.object_id[out.slot(beam, 0)],
                                         out.object_id[out.slot(beam, 1)],
@@ -656,7 +656,7 @@ TEST_CASE("9: a depth-image hit is moved onto the true beam direction", "[physic
   const double true_range = -1.8 / v.z();
   auto s = bench.settings(PhysicsMode::kIdeal);
   CHECK(std::fabs(bench.run(s).range_m[beam] - true_range) > 0.05);  // uncorrected: off
-  s.stages.raster_correction = true;
+  use_stage(s.stages, "geometry.raster_correction");
   CHECK(bench.run(s).range_m[beam] == Approx(true_range).margin(0.002));
   CHECK(physics::raster_corrected_range(0.5, 0.25, 10) == Approx(20));
 }
@@ -671,26 +671,20 @@ TEST_CASE("The chain names its stages; weather reaches the stages through the fr
   auto s = bench.settings();
   Pipeline pipeline(bench.pattern(), materials, s);
   const auto names = pipeline.stage_names();
-  const std::vector<std::string_view> expected{"geometry",
-                                               "paths.multibounce",
-                                               "surface.brdf",
-                                               "atmosphere.clear_air",
-                                               "atmosphere.rain",
-                                               "blooming",
-                                               "detection.threshold",
-                                               "echoes.strongest",
-                                               "range.noise",
-                                               "report"};
+  const std::vector<std::string_view> expected{
+      "geometry", "paths.multibounce",   "surface.brdf", "atmosphere.clear_air", "atmosphere.rain",
+      "blooming", "detection.threshold", "echoes",       "range.noise",          "report"};
   CHECK(names == expected);
-  s.stages.surface = SurfaceModel::kIpsp;
-  s.stages.detection = DetectionModel::kCapability;
-  s.stages.raster_correction = true;
-  s.stages.echoes = EchoMode::kDual;
+  use_stage(s.stages, "surface.ipsp");
+  use_stage(s.stages, "detection.capability");
+  use_stage(s.stages, "geometry.raster_correction");
+  s.echoes = EchoMode::kDual;
   const auto other = Pipeline(bench.pattern(), materials, s).stage_names();
   CHECK(std::find(other.begin(), other.end(), "surface.ipsp") != other.end());
   CHECK(std::find(other.begin(), other.end(), "detection.capability") != other.end());
   CHECK(std::find(other.begin(), other.end(), "geometry.raster_correction") != other.end());
-  CHECK(std::find(other.begin(), other.end(), "echoes.dual") != other.end());
+  CHECK(std::find(other.begin(), other.end(), "surface.brdf") == other.end());
+  CHECK(std::find(other.begin(), other.end(), "detection.threshold") == other.end());
 
   bench.target_facing_every_beam(60, kTenPercent);
   const auto clear = bench.run(bench.settings());

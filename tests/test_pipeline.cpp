@@ -66,7 +66,7 @@ FrameHits scene_frame(const ScanPattern& pattern, std::uint32_t number) {
 
 PipelineSettings settings_for(const ScanPattern& pattern, PhysicsMode mode, std::uint64_t seed) {
   PipelineSettings s;
-  s.mode = mode;
+  s.stages = stage_chain(mode);
   s.params = default_physics_params(*pattern.model);
   s.seed = seed;
   return s;
@@ -133,7 +133,7 @@ std::vector<CollectingSink::Packet> run_busy_chain(int threads) {
   hits.columns_received = hits.shape.columns;
   hits.weather.rain_mm_per_h = 25;
   auto settings = settings_for(pattern, PhysicsMode::kDefault, 99);
-  settings.stages.echoes = EchoMode::kTwoStrongest;
+  settings.echoes = EchoMode::kTwoStrongest;
   Pipeline pipeline(pattern, materials, settings);
   OusterOutput output;
   output.profile = OusterProfile::kRng19Dual;
@@ -435,7 +435,7 @@ std::vector<CollectingSink::Packet> encode_with(EchoMode echoes, const FrameHits
   const auto pattern = pattern_for("vlp16");
   const auto materials = MaterialTable::load(test::materials_path());
   auto s = settings_for(pattern, PhysicsMode::kIdeal, 1);
-  s.stages.echoes = echoes;
+  s.echoes = echoes;
   Pipeline pipeline(pattern, materials, s);
   auto encoder = make_encoder(pattern, {992200000001ull, 0x123456}, echoes);
   REQUIRE(encoder);
@@ -554,7 +554,7 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
       INFO(model << (echoes == EchoMode::kDual ? " dual" : " strongest"));
       const auto pattern = pattern_for(model);
       auto settings = settings_for(pattern, PhysicsMode::kDefault, 7);
-      settings.stages.echoes = echoes;
+      settings.echoes = echoes;
       Pipeline pipeline(pattern, materials, settings);
       FrameReturns returns;
       pipeline.process(scene_frame(pattern, 0), returns);
@@ -584,7 +584,7 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
     const auto echoes =
         profile == OusterProfile::kRng19Dual ? EchoMode::kTwoStrongest : EchoMode::kStrongest;
     auto settings = settings_for(pattern, PhysicsMode::kDefault, 7);
-    settings.stages.echoes = echoes;
+    settings.echoes = echoes;
     Pipeline pipeline(pattern, materials, settings);
     FrameReturns returns;
     pipeline.process(scene_frame(pattern, 0), returns);

@@ -1,4 +1,5 @@
 // Flags and config files: defaults as documented, every problem reported with its key path.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -142,7 +143,8 @@ TEST_CASE("Physics stages, parameters and weather from config; model defaults un
 model = "vlp16"
 rays_per_beam = 5
 segments_per_path = 3
-physics_stages = { surface = "ipsp", detection = "capability", echoes = "dual", blooming = false, raster_correction = true }
+return_mode = "dual"
+physics_stages = ["geometry", "geometry.raster_correction", "paths.multibounce", "surface.ipsp", "atmosphere.clear_air", "atmosphere.rain", "detection.capability", "echoes", "range.noise", "report"]
 physics_params = { bloom_skirt_level = 1e-4, rain_lidar_ratio_sr = 20.0 }
 weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2 = 30.0 }
 )",
@@ -150,12 +152,18 @@ weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2
   const auto& s = d.sensors.at(0);
   CHECK(s.layout.rays_per_beam == 5);
   CHECK(s.layout.segments_per_path == 3);
-  CHECK(s.pipeline.stages.surface == lidaremu::core::SurfaceModel::kIpsp);
-  CHECK(s.pipeline.stages.detection == lidaremu::core::DetectionModel::kCapability);
-  CHECK(s.pipeline.stages.echoes == lidaremu::core::EchoMode::kDual);
-  CHECK_FALSE(s.pipeline.stages.blooming);
-  CHECK(s.pipeline.stages.raster_correction);
-  CHECK(s.pipeline.stages.rain);
+  const std::vector<std::string> chain{"geometry",
+                                       "geometry.raster_correction",
+                                       "paths.multibounce",
+                                       "surface.ipsp",
+                                       "atmosphere.clear_air",
+                                       "atmosphere.rain",
+                                       "detection.capability",
+                                       "echoes",
+                                       "range.noise",
+                                       "report"};
+  CHECK(s.pipeline.stages == chain);
+  CHECK(s.pipeline.echoes == lidaremu::core::EchoMode::kDual);
   CHECK(s.pipeline.params.bloom_skirt_level == 1e-4);
   CHECK(s.pipeline.params.rain_lidar_ratio_sr == 20.0);
   CHECK(s.pipeline.params.weather.rain_mm_per_h == 12.5);
@@ -170,7 +178,7 @@ weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2
 [[sensor]]
 model = "vlp16"
 rays_per_beam = 40
-physics_stages = { surface = "mirror", blooming = "yes", colour = 1 }
+surface = "mirror"
 weather = { rain_mm_per_h = -3.0 }
 )",
                      "bad.toml");
@@ -179,8 +187,6 @@ weather = { rain_mm_per_h = -3.0 }
     const std::string msg = e.what();
     CHECK_THAT(msg, Catch::Contains("sensor[0].rays_per_beam = '40': expected 1..12"));
     CHECK_THAT(msg, Catch::Contains("sensor[0].surface = 'mirror': expected brdf|ipsp"));
-    CHECK_THAT(msg, Catch::Contains("sensor[0].physics_stages.blooming: wrong type"));
-    CHECK_THAT(msg, Catch::Contains("sensor[0].physics_stages.colour: unknown key"));
     CHECK_THAT(msg, Catch::Contains("sensor[0].weather.rain_mm_per_h"));
   }
   // What the packets cannot carry is refused, naming what they can.
@@ -195,6 +201,61 @@ weather = { rain_mm_per_h = -3.0 }
   f.rain_mm_per_h = 1e9;
   CHECK_THROWS_WITH(sensor_from_flags(f),
                     Catch::Contains("--return-mode = 'all'") && Catch::Contains("--rain"));
+}
+
+TEST_CASE("The physics chain: presets, substitutions, a list by name, every bad list named",
+          "[settings][physics]") {
+  using lidaremu::core::PhysicsMode;
+  using lidaremu::core::stage_chain;
+  SensorFlags f;
+  CHECK(sensor_from_flags(f).pipeline.stages == stage_chain(PhysicsMode::kDefault));
+  f.physics = "ideal";
+  CHECK(sensor_from_flags(f).pipeline.stages == stage_chain(PhysicsMode::kIdeal));
+  f.physics = "default";
+  f.surface = "ipsp";
+  f.detection = "capability";
+  auto chain = sensor_from_flags(f).pipeline.stages;
+  CHECK(std::count(chain.begin(), chain.end(), "surface.ipsp") == 1);
+  CHECK(std::count(chain.begin(), chain.end(), "surface.brdf") == 0);
+  CHECK(std::count(chain.begin(), chain.end(), "detection.capability") == 1);
+  CHECK(std::count(chain.begin(), chain.end(), "detection.threshold") == 0);
+  CHECK(chain.size() == stage_chain(PhysicsMode::kDefault).size());
+
+  SensorFlags listed;
+  listed.physics_stages = {"geometry", "surface.brdf", "detection.ideal", "echoes", "report"};
+  CHECK(sensor_from_flags(listed).pipeline.stages == listed.physics_stages);
+  listed.surface = "ipsp";
+  CHECK_THROWS_WITH(sensor_from_flags(listed),
+                    Catch::Contains("--surface and --physics-stages both choose"));
+
+  const auto refused = [](const std::string& list) {
+    try {
+      load_config_text("[[sensor]]\nmodel = \"vlp16\"\nphysics_stages = " + list + "\n",
+                       "chain.toml");
+    } catch (const SettingsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused(R"(["geometry", "surface.brdf", "fog", "echoes", "report"])"),
+             Catch::Contains("chain.toml") &&
+                 Catch::Contains("sensor[0].physics_stages: unknown physics stage 'fog'") &&
+                 Catch::Contains("known: geometry,"));
+  CHECK_THAT(refused(R"(["geometry", "detection.ideal", "surface.brdf", "echoes", "report"])"),
+             Catch::Contains("'surface.brdf' must come before 'detection.ideal'"));
+  CHECK_THAT(refused(R"(["geometry", "surface.brdf", "surface.ipsp", "detection.ideal", "echoes",
+                         "report"])"),
+             Catch::Contains("'surface.brdf' and 'surface.ipsp' are both surface models"));
+  CHECK_THAT(refused(R"(["geometry", "geometry", "surface.brdf", "detection.ideal", "echoes",
+                         "report"])"),
+             Catch::Contains("'geometry' is listed twice"));
+  CHECK_THAT(refused(R"(["geometry", "detection.threshold", "echoes", "report"])"),
+             Catch::Contains("'detection.threshold' needs received power (a surface stage)"));
+  CHECK_THAT(refused(R"(["geometry", "surface.brdf", "detection.ideal", "echoes"])"),
+             Catch::Contains("must end with 'report'"));
+  CHECK_THAT(refused(R"({ blooming = false })"), Catch::Contains("must be a list of stage names"));
+  CHECK_THAT(refused(R"([1, 2])"), Catch::Contains("must be a list of stage names"));
+  CHECK_THAT(refused("[]"), Catch::Contains("lists no stage"));
 }
 
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {
@@ -220,7 +281,7 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
   auto s = sensor_from_flags(f);
   CHECK(s.pattern.columns_per_frame == 2048);
   CHECK(s.ouster.profile == lidaremu::core::OusterProfile::kRng19Dual);
-  CHECK(s.pipeline.stages.echoes == lidaremu::core::EchoMode::kTwoStrongest);
+  CHECK(s.pipeline.echoes == lidaremu::core::EchoMode::kTwoStrongest);
   CHECK(s.ouster.azimuth_window_start_mdeg == 270000);
   CHECK(s.ouster.azimuth_window_end_mdeg == 90000);
   CHECK(s.ouster.timestamp_mode == lidaremu::core::OusterTimestampMode::kPtp);
@@ -298,11 +359,16 @@ TEST_CASE("The README's config example loads: the documentation is the loader's"
                           "sensor_ip",
                           "api_port",
                           "allow",
+                          "surface",
+                          "detection",
                           "physics_stages",
                           "physics_params",
                           "weather"}) {
     INFO(key);
-    CHECK(example.find(std::string("\n") + key + " = ") != std::string::npos);
+    // Keys that are alternatives to others (physics_stages to physics, surface and detection)
+    // are shown commented out.
+    CHECK((example.find(std::string("\n") + key + " = ") != std::string::npos ||
+           example.find(std::string("\n# ") + key + " = ") != std::string::npos));
   }
 }
 

@@ -206,7 +206,7 @@ Table rain_sweep(const Setup& setup, const std::vector<double>& ranges_m,
                  const std::vector<double>& rates, core::EchoMode mode, bool drops) {
   const auto materials = targets({0.10});
   auto settings = setup.settings;
-  settings.stages.echoes = mode;
+  settings.echoes = mode;
   core::Pipeline pipeline(setup.pattern, materials, settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
@@ -242,8 +242,8 @@ std::vector<double> with_dry_first(std::vector<double> rates) {
 
 Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
                      const std::vector<double>& rates_mm_per_h) {
-  Table t = rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h),
-                       setup.settings.stages.echoes, false);
+  Table t =
+      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), setup.settings.echoes, false);
   t.title = std::string(setup.pattern.model->name) +
             ": returns of a 10 % target lost to rain (false negatives)";
   t.x_label = "rain rate (mm/h)";
@@ -253,8 +253,8 @@ Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
 
 Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ranges_m,
                                const std::vector<double>& rates_mm_per_h) {
-  Table t = rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h),
-                       setup.settings.stages.echoes, true);
+  Table t =
+      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), setup.settings.echoes, true);
   t.title = std::string(setup.pattern.model->name) +
             ": beams whose reported return is a rain drop (false positives), 10 % target";
   t.x_label = "rain rate (mm/h)";
@@ -262,12 +262,22 @@ Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ra
   return t;
 }
 
+namespace {
+// The surface stage of a chain ("surface.brdf" when it has none).
+std::string surface_of(const std::vector<std::string>& chain) {
+  for (const auto& name : chain) {
+    if (name.starts_with("surface.")) return name;
+  }
+  return "surface.brdf";
+}
+}  // namespace
+
 Table power_vs_incidence(const Setup& setup, const core::MaterialTable& materials,
                          const std::vector<std::uint16_t>& ids) {
   Table t;
-  t.title =
-      std::string(setup.pattern.model->name) + ": received power at 10 m vs incidence angle (" +
-      (setup.settings.stages.surface == core::SurfaceModel::kBrdf ? "brdf" : "ipsp") + " surface)";
+  t.title = std::string(setup.pattern.model->name) +
+            ": received power at 10 m vs incidence angle (" + surface_of(setup.settings.stages) +
+            ")";
   t.x_label = "incidence angle (deg)";
   t.y_label = "received power (W)";
   t.log_y = true;
@@ -280,7 +290,9 @@ Table power_vs_incidence(const Setup& setup, const core::MaterialTable& material
   t.reference_y = setup.settings.params.threshold_w();
   t.reference_label = "threshold (3 sigma)";
   auto settings = setup.settings;
-  settings.mode = core::PhysicsMode::kIdeal;  // the surface's power, no noise, no threshold
+  // The surface's power, no noise, no threshold.
+  settings.stages = core::stage_chain(core::PhysicsMode::kIdeal);
+  core::use_stage(settings.stages, surface_of(setup.settings.stages));
   core::Pipeline pipeline(setup.pattern, materials, settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;

@@ -65,10 +65,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     auto setup = report::default_setup(model);
-    if (surface == "ipsp")
-      setup.settings.stages.surface = core::SurfaceModel::kIpsp;
-    else if (surface != "brdf")
+    if (surface != "brdf" && surface != "ipsp") {
       throw std::invalid_argument("--surface must be brdf or ipsp");
+    }
+    core::use_stage(setup.settings.stages, "surface." + surface);
     const auto materials = core::MaterialTable::load(materials_path);
     const double reach = 1.6 * setup.settings.params.datasheet_range_m;
     const auto run_detection = [&](const std::filesystem::path& to) {

@@ -242,6 +242,10 @@ int main(int argc, char** argv) {
   app.add_option("--detection", f.detection,
                  "threshold (noise + 3 sigma) | capability (seed 002 reflectance limit)")
       ->capture_default_str();
+  app.add_option("--physics-stages", f.physics_stages,
+                 "the physics chain, stage by stage, comma-separated (instead of --physics, "
+                 "--surface and --detection); names in docs/physics.md")
+      ->delimiter(',');
   app.add_option("--echoes,--return-mode", f.echoes,
                  "Velodyne return mode: strongest|last|dual (Ouster: see --profile)")
       ->capture_default_str();
@@ -338,7 +342,7 @@ int main(int argc, char** argv) {
             "--pace",    "--seed",           "--metadata-out",   "--physics",   "--rpm",
             "--mode",    "--engine",         "--clock",          "--sensor-id", "--idle-timeout-ms",
             "--profile", "--azimuth-window", "--timestamp-mode", "--sensor-ip", "--api-port",
-            "--allow"}) {
+            "--allow",   "--physics-stages", "--surface",        "--detection"}) {
         if (app.count(flag)) {
           std::cerr << "lidaremud: " << flag
                     << " and --config cannot be combined: put the sensor in " << config

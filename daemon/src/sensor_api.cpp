@@ -83,7 +83,7 @@ OusterConfigResult settings_from_ouster_config(const SensorSettings& base, const
             "LEGACY, RNG19_RFL8_SIG16_NIR16, RNG19_RFL8_SIG16_NIR16_DUAL or RNG15_RFL8_NIR8");
       }
       s.ouster.profile = *profile;
-      s.pipeline.stages.echoes = core::ouster_echoes(*profile);
+      s.pipeline.echoes = core::ouster_echoes(*profile);
     } else if (key == "udp_profile_imu") {
       if (value != "LEGACY") return bad("LEGACY (the IMU profile emulated)");
     } else if (key == "udp_dest") {
@@ -289,7 +289,7 @@ ordered_json VelodyneApi::info() const {
 }
 
 ordered_json VelodyneApi::settings_json() const {
-  const core::EchoMode e = active_.pipeline.stages.echoes;
+  const core::EchoMode e = active_.pipeline.echoes;
   return {{"laser", "On"},
           {"returns", e == core::EchoMode::kDual   ? "Dual"
                       : e == core::EchoMode::kLast ? "Last"
@@ -355,11 +355,11 @@ HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
       next.pattern = *r.pattern;
     } else if (key == "returns") {
       if (value == "Strongest") {
-        next.pipeline.stages.echoes = core::EchoMode::kStrongest;
+        next.pipeline.echoes = core::EchoMode::kStrongest;
       } else if (value == "Last") {
-        next.pipeline.stages.echoes = core::EchoMode::kLast;
+        next.pipeline.echoes = core::EchoMode::kLast;
       } else if (value == "Dual") {
-        next.pipeline.stages.echoes = core::EchoMode::kDual;
+        next.pipeline.echoes = core::EchoMode::kDual;
       } else {
         return error_response(400, "returns: Strongest, Last or Dual");
       }

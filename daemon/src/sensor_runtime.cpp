@@ -126,7 +126,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       idle_timer_(io),
       pipeline_(settings.pattern, materials, settings.pipeline),
       encoder_(core::make_encoder(settings.pattern, settings.identity,
-                                  settings.pipeline.stages.echoes, ouster_output(settings))),
+                                  settings.pipeline.echoes, ouster_output(settings))),
       weather_(settings.pipeline.params.weather),
       recorders_(recorders) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),

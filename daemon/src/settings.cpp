@@ -116,7 +116,7 @@ void read_ouster_output(const SensorFlags& f, bool velodyne, SensorSettings& s,
     bad("profile", f.profile, "nothing for a Velodyne model (Ouster only)");
   } else if (!velodyne) {
     s.ouster.profile = profile->second;
-    s.pipeline.stages.echoes = core::ouster_echoes(profile->second);
+    s.pipeline.echoes = core::ouster_echoes(profile->second);
   }
   if (f.timestamp_mode == "internal-osc" || f.timestamp_mode == "TIME_FROM_INTERNAL_OSC") {
     s.ouster.timestamp_mode = core::OusterTimestampMode::kInternalOsc;
@@ -168,6 +168,51 @@ void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue
   // Only a loopback output can leave from a loopback source address.
   const auto out = boost::asio::ip::make_address_v4(s.out.host, ec);
   s.sensor_ip = !ec && out.is_loopback() ? default_sensor_ip(s.sensor_id) : "";
+}
+
+// The physics chain: the stages `physics_stages` lists, or the preset `physics` names with the
+// surface and detection models substituted.
+void read_physics_chain(const SensorFlags& f, const std::string& at, SensorSettings& s,
+                        const BadValue& bad, Problems& problems) {
+  const bool flags = at == "--";
+  std::vector<std::string> chain;
+  if (!f.physics_stages.empty()) {
+    const std::string list = flags ? "--physics-stages" : at + "physics_stages";
+    const auto conflict = [&](const std::string& key) {
+      problems.push_back(at + key + " and " + list + " both choose the physics chain: keep one (" +
+                         list + " lists every stage)");
+    };
+    if (f.physics != "default") conflict("physics");
+    if (f.surface != "brdf") conflict("surface");
+    if (f.detection != "threshold") conflict("detection");
+    chain = f.physics_stages;
+  } else {
+    if (f.physics == "default") {
+      chain = core::stage_chain(core::PhysicsMode::kDefault);
+    } else if (f.physics == "ideal") {
+      chain = core::stage_chain(core::PhysicsMode::kIdeal);
+    } else {
+      bad("physics", f.physics, "ideal|default");
+      return;
+    }
+    if (f.surface == "brdf" || f.surface == "ipsp") {
+      core::use_stage(chain, "surface." + f.surface);
+    } else {
+      bad("surface", f.surface, "brdf|ipsp");
+    }
+    if (f.detection == "threshold" || f.detection == "capability") {
+      if (f.physics != "ideal") core::use_stage(chain, "detection." + f.detection);
+    } else {
+      bad("detection", f.detection, "threshold|capability");
+    }
+    if (f.surface != "brdf" && f.surface != "ipsp") return;
+  }
+  try {
+    core::check_chain(chain);
+    s.pipeline.stages = std::move(chain);
+  } catch (const std::invalid_argument& e) {
+    problems.push_back(at + (flags ? "physics-stages" : "physics_stages") + ": " + e.what());
+  }
 }
 
 void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s,
@@ -258,28 +303,10 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   else
     bad("clock", f.clock, "wall|sim");
 
-  if (f.physics == "default")
-    s.pipeline.mode = core::PhysicsMode::kDefault;
-  else if (f.physics == "ideal")
-    s.pipeline.mode = core::PhysicsMode::kIdeal;
-  else
-    bad("physics", f.physics, "ideal|default");
   s.pipeline.params = core::default_physics_params(*s.model);
-  auto& stages = s.pipeline.stages;
-  if (f.surface == "brdf")
-    stages.surface = core::SurfaceModel::kBrdf;
-  else if (f.surface == "ipsp")
-    stages.surface = core::SurfaceModel::kIpsp;
-  else
-    bad("surface", f.surface, "brdf|ipsp");
-  if (f.detection == "threshold")
-    stages.detection = core::DetectionModel::kThreshold;
-  else if (f.detection == "capability")
-    stages.detection = core::DetectionModel::kCapability;
-  else
-    bad("detection", f.detection, "threshold|capability");
+  read_physics_chain(f, at, s, bad, problems);
   if (auto e = echo_mode(f.echoes)) {
-    stages.echoes = *e;
+    s.pipeline.echoes = *e;
     if (velodyne && !core::family_supports(s.model->family, *e)) {
       bad("return_mode", f.echoes, "strongest|last|dual (what Velodyne packets carry)");
     } else if (velodyne && *e == core::EchoMode::kDual && !s.model->velodyne.dual_return) {
@@ -415,32 +442,27 @@ void read_physics_params(const toml::table& t, const std::string& at, core::Phys
   read_numbers(t, at, keys, problems);
 }
 
-void read_stage_switches(const toml::table& t, const std::string& at, SensorFlags& f,
-                         core::PhysicsStages& stages, Problems& problems) {
-  const std::map<std::string, std::string*> choices{
-      {"surface", &f.surface}, {"detection", &f.detection}, {"echoes", &f.echoes}};
-  const std::map<std::string, bool*> switches{{"raster_correction", &stages.raster_correction},
-                                              {"multibounce", &stages.multibounce},
-                                              {"clear_air", &stages.clear_air},
-                                              {"rain", &stages.rain},
-                                              {"blooming", &stages.blooming},
-                                              {"range_noise", &stages.range_noise}};
-  for (const auto& [key, node] : t) {
-    const std::string k(key.str());
-    const std::string path = at + k;
-    if (const auto c = choices.find(k); c != choices.end()) {
-      read_value(node, path, *c->second, problems);
-    } else if (const auto sw = switches.find(k); sw != switches.end()) {
-      if (auto v = node.value<bool>())
-        *sw->second = *v;
-      else
-        problems.push_back(path + ": wrong type (expected true or false)");
+// `physics_stages = ["geometry", ...]`: the chain, stage by stage (names checked when the
+// sensor is built).
+void read_stage_list(const toml::node& n, const std::string& path, SensorFlags& f,
+                     Problems& problems) {
+  const auto* a = n.as_array();
+  if (!a) {
+    problems.push_back(path +
+                       ": must be a list of stage names, e.g. [\"geometry\", \"surface.brdf\", "
+                       "\"detection.threshold\", \"echoes\", \"report\"] (the table of "
+                       "switches of earlier versions is gone)");
+    return;
+  }
+  for (const auto& item : *a) {
+    if (auto v = item.value<std::string>()) {
+      f.physics_stages.push_back(*v);
     } else {
-      problems.push_back(path +
-                         ": unknown key (accepted: surface, detection, echoes, raster_correction, "
-                         "multibounce, clear_air, rain, blooming, range_noise)");
+      problems.push_back(path + ": must be a list of stage names (strings)");
+      return;
     }
   }
+  if (f.physics_stages.empty()) problems.push_back(path + ": lists no stage");
 }
 
 void read_weather(const toml::table& t, const std::string& at, SensorFlags& f, Problems& problems) {
@@ -568,7 +590,6 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
     SensorSettings s;
     std::int64_t seed = 0;
     std::pair<const toml::table*, std::string> params_table{nullptr, ""};
-    core::PhysicsStages switches;
     const std::map<std::string, std::function<void(const toml::node&, const std::string&)>> keys{
         {"name",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, s.name, problems); }},
@@ -663,12 +684,11 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
              problems.push_back(p + ": must be a table");
          }},
         {"physics_stages",
-         [&](const toml::node& n, const std::string& p) {
-           if (const auto* pt = n.as_table())
-             read_stage_switches(*pt, p + ".", f, switches, problems);
-           else
-             problems.push_back(p + ": must be a table");
-         }},
+         [&](const toml::node& n, const std::string& p) { read_stage_list(n, p, f, problems); }},
+        {"surface",
+         [&](const toml::node& n, const std::string& p) { read_value(n, p, f.surface, problems); }},
+        {"detection", [&](const toml::node& n,
+                          const std::string& p) { read_value(n, p, f.detection, problems); }},
         {"weather",
          [&](const toml::node& n, const std::string& p) {
            if (const auto* pt = n.as_table())
@@ -691,11 +711,6 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
     if (seed < 0) problems.push_back(at + "seed: must not be negative");
     f.seed = static_cast<std::uint64_t>(seed);
     build_sensor(f, at, s, problems);
-    const core::PhysicsStages chosen = s.pipeline.stages;
-    s.pipeline.stages = switches;
-    s.pipeline.stages.surface = chosen.surface;
-    s.pipeline.stages.detection = chosen.detection;
-    s.pipeline.stages.echoes = chosen.echoes;
     if (params_table.first) {
       const core::Weather weather = s.pipeline.params.weather;
       read_physics_params(*params_table.first, params_table.second, s.pipeline.params, problems);

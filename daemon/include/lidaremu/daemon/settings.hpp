@@ -112,6 +112,7 @@ struct SensorFlags {
   std::string physics = "default";
   std::string surface = "brdf";
   std::string detection = "threshold";
+  std::vector<std::string> physics_stages;  // the whole chain by name; empty: the preset above
   std::string echoes = "strongest";
   double rain_mm_per_h = 0;
   double visibility_m = 23000;

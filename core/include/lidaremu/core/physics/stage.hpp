@@ -1,0 +1,107 @@
+#pragma once
+// What every physics stage shares: a beam's candidate returns (Pulse), the per-frame scratch
+// (BeamWork), the frame-wide constants, the block a stage runs on, and the Stage interface. One
+// stage per file in core/src/physics/, named after the stage and its PHYSICS.md section; the
+// registry (stage_registry.hpp) lists them by name.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "lidaremu/core/counter_rng.hpp"
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/materials.hpp"
+#include "lidaremu/core/physics.hpp"
+#include "lidaremu/core/physics_params.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+
+namespace lidaremu::core {
+
+// Candidate returns of one beam before detection: one per ray or path, plus rain drops and
+// blooming. Fixed capacity per beam; extra candidates keep the strongest.
+struct Pulse {
+  float range_m = 0;     // half the optical path, along the centre ray
+  float power_w = 0;     // at the detector: before noise, then P_out once detected
+  float extent_m = 0;    // range spread on the target (grazing incidence, merged rays)
+  float lambertian = 0;  // Lambertian-equivalent reflectivity, for the capability model
+  float cos_incidence = 0;
+  float cos_sun = 0;      // normal . sun direction, for ambient light
+  float gain = 1;         // mirror reflectances along a multi-bounce path
+  float threshold_w = 0;  // the threshold it was detected against
+  std::uint32_t object_id = 0;
+  std::uint16_t material = 0;
+  std::uint8_t ray = 0;
+  ReturnKind kind = ReturnKind::kNone;  // kNone: dropped
+};
+
+struct BeamWork {
+  static constexpr int kMaxPulses = 12;
+  std::vector<Pulse> pulses;                 // beams x kMaxPulses
+  std::vector<std::uint8_t> pulse_count;     // per beam
+  std::vector<float> range_offset_m;         // reported minus geometric range (Ouster origin)
+  std::vector<std::uint16_t> drops_crossed;  // rain drops the beam went through
+  std::vector<Pulse> bloom;                  // per beam, from blooming (kind kNone if none)
+  std::vector<std::int8_t> echo_pick;        // beams x kMaxEchoes: index of the pulse, -1 none
+  void resize(std::size_t beams);
+};
+
+// Frame-wide constants the stages read, derived once per frame from the weather.
+struct FrameConstants {
+  explicit FrameConstants(physics::BeamCone cone) : beam(cone) {}
+  physics::BeamCone beam;
+  double system_constant = 0;  // K = E_P C_A (W m^2 sr), from the datasheet or seed 000
+  double noise_w = 0;
+  double threshold_w = 0;
+  double clear_extinction_per_m = 0;
+  double rain_extinction_per_m = 0;
+  double rain_drops_per_m3 = 0;
+  double rain_slope_per_mm = 0;
+  double multibounce_resolution_deg = 0;
+  double sun_direction[3] = {0, 0, 1};
+};
+
+// The beams [begin, end) of one frame a stage runs on, and everything it may read.
+struct BlockContext {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  const FrameHits& hits;
+  BeamWork& work;
+  FrameReturns& out;
+  const BeamGeometry& geometry;
+  const MaterialTable& materials;
+  const PhysicsParams& params;
+  const FrameConstants& constants;
+  DrawKey key;  // beam and stage filled in per draw
+};
+
+// What a stage reads and writes, checked when the chain is built.
+enum Products : std::uint32_t {
+  kHitsIn = 1u << 0,
+  kPulses = 1u << 1,
+  kPower = 1u << 2,
+  kBloomed = 1u << 3,
+  kDetections = 1u << 4,
+  kEchoesOut = 1u << 5,
+  kReported = 1u << 6,
+};
+
+// What a stage is built from.
+struct StageSetup {
+  const ScanPattern& pattern;
+  const PhysicsParams& params;
+  EchoMode echoes;
+};
+
+class Stage {
+ public:
+  virtual ~Stage() = default;
+  // Called once per frame, before any block runs, with the frame's constants: per-frame tables.
+  virtual void begin_frame(const FrameConstants& /*constants*/, const PhysicsParams& /*params*/) {}
+  // Per-beam stages run on blocks of beams, in parallel; a frame stage (the registry says which)
+  // runs once on all beams and may parallelise inside.
+  virtual void run(const BlockContext& block) const = 0;
+  // The system constant K of the range equation, for the stages that set the power scale (the
+  // surface models); 0 for the others.
+  [[nodiscard]] virtual double system_constant() const { return 0; }
+};
+
+}  // namespace lidaremu::core

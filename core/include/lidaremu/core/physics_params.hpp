@@ -1,0 +1,60 @@
+#pragma once
+// Every number the physics reads, with the datasheet defaults of each sensor model. Config
+// (`physics_params` in a sensor table) overrides them key by key, within the ranges the settings
+// loader checks.
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/physics.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+
+namespace lidaremu::core {
+
+struct PhysicsParams {
+  // Seed 000's detector (the "ipsp" surface model reads peak power and efficiency).
+  double peak_power_w = 100.0;
+  double detector_efficiency = 1e-3;
+  double nep_w_per_sqrt_hz = 6.6e-12;
+  double bandwidth_hz = 1e9;
+  double wavelength_nm = 905.0;
+  double quantum_efficiency = 0.8;
+  double receiver_etendue_m2_sr = 1.7e-9;  // aperture area x field of view x optics efficiency
+  // Datasheet calibration of the range equation (PHYSICS.md 2b).
+  double datasheet_range_m = 100.0;
+  double datasheet_reflectivity = 0.10;
+  // Beam and optics.
+  double beam_exit_radius_m = 0.005;
+  double beam_divergence_rad = 0.001;  // half-angle Theta of the cone
+  physics::BistaticOptics optics;      // baseline 0: coaxial
+  double pulse_half_width_ns = 5.0;    // tau_H of the sin^2 pulse
+  // Detection and echoes.
+  double range_noise_sigma_m = 0.01;
+  double range_resolution_m = 0.10;      // pulses closer than this merge (seed 000, 1.3.5)
+  double echo_min_separation_m = 1.0;    // a further echo must lie this far from the first
+  double capability_max_range_m = 50.0;  // seed 002, Ouster OS0-128
+  double capability_max_reflectance_limit = 0.8;
+  double sun_elevation_deg = 90.0;  // sun direction for ambient light
+  double sun_azimuth_deg = 0.0;
+  // Rain (seed 004).
+  double rain_lidar_ratio_sr = 18.0;  // extinction over backscatter of water drops
+  double rain_min_range_m = 1.0;      // no drop returns closer than this (receiver blind zone)
+  double rain_range_jitter_m_per_drop = 2e-5;
+  // Blooming kernel (seed 001).
+  double bloom_core_sigma_deg = 0.05;
+  double bloom_skirt_level = 1e-3;
+  double bloom_skirt_decay_deg = 0.434;
+  double bloom_extent_deg = 3.0;
+  // Multi-bounce: largest angle at which a returning ray still enters the receiver (0 = the
+  // model's column spacing).
+  double multibounce_resolution_deg = 0.0;
+  // The weather at start; Control messages replace it at run time.
+  Weather weather;
+
+  [[nodiscard]] double noise_power_w() const {
+    return physics::noise_power(nep_w_per_sqrt_hz, bandwidth_hz);
+  }
+  [[nodiscard]] double threshold_w() const { return 3.0 * noise_power_w(); }
+};
+
+// The datasheet figures of a sensor model (sensor_registry.cpp) as physics defaults.
+PhysicsParams default_physics_params(const SensorModel& model);
+
+}  // namespace lidaremu::core

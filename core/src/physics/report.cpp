@@ -1,0 +1,67 @@
+// What leaves the chain (PHYSICS.md sections 2b, 3 and 8): the range quantised to the format's
+// unit, the calibrated reflectivity drivers read (from the received power, as the sensor computes
+// it), the signal, the echo pulse width and the ground truth.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numbers>
+
+#include "stage_kit.hpp"
+
+namespace lidaremu::core::stages {
+namespace {
+
+class ReportStage final : public Stage {
+ public:
+  void run(const BlockContext& b) const override {
+    const auto& model = *b.geometry.pattern().model;
+    const auto& c = b.constants;
+    const double calibration_extinction = physics::extinction_from_visibility(
+        stage_kit::kCalibrationVisibilityM, b.params.wavelength_nm);
+    const double tau_h = b.params.pulse_half_width_ns * 1e-9;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const Pulse* pulses = stage_kit::pulses_of(b, beam);
+      const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
+      for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
+        const std::size_t slot = b.out.slot(beam, e);
+        const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
+        const double range = p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
+                                                         model.range_unit_m, model.max_range_m)
+                               : 0.0;
+        b.out.range_m[slot] = static_cast<float>(range);
+        if (!p || range == 0.0) {
+          b.out.power_w[slot] = 0;
+          b.out.reflectivity[slot] = 0;
+          b.out.signal_photons[slot] = 0;
+          b.out.pulse_width_ns[slot] = 0;
+          b.out.object_id[slot] = 0;
+          b.out.kind[slot] = 0;
+          continue;
+        }
+        const double r = p->range_m;
+        const double expected_per_unit_brdf =
+            physics::received_power(c.system_constant, 1.0 / std::numbers::pi, r,
+                                    physics::two_way_transmission(calibration_extinction, r),
+                                    physics::crossover(b.params.optics, r));
+        const double equivalent = p->power_w / expected_per_unit_brdf;
+        b.out.power_w[slot] = p->power_w;
+        b.out.reflectivity[slot] =
+            static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
+        b.out.signal_photons[slot] =
+            static_cast<std::uint16_t>(std::clamp(std::lround(p->power_w / c.noise_w), 1L, 65535L));
+        b.out.pulse_width_ns[slot] = static_cast<float>(
+            physics::echo_pulse_width_s(p->power_w, p->threshold_w, tau_h, p->extent_m) * 1e9);
+        b.out.object_id[slot] = p->object_id;
+        b.out.kind[slot] = static_cast<std::uint8_t>(p->kind);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> make_report(const StageSetup& /*setup*/) {
+  return std::make_unique<ReportStage>();
+}
+
+}  // namespace lidaremu::core::stages

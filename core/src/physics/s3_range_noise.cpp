@@ -1,0 +1,32 @@
+// PHYSICS.md section 3 (seed 002, II-D): Gaussian range noise on every reported echo.
+#include <memory>
+
+#include "stage_kit.hpp"
+
+namespace lidaremu::core::stages {
+namespace {
+
+class RangeNoiseStage final : public Stage {
+ public:
+  void run(const BlockContext& b) const override {
+    const double sigma = b.params.range_noise_sigma_m;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = stage_kit::pulses_of(b, beam);
+      const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
+      const CounterRng rng = stage_kit::rng_for(b, beam, StageId::kRangeNoise);
+      for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
+        if (pick[e] < 0) continue;
+        pulses[pick[e]].range_m +=
+            static_cast<float>(sigma * rng.normal(static_cast<std::uint32_t>(e)));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> make_range_noise(const StageSetup& /*setup*/) {
+  return std::make_unique<RangeNoiseStage>();
+}
+
+}  // namespace lidaremu::core::stages

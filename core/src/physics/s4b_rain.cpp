@@ -1,0 +1,145 @@
+// PHYSICS.md section 4b (seed 004 section 3.4, seed 003): Poisson drops in the beam's cone,
+// two-way extinction from the seed's table, drop returns as false positives, range jitter in
+// proportion to the drops crossed. Every drop is counted (for the jitter); only those that could
+// beat the noise are placed one by one, from the frame's drop table, with a diameter
+// D_t(r) + Exp(Lambda) (memoryless).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numbers>
+
+#include "stage_kit.hpp"
+
+namespace lidaremu::core::stages {
+namespace {
+
+constexpr int kMaxDropPulses = 3;
+
+// The smallest drop that returns more than the noise sigma from range r: the drop's share of the
+// footprint (D^2/4)/w^2 times its backscatter 2/S, through the range equation.
+double detectable_drop_diameter_m(const FrameConstants& c, const PhysicsParams& p, double r) {
+  const double w = c.beam.radius_m(r);
+  const double transmission =
+      physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r);
+  const double gain = c.system_constant * transmission * physics::crossover(p.optics, r) / (r * r);
+  if (!(gain > 0)) return std::numeric_limits<double>::infinity();
+  return std::sqrt(c.noise_w * 4.0 * w * w * p.rain_lidar_ratio_sr / (2.0 * gain));
+}
+
+// Seed 004's Poisson drops, thinned to those that could beat the noise (a drop of diameter D at
+// range r returns more than 1 sigma only if D exceeds D_t(r), which grows fast with r): the
+// expected number of such drops in the beam, cumulated from rain_min_range_m outwards. Built
+// once per frame from the rain rate; beyond the table no drop can be detected.
+struct RainDropTable {
+  static constexpr int kSteps = 300;
+  double start_m = 0;
+  double step_m = 0.5;
+  std::array<double, kSteps + 1> cumulative{};
+
+  void build(const FrameConstants& c, const PhysicsParams& p) {
+    start_m = std::max(p.rain_min_range_m, 0.05);
+    cumulative.fill(0.0);
+    if (!(c.rain_drops_per_m3 > 0)) return;
+    // Drops per metre of beam that could be detected: N pi w(r)^2 P(D > D_t(r)).
+    const auto density = [&](double r) {
+      const double w = c.beam.radius_m(r);
+      const double d_t_mm = detectable_drop_diameter_m(c, p, r) * 1e3;
+      return c.rain_drops_per_m3 * std::numbers::pi * w * w *
+             std::exp(-c.rain_slope_per_mm * d_t_mm);
+    };
+    double previous = density(start_m);
+    for (int i = 1; i <= kSteps; ++i) {
+      const double here = density(start_m + i * step_m);
+      cumulative[static_cast<std::size_t>(i)] =
+          cumulative[static_cast<std::size_t>(i - 1)] + 0.5 * (previous + here) * step_m;
+      previous = here;
+    }
+  }
+
+  [[nodiscard]] double expected_within(double range_m) const {
+    const double x = (range_m - start_m) / step_m;
+    if (!(x > 0)) return 0.0;
+    if (x >= kSteps) return cumulative.back();
+    const auto i = static_cast<std::size_t>(x);
+    return cumulative[i] + (x - static_cast<double>(i)) * (cumulative[i + 1] - cumulative[i]);
+  }
+
+  // The range where the cumulated expectation reaches `expected` (inverse of the above).
+  [[nodiscard]] double range_at(double expected) const {
+    const auto above = std::upper_bound(cumulative.begin(), cumulative.end(), expected);
+    if (above == cumulative.begin()) return start_m;
+    if (above == cumulative.end()) return start_m + kSteps * step_m;
+    const auto i = static_cast<std::size_t>(above - cumulative.begin()) - 1;
+    const double span = cumulative[i + 1] - cumulative[i];
+    const double f = span > 0 ? (expected - cumulative[i]) / span : 0.0;
+    return start_m + (static_cast<double>(i) + f) * step_m;
+  }
+};
+
+class RainStage final : public Stage {
+ public:
+  void begin_frame(const FrameConstants& c, const PhysicsParams& p) override { drops_.build(c, p); }
+
+  void run(const BlockContext& b) const override {
+    const auto& c = b.constants;
+    if (!(c.rain_drops_per_m3 > 0)) return;
+    const auto& prm = b.params;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      Pulse* pulses = stage_kit::pulses_of(b, beam);
+      const int targets = b.work.pulse_count[beam];
+      double reach = 0;
+      for (int k = 0; k < targets; ++k) reach = std::max<double>(reach, pulses[k].range_m);
+      if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
+      const CounterRng count_rng = stage_kit::rng_for(b, beam, StageId::kRainCount);
+      std::uint32_t draw = 0;
+      const double mu_all = c.rain_drops_per_m3 * c.beam.volume_m3(0.0, reach);
+      const double mu_detectable = std::min(drops_.expected_within(reach), mu_all);
+      const std::uint32_t detectable = count_rng.poisson(mu_detectable, draw);
+      const std::uint32_t crossed = detectable + count_rng.poisson(mu_all - mu_detectable, draw);
+      b.work.drops_crossed[beam] =
+          static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
+      // Extinction and jitter of what the beam hit.
+      const CounterRng jitter_rng = stage_kit::rng_for(b, beam, StageId::kRainJitter);
+      const double sigma = prm.rain_range_jitter_m_per_drop * crossed;
+      for (int k = 0; k < targets; ++k) {
+        Pulse& p = pulses[k];
+        p.power_w *=
+            static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
+        p.range_m += static_cast<float>(sigma * jitter_rng.normal(static_cast<std::uint32_t>(k)));
+      }
+      const CounterRng drop_rng = stage_kit::rng_for(b, beam, StageId::kRainDrops);
+      for (std::uint32_t d = 0; d < std::min<std::uint32_t>(detectable, kMaxDropPulses); ++d) {
+        const auto u = drop_rng.words(d);
+        const double u_position = (u[0] + 0.5) * 0x1.0p-32;
+        const double u_size = (u[1] + 0.5) * 0x1.0p-32;
+        const double r = drops_.range_at(u_position * mu_detectable);
+        const double diameter_m =
+            detectable_drop_diameter_m(c, prm, r) - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
+        const double share =
+            physics::drop_brdf_area_ratio(diameter_m, c.beam.radius_m(r), prm.rain_lidar_ratio_sr);
+        Pulse drop;
+        drop.range_m = static_cast<float>(r);
+        drop.power_w = static_cast<float>(physics::received_power(
+            c.system_constant, share, r,
+            physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r),
+            physics::crossover(prm.optics, r)));
+        drop.lambertian = static_cast<float>(share * std::numbers::pi);
+        drop.kind = ReturnKind::kRainDrop;
+        stage_kit::add_pulse(b, beam, drop);
+      }
+    }
+  }
+
+ private:
+  RainDropTable drops_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> make_rain(const StageSetup& /*setup*/) {
+  return std::make_unique<RainStage>();
+}
+
+}  // namespace lidaremu::core::stages

@@ -1,0 +1,78 @@
+#include "stage_kit.hpp"
+
+#include <cmath>
+
+namespace lidaremu::core {
+
+void BeamWork::resize(std::size_t beams) {
+  pulses.assign(beams * kMaxPulses, Pulse{});
+  pulse_count.assign(beams, 0);
+  range_offset_m.assign(beams, 0);
+  drops_crossed.assign(beams, 0);
+  bloom.assign(beams, Pulse{});
+  echo_pick.assign(beams * FrameReturns::kMaxEchoes, -1);
+}
+
+namespace stage_kit {
+
+void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
+  Pulse* pulses = pulses_of(b, beam);
+  auto& count = b.work.pulse_count[beam];
+  if (count < BeamWork::kMaxPulses) {
+    pulses[count++] = p;
+    return;
+  }
+  Pulse* weakest = std::min_element(
+      pulses, pulses + count, [](const Pulse& l, const Pulse& r) { return l.power_w < r.power_w; });
+  if (weakest->power_w < p.power_w) *weakest = p;
+}
+
+double ray_weight(int ray, int rays) {
+  if (rays <= 1) return 1.0;
+  const double edge = std::exp(-2.0);
+  const double centre = 1.0 / (1.0 + (rays - 1) * edge);
+  return ray == 0 ? centre : centre * edge;
+}
+
+// The merged return keeps the leading edge's range and the strongest member's identity; its
+// extent spans the members.
+int merge_pulses(const BlockContext& b, std::size_t beam) {
+  Pulse* pulses = pulses_of(b, beam);
+  int count = b.work.pulse_count[beam];
+  const Pulse& bloom = b.work.bloom[beam];
+  if (bloom.kind != ReturnKind::kNone) {
+    add_pulse(b, beam, bloom);
+    count = b.work.pulse_count[beam];
+  }
+  count =
+      static_cast<int>(std::remove_if(pulses, pulses + count,
+                                      [](const Pulse& p) { return p.kind == ReturnKind::kNone; }) -
+                       pulses);
+  std::sort(pulses, pulses + count,
+            [](const Pulse& l, const Pulse& r) { return l.range_m < r.range_m; });
+  int merged = 0;
+  for (int k = 0; k < count; ++k) {
+    if (merged > 0 &&
+        pulses[k].range_m - pulses[merged - 1].range_m < b.params.range_resolution_m) {
+      Pulse& into = pulses[merged - 1];
+      const float far_edge =
+          std::max(into.range_m + into.extent_m, pulses[k].range_m + pulses[k].extent_m);
+      if (pulses[k].power_w > into.power_w) {
+        into.object_id = pulses[k].object_id;
+        into.kind = pulses[k].kind;
+        into.material = pulses[k].material;
+        into.cos_sun = pulses[k].cos_sun;
+      }
+      into.lambertian = std::max(into.lambertian, pulses[k].lambertian);
+      into.power_w += pulses[k].power_w;
+      into.extent_m = far_edge - into.range_m;
+      continue;
+    }
+    pulses[merged++] = pulses[k];
+  }
+  b.work.pulse_count[beam] = static_cast<std::uint8_t>(merged);
+  return merged;
+}
+
+}  // namespace stage_kit
+}  // namespace lidaremu::core

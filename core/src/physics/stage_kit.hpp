@@ -1,0 +1,83 @@
+#pragma once
+// Helpers the stage files share: a beam's candidate list, its random streams, the rays' shares
+// of the beam, merging pulses the detector cannot separate.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstddef>
+
+#include "lidaremu/core/physics/stage.hpp"
+
+namespace lidaremu::core::stage_kit {
+
+inline constexpr int kMaxRaysUsed = 12;  // rays beyond this are ignored (the seed uses 5)
+// Reflectivity is estimated as the sensor does: from power and range, assuming clear air.
+inline constexpr double kCalibrationVisibilityM = 23000.0;
+
+inline CounterRng rng_for(const BlockContext& block, std::size_t beam, StageId stage) {
+  DrawKey k = block.key;
+  k.beam = static_cast<std::uint32_t>(beam);
+  k.stage = static_cast<std::uint16_t>(stage);
+  return CounterRng(k);
+}
+
+inline Pulse* pulses_of(const BlockContext& b, std::size_t beam) {
+  return b.work.pulses.data() + beam * BeamWork::kMaxPulses;
+}
+
+// The rays of a beam the stages use.
+inline int rays_used(const BlockContext& b) {
+  return std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
+}
+
+// Adds a candidate; when the beam is full, it replaces the weakest if stronger.
+void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p);
+
+// Calls visit(beam, pulse) for every candidate of every beam of the block.
+template <typename Visit>
+void for_each_pulse(const BlockContext& b, Visit&& visit) {
+  for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+    Pulse* pulses = pulses_of(b, beam);
+    for (int k = 0; k < b.work.pulse_count[beam]; ++k) visit(beam, pulses[k]);
+  }
+}
+
+// Share of the beam's power a ray carries: the centre and a ring at the 1/e^2 edge of a
+// Gaussian beam (seed 000's roses), normalised so a beam fully on one surface returns as one ray.
+double ray_weight(int ray, int rays);
+
+inline Eigen::Vector3d hit_point(const FrameHits& h, std::size_t i) {
+  return {h.x[i], h.y[i], h.z[i]};
+}
+inline Eigen::Vector3d hit_normal(const FrameHits& h, std::size_t i) {
+  return {h.nx[i], h.ny[i], h.nz[i]};
+}
+
+// Sorts a beam's candidates (and its bloom contribution) by range and merges those closer than
+// the range resolution into one return whose power is the sum (seed 000, 1.3.5). Returns the
+// number of merged returns.
+int merge_pulses(const BlockContext& b, std::size_t beam);
+
+// Merges each beam's candidates, then calls visit(beam, pulse, index) for every merged return.
+template <typename Visit>
+void for_each_merged(const BlockContext& b, Visit&& visit) {
+  for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+    const int count = merge_pulses(b, beam);
+    Pulse* pulses = pulses_of(b, beam);
+    for (int k = 0; k < count; ++k) visit(beam, pulses[k], k);
+  }
+}
+
+}  // namespace lidaremu::core::stage_kit
+
+// Debian's libtbb is not built for ThreadSanitizer, so TSan cannot see that spawning the tasks
+// orders the caller's writes before the workers' reads, nor that parallel_for's join orders the
+// workers' writes before the caller's. State both edges, in TSan builds only.
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
+extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
+#define LIDAREMU_TSAN_RELEASE(addr) __tsan_release(addr)
+#define LIDAREMU_TSAN_ACQUIRE(addr) __tsan_acquire(addr)
+#else
+#define LIDAREMU_TSAN_RELEASE(addr) static_cast<void>(addr)
+#define LIDAREMU_TSAN_ACQUIRE(addr) static_cast<void>(addr)
+#endif
