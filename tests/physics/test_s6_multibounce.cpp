@@ -1,0 +1,44 @@
+// PHYSICS.md 6: multi-bounce paths.
+#include "physics_bench.hpp"
+
+using namespace lidaremu;
+using namespace lidaremu::core;
+using namespace lidaremu::test;
+
+TEST_CASE("6: a mirror shows the wall it reflects as a ghost at half the optical path",
+          "[physics][multibounce]") {
+  Bench bench("vlp16", {1, 3});
+  const std::size_t beam = 8 * 16 + 7;  // a beam near the horizon
+  const Eigen::Vector3d d = bench.direction(beam);
+  // Metal 10 m ahead, tilted 30 degrees: the ray turns 60 degrees and meets a wall 5 m on.
+  const Eigen::Vector3d side = d.cross(Eigen::Vector3d::UnitZ()).normalized();
+  const double tilt = std::numbers::pi / 6;
+  const Eigen::Vector3d n = -d * std::cos(tilt) + side * std::sin(tilt);
+  const Eigen::Vector3d p1 = d * 10;
+  const Eigen::Vector3d reflected = d - 2 * d.dot(n) * n;
+  const Eigen::Vector3d p2 = p1 + reflected * 5;
+  const auto angle = static_cast<float>(std::acos(p2.normalized().dot(d)) * 180 / std::numbers::pi);
+  bench.set(beam, 0, 0, p1, n, kLucidMetal, 0, 1);
+  bench.set(beam, 0, 1, p2, -reflected, kConcrete, angle, 2);
+
+  // The return comes back along the mirror: R = (10 + 5 + 5 + 10) / 2 = 15 m.
+  auto ideal = bench.settings(PhysicsMode::kIdeal);
+  ideal.echoes = EchoMode::kDual;
+  auto out = bench.run(ideal);
+  CHECK(out.range_m[beam] == Approx(15.0).margin(0.002));
+  CHECK(out.object_id[beam] == 2);
+  CHECK(out.kind[beam] == static_cast<std::uint8_t>(ReturnKind::kGhost));
+  CHECK(out.range_m[out.slot(beam, 1)] == 0);  // one point per path
+  // Within the receiver's angular resolution it enters directly: R = (L1 + L2 + |p2|) / 2.
+  bench.set(beam, 0, 1, p2, -reflected, kConcrete, 0.0f, 2);
+  out = bench.run(ideal);
+  CHECK(out.range_m[beam] == Approx((10 + 5 + p2.norm()) / 2).margin(0.002));
+  // With the realistic chain the ghost beats the threshold (0.98^2 of a 30 % wall at 15 m).
+  bench.set(beam, 0, 1, p2, -reflected, kConcrete, angle, 2);
+  out = bench.run(bench.settings());
+  CHECK(out.range_m[beam] == Approx(15.0).margin(0.1));
+  // Without the stage, the metal's own faint diffuse return at 10 m is all there is.
+  auto no_paths = bench.settings();
+  drop_stage(no_paths.stages, "paths.multibounce");
+  CHECK(bench.run(no_paths).range_m[beam] == Approx(10.0).margin(0.1));
+}
