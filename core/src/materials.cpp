@@ -88,6 +88,14 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
         if (*number < 0 || *number > 1) problems.push_back(at + " must be between 0 and 1");
         m.reflectivity = *number;
         reflectivity_given = true;
+      } else if (k == "fresnel_f0") {
+        if (*number < 0 || *number > 1) problems.push_back(at + " must be between 0 and 1");
+        m.fresnel_f0 = *number;
+      } else if (k == "roughness") {
+        if (!(*number >= 0.005) || *number > 2) {
+          problems.push_back(at + " must be from 0.005 to 2 (RMS facet slope)");
+        }
+        m.roughness = *number;
       } else if (k == "retro_peak_per_sr") {
         if (*number < 1 || *number > 1e4) problems.push_back(at + " must be from 1 to 10000 /sr");
         m.retro_peak_per_sr = *number;
@@ -97,8 +105,8 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
       } else {
         problems.push_back(at +
                            ": unknown key (accepted: id, name, alpha, beta, gamma, sigma_deg, "
-                           "reflectivity, retro_peak_per_sr, retro_observation_deg, "
-                           "retro_entrance_deg)");
+                           "reflectivity, fresnel_f0, roughness, retro_peak_per_sr, "
+                           "retro_observation_deg, retro_entrance_deg)");
       }
     }
     if (!reflectivity_given) m.reflectivity = m.diffuse;

@@ -12,7 +12,11 @@ namespace {
 
 // Velodyne heads share their optics: manuals give divergence 3.0 mrad horizontal x 1.5 mrad
 // vertical (half-angle 1.06 mrad, their geometric mean) and an exit spot of 12.7 x 9.5 mm;
-// accuracy +/-3 cm. Datasheets say "range up to R m" without a reflectivity: taken at 10 %. No
+// accuracy +/-3 cm "typical", with no conditions and no SNR curve: taken as 1 sigma for a 10 %
+// target within a quarter of the datasheet range (dR = 0.30 m in sigma = dR / sqrt(2 SNR); 1.5 cm
+// for strong echoes). Datasheets say "range up to R m" with neither reflectivity nor probability:
+// taken as 10 % at 50 % detection, the edge of reach (the median point of the detection curve;
+// "up to" promises no assured detection, unlike Ouster's 90 %). No
 // datasheet gives the receiver's overlap: 20 m is a representative full-overlap range (PHYSICS.md
 // 2b crossover) that keeps drizzle from blinding the sensor, as it does not blind real ones.
 SensorOptics velodyne_optics(double datasheet_range_m) {
@@ -21,6 +25,7 @@ SensorOptics velodyne_optics(double datasheet_range_m) {
                       .beam_exit_radius_m = 0.0055,
                       .beam_divergence_rad = 0.00106,
                       .range_noise_sigma_m = 0.015,
+                      .range_noise_pulse_m = 0.30,
                       .full_overlap_m = 20};
 }
 
@@ -166,12 +171,16 @@ SensorModel make_hdl64e() {
 }
 
 // Ouster optics by product line, from the Ouster rev-6 datasheets: range at 80 % reflectivity
-// (90 % detection), beam divergence (FWHM, halved here), precision. Receiver overlap as for the
-// OS1 (see below).
+// at > 90 % detection probability (taken as 90 %), beam divergence (FWHM, halved here), precision.
+// Range noise: the OS1 (gen 1) datasheet's repeatability curve (1 sigma: 1.5 cm at SNR > 250,
+// 3 cm at SNR 100, 10 cm at SNR 12) fitted by sigma = dR / sqrt(2 SNR) gives dR = 0.42 and
+// 0.49 m: 0.45 m (the SensorOptics default), the precision as the floor. Receiver overlap as for
+// the OS1 (see below).
 SensorOptics ouster_optics(std::string_view prod_line) {
   if (prod_line.starts_with("OS-0")) {
     return SensorOptics{.datasheet_range_m = 50,
                         .datasheet_reflectivity = 0.80,
+                        .datasheet_detection_probability = 0.90,
                         .beam_exit_radius_m = 0.005,
                         .beam_divergence_rad = 0.00305,  // 0.35 deg FWHM
                         .range_noise_sigma_m = 0.015,
@@ -180,6 +189,7 @@ SensorOptics ouster_optics(std::string_view prod_line) {
   if (prod_line.starts_with("OS-2")) {
     return SensorOptics{.datasheet_range_m = 240,
                         .datasheet_reflectivity = 0.80,
+                        .datasheet_detection_probability = 0.90,
                         .beam_exit_radius_m = 0.006,
                         .beam_divergence_rad = 0.00079,  // 0.09 deg FWHM
                         .range_noise_sigma_m = 0.025,
@@ -191,6 +201,7 @@ SensorOptics ouster_optics(std::string_view prod_line) {
   // near-field suppression to shrug off drizzle).
   return SensorOptics{.datasheet_range_m = 120,
                       .datasheet_reflectivity = 0.80,
+                      .datasheet_detection_probability = 0.90,
                       .beam_exit_radius_m = 0.005,
                       .beam_divergence_rad = 0.0011,
                       .range_noise_sigma_m = 0.015,

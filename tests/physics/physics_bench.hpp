@@ -3,12 +3,14 @@
 // material table plus Lambertian calibration targets, and the pipeline to run them through. Each
 // test file under tests/physics/ checks one stage against the numbers of PHYSICS.md and the seeds.
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <numbers>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "daemon_process.hpp"
 #include "lidaremu/core/pipeline.hpp"
@@ -110,6 +112,16 @@ class Bench {
     }
   }
 
+  // Every beam (centre ray) meets a target at `distance` whose normal is tilted `tilt_rad` from
+  // the beam, about the vertical.
+  void target_tilted_every_beam(double distance, std::uint16_t material, double tilt_rad) {
+    for (std::size_t b = 0; b < beams(); ++b) {
+      const Eigen::Vector3d d = direction(b);
+      const Eigen::Vector3d side = d.cross(Eigen::Vector3d::UnitZ()).normalized();
+      set(b, 0, 0, d * distance, -d * std::cos(tilt_rad) + side * std::sin(tilt_rad), material);
+    }
+  }
+
   FrameReturns run(const PipelineSettings& s) {
     Pipeline pipeline(pattern_, materials_, s);
     FrameReturns out;
@@ -133,6 +145,20 @@ class Bench {
   MaterialTable materials_;
   FrameHits hits_;
 };
+
+// The reflectivity readings of the beams' first echoes that were detected.
+inline std::vector<int> readings(const FrameReturns& out) {
+  std::vector<int> r;
+  for (std::size_t b = 0; b < out.shape.beams(); ++b) {
+    if (out.range_m[b] > 0) r.push_back(out.reflectivity[b]);
+  }
+  return r;
+}
+inline double median(std::vector<int> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 
 inline double detected_share(const FrameReturns& out) {
   std::size_t n = 0;

@@ -37,8 +37,9 @@ TEST_CASE("6: a mirror shows the wall it reflects as a ghost at half the optical
   bench.set(beam, 0, 1, p2, -reflected, kConcrete, angle, 2);
   out = bench.run(bench.settings());
   CHECK(out.range_m[beam] == Approx(15.0).margin(0.1));
-  // Without the stage, the metal's own faint diffuse return at 10 m is all there is.
+  // Without the stage, the metal's own faint diffuse return at 10 m is all there is (faint: its
+  // range noise is dR / sqrt(2 SNR) = 5 cm, so within 4 sigma).
   auto no_paths = bench.settings();
   drop_stage(no_paths.stages, "paths.multibounce");
-  CHECK(bench.run(no_paths).range_m[beam] == Approx(10.0).margin(0.1));
+  CHECK(bench.run(no_paths).range_m[beam] == Approx(10.0).margin(0.2));
 }

@@ -11,6 +11,11 @@
 namespace lidaremu::core::stages {
 namespace {
 
+// The sensor's range-dependent gain correction is bounded: where its receiver sees almost
+// nothing (the near field, a bistatic blind zone) it corrects by at most 1000x, so a return from
+// there reads dark instead of dividing by zero.
+constexpr double kMinCalibratedOverlap = 1e-3;
+
 class ReportStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
@@ -39,14 +44,13 @@ class ReportStage final : public Stage {
           continue;
         }
         const double r = p->range_m;
-        const double expected_per_unit_brdf =
-            physics::received_power(c.system_constant, 1.0 / std::numbers::pi, r,
-                                    physics::two_way_transmission(calibration_extinction, r),
-                                    physics::crossover(b.params.optics, r));
-        const double equivalent = p->power_w / expected_per_unit_brdf;
+        const double white_w = physics::received_power(
+            c.system_constant, 1.0 / std::numbers::pi, r,
+            physics::two_way_transmission(calibration_extinction, r),
+            std::max(physics::crossover(b.params.optics, r), kMinCalibratedOverlap));
         b.out.power_w[slot] = p->power_w;
-        b.out.reflectivity[slot] =
-            static_cast<std::uint8_t>(physics::calibrated_reflectivity(equivalent));
+        b.out.reflectivity[slot] = static_cast<std::uint8_t>(
+            physics::estimated_reflectivity(p->power_w, white_w, p->threshold_w / 3.0));
         b.out.signal_photons[slot] =
             static_cast<std::uint16_t>(std::clamp(std::lround(p->power_w / c.noise_w), 1L, 65535L));
         b.out.pulse_width_ns[slot] = static_cast<float>(

@@ -13,10 +13,12 @@ namespace {
 class BrdfSurfaceStage final : public Stage {
  public:
   // Datasheet calibration: a Lambertian target of the datasheet reflectivity at the datasheet
-  // range, at normal incidence in clear air, returns exactly the threshold.
+  // range, at normal incidence in clear air, is detected with the datasheet's probability.
   explicit BrdfSurfaceStage(const PhysicsParams& p)
       : system_constant_(physics::system_constant_from_datasheet(
-            p.threshold_w(), p.datasheet_range_m, p.datasheet_reflectivity,
+            physics::power_detected_with_probability(p.noise_power_w(),
+                                                     p.datasheet_detection_probability),
+            p.datasheet_range_m, p.datasheet_reflectivity,
             physics::two_way_transmission(physics::extinction_from_visibility(
                                               stage_kit::kCalibrationVisibilityM, p.wavelength_nm),
                                           p.datasheet_range_m),

@@ -1,4 +1,6 @@
-// PHYSICS.md section 3 (seed 002, II-D): Gaussian range noise on every reported echo.
+// PHYSICS.md sections 0 and 3 (seed 002, II-D): Gaussian range noise on every reported echo,
+// growing as the echo weakens: sigma = max(floor, dR / sqrt(2 SNR)), SNR the detected power over
+// the noise sigma it was detected against.
 #include <memory>
 
 #include "stage_kit.hpp"
@@ -9,15 +11,18 @@ namespace {
 class RangeNoiseStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
-    const double sigma = b.params.range_noise_sigma_m;
+    const double floor = b.params.range_noise_sigma_m;
+    const double pulse = b.params.range_noise_pulse_m;
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
       Pulse* pulses = stage_kit::pulses_of(b, beam);
       const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
       const CounterRng rng = stage_kit::rng_for(b, beam, StageId::kRangeNoise);
       for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
         if (pick[e] < 0) continue;
-        pulses[pick[e]].range_m +=
-            static_cast<float>(sigma * rng.normal(static_cast<std::uint32_t>(e)));
+        Pulse& p = pulses[pick[e]];
+        const double sigma =
+            physics::range_noise_sigma_m(p.power_w, p.threshold_w / 3.0, floor, pulse);
+        p.range_m += static_cast<float>(sigma * rng.normal(static_cast<std::uint32_t>(e)));
       }
     }
   }

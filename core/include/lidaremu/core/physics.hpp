@@ -64,9 +64,37 @@ inline double noise_power(double nep_w_per_sqrt_hz, double bandwidth_hz) {
 }
 inline bool beats_threshold(double p_out, double p_noise) { return p_out > 3.0 * p_noise; }
 
+// The standard normal quantile Phi^-1(p), 0 < p < 1, by bisection on erfc (start-up only).
+inline double normal_quantile(double p) {
+  double lo = -40.0;
+  double hi = 40.0;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::numbers::sqrt2) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// The mean received power a target needs to be detected with probability p against Gaussian
+// noise of sigma P_noise and a threshold of 3 sigma: P_noise (3 + Phi^-1(p)).
+inline double power_detected_with_probability(double p_noise, double probability) {
+  return p_noise * (3.0 + normal_quantile(probability));
+}
+
 // Probability that P_r + N(0, P_noise) beats 3 P_noise: Phi(P_r / P_noise - 3).
 inline double detection_probability(double p_r, double p_noise) {
   return 0.5 * std::erfc(-(p_r / p_noise - 3.0) / std::numbers::sqrt2);
+}
+
+// Range noise of an echo (PHYSICS.md 0): sigma_R = dR / sqrt(2 SNR) with a floor, SNR = detected
+// power / noise sigma. With dR = 0.45 m and a 1.5 cm floor it gives the OS1 datasheet's range
+// repeatability: 3 cm at SNR 100, 9 cm at SNR 12, 1.5 cm above SNR 450. Without a noise figure
+// (ideal detection) the floor.
+inline double range_noise_sigma_m(double power_w, double noise_sigma_w, double floor_m,
+                                  double pulse_resolution_m) {
+  if (!(noise_sigma_w > 0) || !(power_w > 0)) return floor_m;
+  const double snr = power_w / noise_sigma_w;
+  return std::max(floor_m, pulse_resolution_m / std::sqrt(2.0 * snr));
 }
 
 // Round to the format's range quantum; a range the field cannot hold is "no return" (0).
@@ -87,6 +115,23 @@ inline int calibrated_reflectivity(double lambertian_equivalent) {
   return 101 + static_cast<int>(std::lround(decades / 3.0 * 154.0));
 }
 
+// The sensor's reading of a detection of power P where a white Lambertian target at normal
+// incidence would return P_white: the Lambertian-equivalent reflectivity P / P_white, on the
+// calibrated scale. A reading above 100 claims that no diffuse target could have returned the
+// power, so it is given only with the confidence a detection has (the excess beyond the noise's
+// 3 sigma) and beyond the calibration's own tolerance (10 %): P - 3 sigma > 1.1 P_white.
+// Otherwise the reading stops at 100: a white target, or a diffuse one at the edge of reach that
+// the noise lifted over the threshold, does not read as a retroreflector.
+inline constexpr double kRetroreflectiveMargin = 1.1;
+inline int estimated_reflectivity(double power_w, double white_w, double noise_sigma_w) {
+  if (!(white_w > 0) || !(power_w > 0)) return 0;
+  const double equivalent = power_w / white_w;
+  if (equivalent > 1.0 && !(power_w - 3.0 * noise_sigma_w > kRetroreflectiveMargin * white_w)) {
+    return 100;
+  }
+  return calibrated_reflectivity(equivalent);
+}
+
 // The Lambertian-equivalent reflectivity of a return: received fraction I, corrected for range
 // and two-way transmission, in units of the seed's diffuse term at normal incidence.
 inline double lambertian_equivalent(double returned_fraction, double range_m, double transmission) {
@@ -104,11 +149,39 @@ inline double lambertian_brdf(double reflectivity, double cos_theta) {
   return reflectivity * std::max(cos_theta, 0.0) / std::numbers::pi;
 }
 
-// A Gaussian specular lobe of width sigma holding the mirror reflectance rho_s, normalised over
-// solid angle. The detector sits 2 theta away from the mirror direction (unlike seed 000's form).
-inline double specular_brdf(double rho_s, double theta_rad, double sigma_rad) {
-  const double off = 2.0 * theta_rad / sigma_rad;
-  return rho_s * std::exp(-0.5 * off * off) / (2.0 * std::numbers::pi * sigma_rad * sigma_rad);
+// Fresnel reflectance at normal incidence of a dielectric of refractive index n in air:
+// ((n - 1) / (n + 1))^2 (glass n = 1.5: 0.040; water n = 1.33 at 905 nm: 0.020).
+inline double fresnel_f0(double refractive_index) {
+  const double r = (refractive_index - 1.0) / (refractive_index + 1.0);
+  return r * r;
+}
+
+// Smith's masking of a Beckmann surface of RMS slope m seen at cos(theta), in Walter et al.'s
+// rational approximation ("Microfacet Models for Refraction", EGSR 2007, eq. 27).
+inline double beckmann_masking(double cos_theta, double roughness) {
+  const double sin_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0));
+  if (!(sin_theta > 0)) return 1.0;
+  const double a = cos_theta / (roughness * sin_theta);
+  if (a >= 1.6) return 1.0;
+  return (3.535 * a + 2.181 * a * a) / (1.0 + 2.276 * a + 2.577 * a * a);
+}
+
+// Gloss seen by a monostatic sensor: the Cook-Torrance microfacet BRDF (Beckmann facets, Smith
+// masking; Walter et al. 2007) with the light leaving back along its way in. The facets that send
+// it back face the sensor, so their Fresnel term is F(0) = f0 and the lobe is the facet slope
+// distribution at the incidence angle: f cos(theta) = f0 D G / (4 cos(theta)), with
+// D = exp(-tan^2(theta) / m^2) / (pi m^2 cos^4(theta)). Energy-conserving by construction (D is
+// normalised, F and G at most 1): the hemispherical reflectance of the gloss never exceeds f0.
+// Returned like lambertian_brdf, as BRDF x cos(theta) per steradian.
+inline double glossy_backscatter(double f0, double roughness, double cos_theta) {
+  if (!(f0 > 0) || !(cos_theta > 0) || !(roughness > 0)) return 0.0;
+  const double c2 = cos_theta * cos_theta;
+  const double tan2 = (1.0 - c2) / c2;
+  const double m2 = roughness * roughness;
+  const double exponent = tan2 / m2;
+  if (exponent > 700) return 0.0;
+  return f0 * std::exp(-exponent) * beckmann_masking(cos_theta, roughness) /
+         (4.0 * std::numbers::pi * m2 * c2 * c2 * cos_theta);
 }
 
 // Retroreflector (seed 001, I-B): a peak of 100-1000 /sr at zero observation angle (the angle
@@ -121,12 +194,12 @@ inline double retro_brdf(double peak_per_sr, double observation_rad, double obse
   return peak_per_sr * std::exp(-o * o) * std::exp(-e * e);
 }
 
-// The material's BRDF back towards a monostatic sensor; the observation angle is that of a
-// bistatic baseline seen from the range (zero for coaxial optics).
+// The material's BRDF x cos(theta) back towards a monostatic sensor: diffuse, gloss, retro. The
+// observation angle is that of a bistatic baseline seen from the range (zero for coaxial optics).
 inline double material_brdf(const Material& m, double cos_theta, double observation_rad) {
   const double theta = std::acos(std::clamp(cos_theta, -1.0, 1.0));
   return lambertian_brdf(m.reflectivity, cos_theta) +
-         specular_brdf(m.specular, theta, deg_to_rad(m.lobe_width_deg)) +
+         glossy_backscatter(m.fresnel_f0, m.roughness, cos_theta) +
          m.retroreflective * retro_brdf(m.retro_peak_per_sr, observation_rad,
                                         deg_to_rad(m.retro_observation_deg), theta,
                                         deg_to_rad(m.retro_entrance_deg));
@@ -194,12 +267,12 @@ inline double received_power(double system_constant, double brdf_per_sr, double 
 }
 
 // Datasheet calibration: the system constant for which a Lambertian target of the datasheet
-// reflectivity at the datasheet range, at normal incidence, returns exactly the threshold.
-inline double system_constant_from_datasheet(double threshold_w, double range_m,
-                                             double reflectivity,
+// reflectivity at the datasheet range, at normal incidence, returns the power `target_w` (the
+// threshold for 50 % detection, more for the probability a datasheet states).
+inline double system_constant_from_datasheet(double target_w, double range_m, double reflectivity,
                                              double two_way_transmission_factor,
                                              double crossover_factor) {
-  return threshold_w * range_m * range_m /
+  return target_w * range_m * range_m /
          (lambertian_brdf(reflectivity, 1.0) * two_way_transmission_factor * crossover_factor);
 }
 

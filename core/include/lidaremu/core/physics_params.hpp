@@ -20,13 +20,15 @@ struct PhysicsParams {
   // Datasheet calibration of the range equation (PHYSICS.md 2b).
   double datasheet_range_m = 100.0;
   double datasheet_reflectivity = 0.10;
+  double datasheet_detection_probability = 0.5;  // with which the datasheet target is detected
   // Beam and optics.
   double beam_exit_radius_m = 0.005;
   double beam_divergence_rad = 0.001;  // half-angle Theta of the cone
   physics::BistaticOptics optics;      // baseline 0: coaxial
   double pulse_half_width_ns = 5.0;    // tau_H of the sin^2 pulse
   // Detection and echoes.
-  double range_noise_sigma_m = 0.01;
+  double range_noise_sigma_m = 0.01;     // floor: the range noise of a strong echo
+  double range_noise_pulse_m = 0.45;     // dR of sigma_R = dR / sqrt(2 SNR), per model
   double range_resolution_m = 0.10;      // pulses closer than this merge (seed 000, 1.3.5)
   double echo_min_separation_m = 1.0;    // a further echo must lie this far from the first
   double capability_max_range_m = 50.0;  // seed 002, Ouster OS0-128

@@ -71,11 +71,13 @@ struct OusterTraits {
 
 // Datasheet figures the physics starts from (PHYSICS.md 2b): range performance, beam, accuracy.
 struct SensorOptics {
-  double datasheet_range_m = 100;        // reached at 50 % detection by...
-  double datasheet_reflectivity = 0.10;  // ...a Lambertian target of this reflectivity
+  double datasheet_range_m = 100;                // reached by...
+  double datasheet_reflectivity = 0.10;          // ...a Lambertian target of this reflectivity...
+  double datasheet_detection_probability = 0.5;  // ...detected with this probability
   double beam_exit_radius_m = 0.005;
   double beam_divergence_rad = 0.001;  // half-angle of the beam cone
-  double range_noise_sigma_m = 0.01;
+  double range_noise_sigma_m = 0.01;   // range noise of a strong echo (the floor)...
+  double range_noise_pulse_m = 0.45;   // ...and dR of sigma = dR / sqrt(2 SNR) for weak ones
   // Receiver overlap: full beyond this range for coaxial optics (0: always full)...
   double full_overlap_m = 0;
   // ...or bistatic optics (transmit and receive lenses side by side), the crossover's inputs.
