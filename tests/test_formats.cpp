@@ -644,6 +644,59 @@ TEST_CASE("Every Ouster model, lidar mode and profile: sizes, headers, cadence, 
   CHECK(combinations == 9 * 5 * 4);
 }
 
+TEST_CASE("Ouster: SIGNAL and NEAR_IR reach the packets in every profile that has them",
+          "[format][ouster]") {
+  // NEAR_IR is per pixel, with or without an echo (the ambient image); SIGNAL per echo.
+  const auto pattern = *make_ouster_scan(*find_sensor_model("os1-64"), 512, 10).pattern;
+  for (const OusterProfile profile : {OusterProfile::kLegacy, OusterProfile::kRng19,
+                                      OusterProfile::kRng19Dual, OusterProfile::kRng15}) {
+    INFO(ouster::profile_name(profile));
+    const EchoMode echoes = ouster_echoes(profile);
+    DemoFrame frame = demo_frame(pattern, echoes);
+    auto& r = frame.returns;
+    for (std::size_t b = 0; b < r.shape.beams(); ++b) {
+      r.near_ir[b] = static_cast<std::uint16_t>((b * 37) % 4000);
+      for (int e = 0; e < 2; ++e) {
+        r.signal_photons[r.slot(b, e)] = static_cast<std::uint16_t>(1 + (b * 11 + e * 5) % 60000);
+      }
+    }
+    const SensorIdentity identity{992200000007ull, 0x5A5A5A};
+    const OusterOutput output{.profile = profile};
+    auto encoder = make_encoder(pattern, identity, echoes, output);
+    RecordingSink sink;
+    encoder->encode_frame(r, 1000.0, sink);
+    ouster::SpecDecoder decoder(
+        ouster::parse_metadata(ouster::metadata_json(pattern, identity, {.output = output})));
+    std::vector<ouster::Column> decoded;
+    for (const auto& p : sink.packets) {
+      if (p.channel == PacketChannel::kData) {
+        REQUIRE(decoder.decode(p.bytes, decoded) == ouster::DecodeError::kNone);
+      }
+    }
+    REQUIRE(decoded.size() == 512);
+    std::size_t nir_wrong = 0, signal_wrong = 0, signals = 0;
+    for (const auto& col : decoded) {
+      for (int row = 0; row < 64; ++row) {
+        const std::size_t b = r.shape.beam(col.measurement_id, static_cast<std::uint16_t>(row));
+        const auto& px = col.pixels[static_cast<std::size_t>(row)];
+        // RNG15 carries NEAR_IR / 16 in a byte.
+        const int nir =
+            profile == OusterProfile::kRng15 ? std::min(r.near_ir[b] / 16, 255) * 16 : r.near_ir[b];
+        nir_wrong += px.near_ir != nir;
+        if (profile == OusterProfile::kRng15 || px.range_mm == 0) continue;
+        ++signals;
+        signal_wrong += px.signal != r.signal_photons[r.slot(b, 0)];
+        if (profile == OusterProfile::kRng19Dual && px.range2_mm != 0) {
+          signal_wrong += px.signal2 != r.signal_photons[r.slot(b, 1)];
+        }
+      }
+    }
+    CHECK(nir_wrong == 0);
+    CHECK(signal_wrong == 0);
+    if (profile != OusterProfile::kRng15) CHECK(signals > 512 * 64 / 4);
+  }
+}
+
 TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
   const auto pattern = *make_ouster_scan(*find_sensor_model("os1-32"), 1024, 10).pattern;
   const DemoFrame frame = demo_frame(pattern, EchoMode::kStrongest);

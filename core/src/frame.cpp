@@ -36,6 +36,7 @@ void FrameReturns::reshape(FrameShape s) {
   pulse_width_ns.assign(n, 0.0f);
   object_id.assign(n, 0);
   kind.assign(n, 0);
+  near_ir.assign(s.beams(), 0);
 }
 
 }  // namespace lidaremu::core

@@ -160,6 +160,7 @@ void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, s
     case OusterProfile::kLegacy: {
       const std::uint32_t range = field(returns.range_m[first], 1, 0xFFFFFu);
       store_le<std::uint32_t>(packet_, px, range);
+      store_le<std::uint16_t>(packet_, px + 8, returns.near_ir[beam]);  // with or without echo
       if (range == 0) return;
       store_le<std::uint16_t>(packet_, px + 4, returns.reflectivity[first]);
       store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[first]);
@@ -168,6 +169,7 @@ void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, s
     case OusterProfile::kRng19: {
       const std::uint32_t range = field(returns.range_m[first], 1, 0x7FFFFu);
       store_le<std::uint32_t>(packet_, px, range);
+      store_le<std::uint16_t>(packet_, px + 8, returns.near_ir[beam]);
       if (range == 0) return;
       packet_[px + 4] = returns.reflectivity[first];
       store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[first]);
@@ -179,6 +181,7 @@ void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, s
       const std::uint32_t range2 = field(returns.range_m[second], 1, 0x7FFFFu);
       store_le<std::uint32_t>(packet_, px, range);
       store_le<std::uint32_t>(packet_, px + 4, range2);
+      store_le<std::uint16_t>(packet_, px + 12, returns.near_ir[beam]);
       if (range) {
         packet_[px + 3] = returns.reflectivity[first];
         store_le<std::uint16_t>(packet_, px + 8, returns.signal_photons[first]);
@@ -192,6 +195,7 @@ void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, s
     case OusterProfile::kRng15: {
       const std::uint32_t range = field(returns.range_m[first], 8, 0x7FFFu);
       store_le<std::uint16_t>(packet_, px, static_cast<std::uint16_t>(range));
+      packet_[px + 3] = static_cast<std::uint8_t>(std::min(returns.near_ir[beam] / 16, 255));
       if (range) packet_[px + 2] = returns.reflectivity[first];
       return;
     }

@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "ouster_beam_tables.hpp"
 #include "velodyne_beam_tables.hpp"
@@ -19,6 +20,12 @@ namespace {
 // "up to" promises no assured detection, unlike Ouster's 90 %). No
 // datasheet gives the receiver's overlap: 20 m is a representative full-overlap range (PHYSICS.md
 // 2b crossover) that keeps drizzle from blinding the sensor, as it does not blind real ones.
+//
+// Receiver: an APD behind a 25 mm lens and a 25 nm filter, each channel seeing 1.5 times the beam's
+// full angle (3.2 mrad). The APD's input-referred NEP of 50 fW/sqrt(Hz) (automotive APD
+// receivers: tens to hundreds of fW/sqrt(Hz)), excess noise factor 3 and quantum efficiency 0.8
+// put the ambient power whose shot noise equals the detector's noise at NEP^2 QE / (2 h nu F) =
+// 1.5 nW: full sun on a 10 % target facing it raises the noise 1.4 times.
 SensorOptics velodyne_optics(double datasheet_range_m) {
   return SensorOptics{.datasheet_range_m = datasheet_range_m,
                       .datasheet_reflectivity = 0.10,
@@ -26,7 +33,28 @@ SensorOptics velodyne_optics(double datasheet_range_m) {
                       .beam_divergence_rad = 0.00106,
                       .range_noise_sigma_m = 0.015,
                       .range_noise_pulse_m = 0.30,
-                      .full_overlap_m = 20};
+                      .full_overlap_m = 20,
+                      .rx_aperture_m = 0.025,
+                      .rx_fov_rad = 0.0032,
+                      .optical_filter_nm = 25,
+                      .ambient_knee_w = 1.5e-9};
+}
+
+// Ouster's receivers: lens 20 mm, filter 25 nm, each channel seeing 1.5 times the beam; the
+// datasheet ranges hold in 100 klx sunlight (datasheet_sun_w_per_m2 = 1000). The OS1 datasheet's
+// two figures, both in 100 klx (120 m at 80 %, 40 m at 10 %), scale as sqrt(rho) within their
+// rounding (42.4 m): a target's own sunlight can raise the noise only a little. Taken: 100 klx on
+// the 80 % target adds a quarter of the detector's noise variance (sigma +12 %, the 10 % reach
+// then 44 m); that sets the receiver's knee.
+SensorOptics with_spad_receiver(SensorOptics o) {
+  o.datasheet_sun_w_per_m2 = 1000;
+  o.rx_aperture_m = 0.020;
+  o.rx_fov_rad = 1.5 * 2.0 * o.beam_divergence_rad;
+  o.optical_filter_nm = 25;
+  const physics::Receiver r{
+      .aperture_m = o.rx_aperture_m, .fov_rad = o.rx_fov_rad, .filter_nm = o.optical_filter_nm};
+  o.ambient_knee_w = r.ambient_w(1000, 1.0, 0.0, o.datasheet_reflectivity) / 0.25;
+  return o;
 }
 
 // VLP-16: elevation by laser id from the VLP-16 manual and ros-drivers/velodyne VLP16db.yaml
@@ -178,34 +206,34 @@ SensorModel make_hdl64e() {
 // the OS1 (see below).
 SensorOptics ouster_optics(std::string_view prod_line) {
   if (prod_line.starts_with("OS-0")) {
-    return SensorOptics{.datasheet_range_m = 50,
-                        .datasheet_reflectivity = 0.80,
-                        .datasheet_detection_probability = 0.90,
-                        .beam_exit_radius_m = 0.005,
-                        .beam_divergence_rad = 0.00305,  // 0.35 deg FWHM
-                        .range_noise_sigma_m = 0.015,
-                        .full_overlap_m = 5};
+    return with_spad_receiver(SensorOptics{.datasheet_range_m = 50,
+                                           .datasheet_reflectivity = 0.80,
+                                           .datasheet_detection_probability = 0.90,
+                                           .beam_exit_radius_m = 0.005,
+                                           .beam_divergence_rad = 0.00305,  // 0.35 deg FWHM
+                                           .range_noise_sigma_m = 0.015,
+                                           .full_overlap_m = 5});
   }
   if (prod_line.starts_with("OS-2")) {
-    return SensorOptics{.datasheet_range_m = 240,
-                        .datasheet_reflectivity = 0.80,
-                        .datasheet_detection_probability = 0.90,
-                        .beam_exit_radius_m = 0.006,
-                        .beam_divergence_rad = 0.00079,  // 0.09 deg FWHM
-                        .range_noise_sigma_m = 0.025,
-                        .full_overlap_m = 20};
+    return with_spad_receiver(SensorOptics{.datasheet_range_m = 240,
+                                           .datasheet_reflectivity = 0.80,
+                                           .datasheet_detection_probability = 0.90,
+                                           .beam_exit_radius_m = 0.006,
+                                           .beam_divergence_rad = 0.00079,  // 0.09 deg FWHM
+                                           .range_noise_sigma_m = 0.025,
+                                           .full_overlap_m = 20});
   }
   // OS1 (gen 1) datasheet: 120 m at 80 % reflectivity (and 40 m at 10 %, which the range
   // equation then gives as 42 m); divergence 0.13 deg FWHM; precision +/-3 cm. Receiver overlap:
   // representative, 10 m (less sensitive to dark targets than the VLP-16, it needs less
   // near-field suppression to shrug off drizzle).
-  return SensorOptics{.datasheet_range_m = 120,
-                      .datasheet_reflectivity = 0.80,
-                      .datasheet_detection_probability = 0.90,
-                      .beam_exit_radius_m = 0.005,
-                      .beam_divergence_rad = 0.0011,
-                      .range_noise_sigma_m = 0.015,
-                      .full_overlap_m = 10};
+  return with_spad_receiver(SensorOptics{.datasheet_range_m = 120,
+                                         .datasheet_reflectivity = 0.80,
+                                         .datasheet_detection_probability = 0.90,
+                                         .beam_exit_radius_m = 0.005,
+                                         .beam_divergence_rad = 0.0011,
+                                         .range_noise_sigma_m = 0.015,
+                                         .full_overlap_m = 10});
 }
 
 // Every Ouster model: beam tables, beam origin and transforms of a real unit of that product

@@ -273,7 +273,7 @@ int main(int argc, char** argv) {
   app.add_option("--visibility", f.visibility_m, "meteorological visibility at start, m (fog)")
       ->capture_default_str();
   app.add_option("--sun", f.sun_irradiance_w_per_m2,
-                 "in-band solar irradiance at start, W/m^2 (ambient light)")
+                 "sunlight at start, broadband W/m^2 (1000: full sun, ~100 klx; ambient light)")
       ->capture_default_str();
   app.add_option("--rays-per-beam", f.rays_per_beam,
                  "rays the engine casts per beam, centre first (beam divergence), 1..12")

@@ -71,13 +71,15 @@ TEST_CASE("4b: rain drops returns with rate and range, adds false positives, not
   const auto without_stage = bench.run(without);
   CHECK(with_stage.range_m == without_stage.range_m);
   CHECK(with_stage.reflectivity == without_stage.reflectivity);
-  // Dropped returns grow with the rain rate...
-  const double r0 = share_at(60, 0), r10 = share_at(60, 10), r50 = share_at(60, 50),
-               r100 = share_at(60, 100);
-  INFO("60 m: " << r0 << " " << r10 << " " << r50 << " " << r100);
-  CHECK(r0 > r10);
-  CHECK(r10 > r50);
-  CHECK(r50 > r100);
+  // Dropped returns grow with the rain rate (at 80 m, where the dry target is detected nearly
+  // always)...
+  const double r0 = share_at(80, 0), r5 = share_at(80, 5), r10 = share_at(80, 10),
+               r25 = share_at(80, 25);
+  INFO("80 m: " << r0 << " " << r5 << " " << r10 << " " << r25);
+  CHECK(r0 > 0.99);
+  CHECK(r0 > r5);
+  CHECK(r5 > r10);
+  CHECK(r10 > r25);
   // ...and with range.
   CHECK(share_at(40, 50) > share_at(60, 50));
   CHECK(share_at(60, 50) > share_at(80, 50));

@@ -33,7 +33,8 @@ FrameConstants Pipeline::constants_for(const Weather& weather) const {
   FrameConstants c(physics::BeamCone(p.beam_exit_radius_m, p.beam_divergence_rad));
   c.system_constant = system_constant_;
   c.noise_w = p.noise_power_w();
-  c.threshold_w = p.threshold_w();
+  c.threshold_sigmas = p.threshold_sigmas();
+  c.threshold_w = c.threshold_sigmas * c.noise_w;
   c.clear_extinction_per_m =
       physics::extinction_from_visibility(weather.visibility_m, p.wavelength_nm);
   c.rain_extinction_per_m = physics::rain_extinction_per_m(weather.rain_mm_per_h);
@@ -62,8 +63,10 @@ void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const F
   params.weather = hits.weather;
   const FrameConstants constants = constants_for(hits.weather);
   last_stage = std::min(last_stage, stages_.size());
-  for (std::size_t s = first; s < last_stage; ++s) stages_[s].stage->begin_frame(constants, params);
   const DrawKey base{settings_.seed, settings_.sensor_index, hits.frame_number, 0, 0};
+  for (std::size_t s = first; s < last_stage; ++s) {
+    stages_[s].stage->begin_frame(hits, constants, params, base);
+  }
   constexpr std::size_t kBeamsPerBlock = 1024;
   const auto context = [&](std::size_t begin, std::size_t end) {
     return BlockContext{begin,     end,        hits,   work_,     out,

@@ -24,7 +24,17 @@ class ReportStage final : public Stage {
     const double calibration_extinction = physics::extinction_from_visibility(
         stage_kit::kCalibrationVisibilityM, b.params.wavelength_nm);
     const double tau_h = b.params.pulse_half_width_ns * 1e-9;
+    const auto& receiver = b.params.receiver;
+    const double wavelength = b.params.wavelength_nm;
+    // Ouster's NEAR_IR: the ambient photons the channel collects while it listens for echoes
+    // (the range gate's round trip); SIGNAL: the echo's photons over the pulse (its energy,
+    // P_0 tau_H), the power taken to real watts through the detector's own noise.
+    const double listen_s = 2.0 * b.params.range_gate_m / physics::kSpeedOfLight;
+    const double real_w_per_unit =
+        receiver.dark_noise_w(b.params.bandwidth_hz, wavelength) / std::max(c.noise_w, 1e-30);
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      b.out.near_ir[beam] = static_cast<std::uint16_t>(
+          std::min(receiver.photons(b.work.ambient_w[beam], listen_s, wavelength), 65535.0));
       const Pulse* pulses = stage_kit::pulses_of(b, beam);
       const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
       for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
@@ -50,9 +60,9 @@ class ReportStage final : public Stage {
             std::max(physics::crossover(b.params.optics, r), kMinCalibratedOverlap));
         b.out.power_w[slot] = p->power_w;
         b.out.reflectivity[slot] = static_cast<std::uint8_t>(
-            physics::estimated_reflectivity(p->power_w, white_w, p->threshold_w / 3.0));
-        b.out.signal_photons[slot] =
-            static_cast<std::uint16_t>(std::clamp(std::lround(p->power_w / c.noise_w), 1L, 65535L));
+            physics::estimated_reflectivity(p->power_w, white_w, p->noise_w));
+        b.out.signal_photons[slot] = static_cast<std::uint16_t>(std::clamp(
+            receiver.photons(p->power_w * real_w_per_unit, tau_h, wavelength), 1.0, 65535.0));
         b.out.pulse_width_ns[slot] = static_cast<float>(
             physics::echo_pulse_width_s(p->power_w, p->threshold_w, tau_h, p->extent_m) * 1e9);
         b.out.object_id[slot] = p->object_id;

@@ -19,11 +19,15 @@ class GeometryStage final : public Stage {
     const int rays = stage_kit::rays_used(b);
     const Eigen::Vector3d sun(b.constants.sun_direction[0], b.constants.sun_direction[1],
                               b.constants.sun_direction[2]);
+    const double sun_w = b.params.weather.sun_irradiance_w_per_m2;
+    const auto& receiver = b.params.receiver;
+    const float sky_w = static_cast<float>(receiver.sky_w(sun_w));
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
       b.work.pulse_count[beam] = 0;
       b.work.range_offset_m[beam] = 0;
       b.work.drops_crossed[beam] = 0;
       b.work.bloom[beam] = Pulse{};
+      b.work.ambient_w[beam] = sky_w;  // until a ray finds a surface
       const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
       const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
       for (int ray = 0; ray < rays; ++ray) {
@@ -51,7 +55,12 @@ class GeometryStage final : public Stage {
         pulse.object_id = h.object_id[i];
         pulse.kind = ReturnKind::kTarget;
         pulse.cos_incidence = static_cast<float>(cos_theta);
-        pulse.cos_sun = static_cast<float>(n.dot(sun));
+        if (sun_w > 0) {
+          const Material* m = b.materials.find(h.material[i]);
+          pulse.ambient_w = static_cast<float>(
+              receiver.ambient_w(sun_w, n.dot(sun), n.z(), m ? m->reflectivity : 0.0));
+        }
+        if (ray == 0 || b.work.pulse_count[beam] == 0) b.work.ambient_w[beam] = pulse.ambient_w;
         pulse.material = h.material[i];
         pulse.ray = static_cast<std::uint8_t>(ray);
         pulse.gain = 1.0f;

@@ -13,11 +13,15 @@ namespace {
 class BrdfSurfaceStage final : public Stage {
  public:
   // Datasheet calibration: a Lambertian target of the datasheet reflectivity at the datasheet
-  // range, at normal incidence in clear air, is detected with the datasheet's probability.
+  // range, at normal incidence in clear air, facing the datasheet's sun (Ouster: 100 klx), is
+  // detected with the datasheet's probability.
   explicit BrdfSurfaceStage(const PhysicsParams& p)
       : system_constant_(physics::system_constant_from_datasheet(
-            physics::power_detected_with_probability(p.noise_power_w(),
-                                                     p.datasheet_detection_probability),
+            physics::power_detected_with_probability(
+                p.noise_power_w() *
+                    p.receiver.noise_factor(p.receiver.ambient_w(p.datasheet_sun_w_per_m2, 1.0, 0.0,
+                                                                 p.datasheet_reflectivity)),
+                p.threshold_sigmas(), p.datasheet_detection_probability),
             p.datasheet_range_m, p.datasheet_reflectivity,
             physics::two_way_transmission(physics::extinction_from_visibility(
                                               stage_kit::kCalibrationVisibilityM, p.wavelength_nm),

@@ -12,6 +12,7 @@ class CapabilityDetectionStage final : public Stage {
   void run(const BlockContext& b) const override {
     stage_kit::for_each_merged(b, [&](std::size_t, Pulse& p, int) {
       p.threshold_w = static_cast<float>(b.constants.threshold_w);
+      p.noise_w = static_cast<float>(b.constants.noise_w);
       if (!physics::capability_detects(p.lambertian, p.range_m, b.params.capability_max_range_m,
                                        b.params.capability_max_reflectance_limit)) {
         p.kind = ReturnKind::kNone;

@@ -1,40 +1,100 @@
-// PHYSICS.md section 3 (seed 000, 1.3.3; seed 001): detector noise, plus the shot noise of
-// ambient sunlight on the target, and the 3-sigma threshold, per merged return.
+// PHYSICS.md sections 0 and 3 (seed 000, 1.3.3; seed 001): detector noise, plus the shot noise of
+// ambient sunlight on the target, and a threshold of k sigma, per merged return; and the noise's
+// own false alarms, on every beam whether it hit something or not.
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numbers>
+#include <vector>
 
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
 namespace {
 
+// A frame's noise false alarms: which beams, where in the range gate, how far above threshold.
+struct FalseAlarm {
+  std::uint32_t beam;
+  float range_m;
+  float excess_sigmas;  // above the threshold, in noise sigmas
+};
+
 class ThresholdDetectionStage final : public Stage {
  public:
-  void run(const BlockContext& b) const override {
-    const auto& prm = b.params;
-    const double sun = prm.weather.sun_irradiance_w_per_m2;
-    const double noise2 = b.constants.noise_w * b.constants.noise_w;
-    stage_kit::for_each_merged(b, [&](std::size_t beam, Pulse& p, int k) {
-      double variance = noise2;
-      if (sun > 0) {
-        const Material* m = p.material ? b.materials.find(p.material) : nullptr;
-        const double ambient = physics::ambient_power_w(sun, p.cos_sun, m ? m->reflectivity : 0.0,
-                                                        prm.receiver_etendue_m2_sr);
-        variance += physics::ambient_noise_variance_w2(ambient, prm.wavelength_nm, prm.bandwidth_hz,
-                                                       prm.quantum_efficiency);
-      }
-      const double sigma = std::sqrt(variance);
-      const double noise =
-          stage_kit::rng_for(b, beam, StageId::kDetection).normal(static_cast<std::uint32_t>(k));
-      const double out = p.power_w + sigma * noise;
-      p.threshold_w = static_cast<float>(3.0 * sigma);
-      if (out > 3.0 * sigma) {
-        p.power_w = static_cast<float>(out);
-      } else {
-        p.kind = ReturnKind::kNone;
-      }
-    });
+  ThresholdDetectionStage() { alarms_.reserve(kMaxAlarms); }
+
+  // Each range cell of each beam fires with probability Phi(-k); over the gate that is the
+  // false-alarm rate per beam, so a frame has Poisson(rate x beams) of them, on beams, ranges and
+  // excesses drawn once per frame from one stream (the same whatever the blocks).
+  void begin_frame(const FrameHits& hits, const FrameConstants& c, const PhysicsParams& p,
+                   const DrawKey& key) override {
+    alarms_.clear();
+    const std::size_t beams = hits.shape.beams();
+    const double k = c.threshold_sigmas;
+    const double cells = p.range_gate_m / p.range_resolution_m;
+    const double per_beam = cells * 0.5 * std::erfc(k / std::numbers::sqrt2);
+    DrawKey frame_key = key;
+    frame_key.beam = 0xFFFFFFFFu;  // no beam: the frame's own stream
+    frame_key.stage = static_cast<std::uint16_t>(StageId::kFalseAlarms);
+    const CounterRng rng(frame_key);
+    std::uint32_t draw = 0;
+    const std::uint32_t count =
+        std::min<std::uint32_t>(rng.poisson(per_beam * double(beams), draw), kMaxAlarms);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const auto w = rng.words(draw++);
+      // The excess of a Gaussian beyond k sigma is close to exponential with rate k.
+      const double u_excess = (w[2] + 0.5) * 0x1.0p-32;
+      alarms_.push_back({static_cast<std::uint32_t>((std::uint64_t{w[0]} * beams) >> 32),
+                         static_cast<float>((w[1] + 0.5) * 0x1.0p-32 * p.range_gate_m),
+                         static_cast<float>(-std::log(u_excess) / k)});
+    }
+    std::sort(alarms_.begin(), alarms_.end(),
+              [](const FalseAlarm& l, const FalseAlarm& r) { return l.beam < r.beam; });
   }
+
+  void run(const BlockContext& b) const override {
+    const auto& receiver = b.params.receiver;
+    const double dark = b.constants.noise_w;
+    const double k = b.constants.threshold_sigmas;
+    const auto* alarm =
+        std::lower_bound(alarms_.data(), alarms_.data() + alarms_.size(), b.begin,
+                         [](const FalseAlarm& a, std::size_t beam) { return a.beam < beam; });
+    const auto* alarms_end = alarms_.data() + alarms_.size();
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      for (; alarm != alarms_end && alarm->beam == beam; ++alarm) {
+        // The threshold follows the noise (the ambient the channel sees included), so the rate
+        // of false alarms stays what the threshold was set for, in the sun as in the dark.
+        const double sigma = dark * receiver.noise_factor(b.work.ambient_w[beam]);
+        Pulse noise;
+        noise.range_m = alarm->range_m;
+        noise.noise_w = static_cast<float>(sigma);
+        noise.threshold_w = static_cast<float>(k * sigma);
+        noise.power_w = static_cast<float>((k + alarm->excess_sigmas) * sigma);
+        noise.kind = ReturnKind::kNoise;
+        stage_kit::add_pulse(b, beam, noise);
+      }
+      const int count = stage_kit::merge_pulses(b, beam);
+      Pulse* pulses = stage_kit::pulses_of(b, beam);
+      const CounterRng rng = stage_kit::rng_for(b, beam, StageId::kDetection);
+      for (int i = 0; i < count; ++i) {
+        Pulse& p = pulses[i];
+        if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
+        const double sigma = dark * receiver.noise_factor(p.ambient_w);
+        const double out = p.power_w + sigma * rng.normal(static_cast<std::uint32_t>(i));
+        p.threshold_w = static_cast<float>(k * sigma);
+        p.noise_w = static_cast<float>(sigma);
+        if (out > k * sigma) {
+          p.power_w = static_cast<float>(out);
+        } else {
+          p.kind = ReturnKind::kNone;
+        }
+      }
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kMaxAlarms = 65536;
+  std::vector<FalseAlarm> alarms_;
 };
 
 }  // namespace

@@ -20,8 +20,7 @@ class RangeNoiseStage final : public Stage {
       for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
         if (pick[e] < 0) continue;
         Pulse& p = pulses[pick[e]];
-        const double sigma =
-            physics::range_noise_sigma_m(p.power_w, p.threshold_w / 3.0, floor, pulse);
+        const double sigma = physics::range_noise_sigma_m(p.power_w, p.noise_w, floor, pulse);
         p.range_m += static_cast<float>(sigma * rng.normal(static_cast<std::uint32_t>(e)));
       }
     }

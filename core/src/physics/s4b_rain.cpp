@@ -80,7 +80,10 @@ struct RainDropTable {
 
 class RainStage final : public Stage {
  public:
-  void begin_frame(const FrameConstants& c, const PhysicsParams& p) override { drops_.build(c, p); }
+  void begin_frame(const FrameHits& /*hits*/, const FrameConstants& c, const PhysicsParams& p,
+                   const DrawKey& /*key*/) override {
+    drops_.build(c, p);
+  }
 
   void run(const BlockContext& b) const override {
     const auto& c = b.constants;

@@ -10,6 +10,7 @@ void BeamWork::resize(std::size_t beams) {
   range_offset_m.assign(beams, 0);
   drops_crossed.assign(beams, 0);
   bloom.assign(beams, Pulse{});
+  ambient_w.assign(beams, 0.0f);
   echo_pick.assign(beams * FrameReturns::kMaxEchoes, -1);
 }
 
@@ -61,7 +62,7 @@ int merge_pulses(const BlockContext& b, std::size_t beam) {
         into.object_id = pulses[k].object_id;
         into.kind = pulses[k].kind;
         into.material = pulses[k].material;
-        into.cos_sun = pulses[k].cos_sun;
+        into.ambient_w = pulses[k].ambient_w;
       }
       into.lambertian = std::max(into.lambertian, pulses[k].lambertian);
       into.power_w += pulses[k].power_w;

@@ -113,6 +113,7 @@ enum class StageId : std::uint16_t {
   kRainCount = 3,
   kRainDrops = 4,
   kRainJitter = 5,
+  kFalseAlarms = 6,
 };
 
 }  // namespace lidaremu::core

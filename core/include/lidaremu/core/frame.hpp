@@ -31,8 +31,9 @@ struct HitLayout {
 struct Weather {
   double rain_mm_per_h = 0;
   double visibility_m = 23000;  // meteorological visibility; fog is a small one
-  double sun_irradiance_w_per_m2 =
-      0;  // in the receiver's optical band, on a surface facing the sun
+  // Broadband sunlight on a surface facing the sun, W/m^2 (1000: full sun, about 100 klx); the
+  // receiver model takes its share near 905 nm.
+  double sun_irradiance_w_per_m2 = 0;
   bool operator==(const Weather&) const = default;
 };
 
@@ -79,6 +80,7 @@ struct FrameReturns {
   std::vector<float> pulse_width_ns;     // echo pulse width (PHYSICS.md 8)
   std::vector<std::uint32_t> object_id;  // ground truth from the batch; 0 = rain, bloom, none
   std::vector<std::uint8_t> kind;        // what produced the echo (ReturnKind)
+  std::vector<std::uint16_t> near_ir;    // per beam (not per echo): ambient photons (NEAR_IR)
 
   void reshape(FrameShape s);
   [[nodiscard]] std::size_t slot(std::size_t beam, int echo) const {
@@ -91,6 +93,14 @@ struct FrameReturns {
 enum class EchoMode : std::uint8_t { kStrongest, kLast, kFirst, kDual, kTriple, kTwoStrongest };
 
 // Ground truth of what made an echo, for validation tools and exports.
-enum class ReturnKind : std::uint8_t { kNone, kTarget, kGhost, kRainDrop, kBloom };
+enum class ReturnKind : std::uint8_t {
+  kNone,
+  kTarget,    // a surface the engine's ray hit
+  kGhost,     // a multi-bounce path's end, seen behind the mirror
+  kRainDrop,  // a rain drop in the beam
+  kBloom,     // a retroreflector's light in a neighbouring beam
+  kNoise,     // a noise false alarm: no target at all
+  kFog,       // the fog volume's backscatter
+};
 
 }  // namespace lidaremu::core

@@ -76,9 +76,18 @@ inline double normal_quantile(double p) {
 }
 
 // The mean received power a target needs to be detected with probability p against Gaussian
-// noise of sigma P_noise and a threshold of 3 sigma: P_noise (3 + Phi^-1(p)).
-inline double power_detected_with_probability(double p_noise, double probability) {
-  return p_noise * (3.0 + normal_quantile(probability));
+// noise of sigma P_noise and a threshold of k sigma: P_noise (k + Phi^-1(p)).
+inline double power_detected_with_probability(double p_noise, double threshold_sigmas,
+                                              double probability) {
+  return p_noise * (threshold_sigmas + normal_quantile(probability));
+}
+
+// The threshold, in noise sigmas, that gives `false_alarm_rate` noise detections per beam over a
+// range gate of `independent_samples` range cells (PHYSICS.md 0): each cell fires with
+// probability Phi(-k), so k = Phi^-1(1 - rate / cells). One in 10,000 (the OS1 datasheet's
+// false-positive rate) over 1,310 cells of 10 cm (a VLP-16's 131 m) gives k = 5.25.
+inline double threshold_for_false_alarm_rate(double false_alarm_rate, double independent_samples) {
+  return normal_quantile(1.0 - false_alarm_rate / std::max(independent_samples, 1.0));
 }
 
 // Probability that P_r + N(0, P_noise) beats 3 P_noise: Phi(P_r / P_noise - 3).
@@ -285,20 +294,59 @@ inline double lambertian_reach_m(double system_constant, double reflectivity, do
 // ---------------------------------------------------------------------------------------------
 // Section 3: detection.
 
-// Ambient light (seed 001): sunlight reflected by the target into the receiver's field of view,
-// P_amb = E_sun max(0, n.s) (Gamma / pi) * etendue, and the shot noise it adds,
-// sigma^2 = 2 h nu P_amb B / quantum efficiency (W^2).
-inline double ambient_power_w(double sun_irradiance_w_per_m2, double cos_sun, double reflectivity,
-                              double receiver_etendue_m2_sr) {
-  return sun_irradiance_w_per_m2 * std::max(cos_sun, 0.0) * reflectivity / std::numbers::pi *
-         receiver_etendue_m2_sr;
+// Ambient light (seed 001: computed like the laser's return with the sun as the source; PHYSICS.md
+// 0): the sunlight a surface sends into one channel's field of view, and the noise it adds.
+inline constexpr double kPlanck = 6.62607015e-34;
+inline double photon_energy_j(double wavelength_nm) {
+  return kPlanck * kSpeedOfLight / (wavelength_nm * 1e-9);
 }
-inline double ambient_noise_variance_w2(double ambient_w, double wavelength_nm, double bandwidth_hz,
-                                        double quantum_efficiency) {
-  constexpr double kPlanck = 6.62607015e-34;
-  const double photon_j = kPlanck * kSpeedOfLight / (wavelength_nm * 1e-9);
-  return 2.0 * photon_j * ambient_w * bandwidth_hz / quantum_efficiency;
-}
+// Solar spectral irradiance near 905 nm per 1000 W/m^2 of broadband sunlight (ASTM G173, AM1.5
+// global: about 0.7 W m^-2 nm^-1). 1000 W/m^2 is full sun, about 100 klx.
+inline constexpr double kSolarSpectralIrradiance905 = 0.70e-3;  // per nm, per W/m^2 broadband
+// Diffuse skylight besides the direct beam, in the near infrared of a clear day: about a tenth of
+// the direct irradiance, from the whole sky (a surface facing up sees all of it).
+inline constexpr double kDiffuseSkyShare = 0.10;
+
+struct Receiver {
+  double aperture_m = 0.025;  // lens diameter
+  double fov_rad = 0.003;     // full angle one channel sees
+  double filter_nm = 25;      // optical band-pass width
+  double optics_efficiency = 0.7;
+  double quantum_efficiency = 0.8;
+  // The ambient power whose shot noise equals the detector's own noise: an APD's
+  // NEP^2 QE / (2 h nu F) (input-referred NEP, excess noise factor F).
+  double knee_w = 1.5e-9;
+
+  // Sunlight of broadband irradiance E on a surface of reflectivity rho, normal at cos_sun to
+  // the sun and at cos_up to the zenith, into one channel: in-band irradiance (direct + diffuse
+  // sky) x rho / pi (radiance) x aperture area x field-of-view solid angle x optics efficiency.
+  [[nodiscard]] double ambient_w(double sun_w_per_m2, double cos_sun, double cos_up,
+                                 double reflectivity) const {
+    const double irradiance =
+        sun_w_per_m2 * kSolarSpectralIrradiance905 * filter_nm *
+        (std::max(cos_sun, 0.0) + kDiffuseSkyShare * 0.5 * (1.0 + std::clamp(cos_up, -1.0, 1.0)));
+    const double area = std::numbers::pi * 0.25 * aperture_m * aperture_m;
+    const double solid_angle = std::numbers::pi * 0.25 * fov_rad * fov_rad;
+    return irradiance * reflectivity / std::numbers::pi * area * solid_angle * optics_efficiency;
+  }
+  // The clear sky seen by a beam that hits nothing: the diffuse sky's radiance, E_sky / pi.
+  [[nodiscard]] double sky_w(double sun_w_per_m2) const {
+    return ambient_w(sun_w_per_m2, 0.0, 1.0, 1.0) * kDiffuseSkyShare / (1.0 + kDiffuseSkyShare);
+  }
+  // How much the ambient's shot noise raises the detector's noise sigma.
+  [[nodiscard]] double noise_factor(double ambient_w) const {
+    return std::sqrt(1.0 + std::max(ambient_w, 0.0) / knee_w);
+  }
+  // Photoelectrons a power delivers in a time.
+  [[nodiscard]] double photons(double power_w, double seconds, double wavelength_nm) const {
+    return power_w * seconds / photon_energy_j(wavelength_nm) * quantum_efficiency;
+  }
+  // The detector's own noise in watts at the input, over a bandwidth: the shot noise of the knee.
+  [[nodiscard]] double dark_noise_w(double bandwidth_hz, double wavelength_nm) const {
+    return std::sqrt(2.0 * photon_energy_j(wavelength_nm) * knee_w * bandwidth_hz /
+                     quantum_efficiency);
+  }
+};
 
 // The capability (reflectance-limit) model of seed 002: detected iff R_L(d) <= Gamma(theta),
 // R_L(d) = R_L,max d / d_max, and nothing beyond d_max.

@@ -73,7 +73,8 @@ struct OusterTraits {
 struct SensorOptics {
   double datasheet_range_m = 100;                // reached by...
   double datasheet_reflectivity = 0.10;          // ...a Lambertian target of this reflectivity...
-  double datasheet_detection_probability = 0.5;  // ...detected with this probability
+  double datasheet_detection_probability = 0.5;  // ...detected with this probability...
+  double datasheet_sun_w_per_m2 = 0;             // ...in this much sunlight (facing it)
   double beam_exit_radius_m = 0.005;
   double beam_divergence_rad = 0.001;  // half-angle of the beam cone
   double range_noise_sigma_m = 0.01;   // range noise of a strong echo (the floor)...
@@ -86,6 +87,12 @@ struct SensorOptics {
   double rx_aperture_radius_m = 0.012;
   double tx_opening_rad = 0.003;
   double rx_opening_rad = 0.0066;
+  // Receiver (ambient light): lens diameter, one channel's field of view (full angle), filter,
+  // and the ambient power whose shot noise equals the detector's own noise.
+  double rx_aperture_m = 0.025;
+  double rx_fov_rad = 0.003;
+  double optical_filter_nm = 25;
+  double ambient_knee_w = 1.5e-9;
 };
 
 struct SensorModel {

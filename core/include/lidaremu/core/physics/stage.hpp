@@ -24,9 +24,10 @@ struct Pulse {
   float extent_m = 0;    // range spread on the target (grazing incidence, merged rays)
   float lambertian = 0;  // Lambertian-equivalent reflectivity, for the capability model
   float cos_incidence = 0;
-  float cos_sun = 0;      // normal . sun direction, for ambient light
+  float ambient_w = 0;    // sunlight the surface sends into the channel (receiver model)
   float gain = 1;         // mirror reflectances along a multi-bounce path
   float threshold_w = 0;  // the threshold it was detected against
+  float noise_w = 0;      // the noise sigma it was detected against (0: no noise model)
   std::uint32_t object_id = 0;
   std::uint16_t material = 0;
   std::uint8_t ray = 0;
@@ -40,6 +41,7 @@ struct BeamWork {
   std::vector<float> range_offset_m;         // reported minus geometric range (Ouster origin)
   std::vector<std::uint16_t> drops_crossed;  // rain drops the beam went through
   std::vector<Pulse> bloom;                  // per beam, from blooming (kind kNone if none)
+  std::vector<float> ambient_w;              // per beam: the sunlight the channel sees
   std::vector<std::int8_t> echo_pick;        // beams x kMaxEchoes: index of the pulse, -1 none
   void resize(std::size_t beams);
 };
@@ -51,6 +53,7 @@ struct FrameConstants {
   double system_constant = 0;  // K = E_P C_A (W m^2 sr), from the datasheet or seed 000
   double noise_w = 0;
   double threshold_w = 0;
+  double threshold_sigmas = 3;
   double clear_extinction_per_m = 0;
   double rain_extinction_per_m = 0;
   double rain_drops_per_m3 = 0;
@@ -94,8 +97,10 @@ struct StageSetup {
 class Stage {
  public:
   virtual ~Stage() = default;
-  // Called once per frame, before any block runs, with the frame's constants: per-frame tables.
-  virtual void begin_frame(const FrameConstants& /*constants*/, const PhysicsParams& /*params*/) {}
+  // Called once per frame, before any block runs: per-frame tables and draws. `key` is the
+  // frame's draw key (beam and stage 0).
+  virtual void begin_frame(const FrameHits& /*hits*/, const FrameConstants& /*constants*/,
+                           const PhysicsParams& /*params*/, const DrawKey& /*key*/) {}
   // Per-beam stages run on blocks of beams, in parallel; a frame stage (the registry says which)
   // runs once on all beams and may parallelise inside.
   virtual void run(const BlockContext& block) const = 0;
