@@ -131,6 +131,28 @@ TEST_CASE("VLP-16 end to end, framed and raw: decoded points are the engine's hi
   }
 }
 
+TEST_CASE("HDL-64E raw7 end to end: one frame per revolution (lasers with offsets)",
+          "[e2e][velodyne][raw]") {
+  // The audit saw thousands of incomplete frames: rows of one firing were located in columns
+  // far apart, the "wrap" fired again and again.
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "hdl64e", "--hits", "udp://127.0.0.1:0", "--hits-format",
+                              "raw7", "--out", data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", "100"});
+  const auto pattern = clients::scan_for("hdl64e", 600, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0, .raw = true});
+  streamer.send_frame(rows);
+  streamer.send_frame(rows);
+  // Two frames' packets (347 each at 600 rpm) come out; then the counters say how they came in.
+  CHECK(data.receive(690, 3s, 20s).size() >= 690);
+  REQUIRE(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_frames_complete_total{sensor=\"hdl64e-0\"}") == 2);
+  CHECK(daemon.counter("lidaremu_frames_incomplete_total{sensor=\"hdl64e-0\"}") == 0);
+  CHECK(daemon.counter("lidaremu_rows_stored_total{sensor=\"hdl64e-0\"}") == 2 * valid_rows(rows));
+}
+
 TEST_CASE("OS1-64 end to end, framed and raw: decoded points are the engine's hits",
           "[e2e][ouster]") {
   for (const std::string format : {"framed", "raw7"}) {

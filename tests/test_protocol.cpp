@@ -144,7 +144,7 @@ TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the a
   const auto materials = core::MaterialTable::load(test::materials_path());
   const auto pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
   const core::BeamGeometry geometry(pattern);
-  protocol::RawRowAssembler raw(geometry, 7);
+  protocol::RawRowAssembler raw(geometry, 7, {});
   std::vector<float> rows;
   auto add = [&](std::uint32_t column, std::uint16_t channel, float material) {
     const auto ray = geometry.ray(column, channel);

@@ -119,27 +119,33 @@ TEST_CASE("Scan patterns: VLP-16 timing and rpm limits, Ouster modes", "[sensor]
 
 TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the point back",
           "[sensor]") {
-  for (const char* name : {"vlp16", "os1-64"}) {
-    const SensorModel& model = *find_sensor_model(name);
-    const auto pattern = model.family == SensorFamily::kVelodyne
-                             ? *make_velodyne_scan(model, 600).pattern
-                             : *make_ouster_scan(model, 1024, 10).pattern;
+  for (const SensorModel* model : all_sensor_models()) {
+    const std::string name(model->name);
+    const auto pattern = model->family == SensorFamily::kVelodyne
+                             ? *make_velodyne_scan(*model, 600).pattern
+                             : *make_ouster_scan(*model, 1024, 10).pattern;
     const BeamGeometry g(pattern);
-    for (std::uint32_t c = 0; c < static_cast<std::uint32_t>(pattern.columns_per_frame); c += 37) {
-      for (std::uint16_t ch = 0; ch < model.channels; ch += 5) {
-        INFO(name << " column " << c << " channel " << ch);
-        const auto ray = g.ray(c, ch);
-        CHECK(ray.direction.norm() == Approx(1.0));
-        const Eigen::Vector3d hit = ray.origin + 23.4 * ray.direction;
-        const auto idx = g.locate(hit);
-        CHECK(idx.column == c);
-        CHECK(idx.channel == ch);
-        // Velodyne: range from the origin. Ouster: distance from the beam origin plus n.
-        const double expected = model.family == SensorFamily::kVelodyne
-                                    ? 23.4
-                                    : 23.4 + model.ouster.lidar_origin_to_beam_origin_mm * 1e-3;
-        CHECK(g.reported_range(hit, c, ch) == Approx(expected).margin(1e-9));
+    // Near and far: the HDL-64E's lasers leave from offsets of ~0.2 m, a channel's spacing at 20 m.
+    for (const double range : {1.5, 23.4, 100.0}) {
+      std::size_t wrong = 0;
+      for (std::uint32_t c = 0; c < static_cast<std::uint32_t>(pattern.columns_per_frame);
+           c += 37) {
+        for (std::uint16_t ch = 0; ch < model->channels; ch += 5) {
+          const auto ray = g.ray(c, ch);
+          CHECK(ray.direction.norm() == Approx(1.0));
+          const Eigen::Vector3d hit = ray.origin + range * ray.direction;
+          const auto idx = g.locate(hit);
+          wrong += idx.column != c || idx.channel != ch;
+          if (name != "vlp16" && name != "os1-64") continue;
+          // Velodyne: range from the origin. Ouster: distance from the beam origin plus n.
+          const double expected = model->family == SensorFamily::kVelodyne
+                                      ? range
+                                      : range + model->ouster.lidar_origin_to_beam_origin_mm * 1e-3;
+          CHECK(g.reported_range(hit, c, ch) == Approx(expected).margin(1e-9));
+        }
       }
+      INFO(name << " at " << range << " m");
+      CHECK(wrong == 0);
     }
   }
 }

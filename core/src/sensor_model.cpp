@@ -174,20 +174,32 @@ BeamIndex BeamGeometry::locate(const Eigen::Vector3d& point_in_sensor) const {
   };
 
   if (model_.family == SensorFamily::kVelodyne) {
-    const Eigen::Vector3d& p = point_in_sensor;
-    const double elevation = std::atan2(p.z(), std::hypot(p.x(), p.y())) / kDeg;
-    const std::uint16_t channel = nearest_channel(elevation);
-    const double azimuth = wrap_degrees(std::atan2(-p.y(), p.x()) / kDeg);
-    const double column_azimuth =
-        azimuth - (velodyne_laser_azimuth_deg(0, channel) - velodyne_column_azimuth_deg(0));
-    return {column_of(column_azimuth / 360.0 * columns), channel};
+    // Corrected lasers (HDL-64E) leave from offsets of up to ~0.2 m, which at short range move a
+    // point by more than the spacing between channels: refine from the found beam's origin.
+    BeamIndex index{0, 0};
+    Eigen::Vector3d from_origin = point_in_sensor;
+    const int refinements = model_.laser_corrections.empty() ? 1 : 6;
+    for (int iteration = 0; iteration < refinements; ++iteration) {
+      const Eigen::Vector3d& p = from_origin;
+      const std::uint16_t channel =
+          nearest_channel(std::atan2(p.z(), std::hypot(p.x(), p.y())) / kDeg);
+      const double azimuth = wrap_degrees(std::atan2(-p.y(), p.x()) / kDeg);
+      const std::uint32_t column = column_of(
+          (azimuth - (velodyne_laser_azimuth_deg(0, channel) - velodyne_column_azimuth_deg(0))) /
+          360.0 * columns);
+      if (iteration > 0 && channel == index.channel && column == index.column) break;
+      index = {column, channel};
+      from_origin = point_in_sensor - ray(column, channel).origin;
+    }
+    return index;
   }
   const Eigen::Vector3d q = lidar_to_sensor_rotation_.transpose() *
                             (point_in_sensor * 1e3 - lidar_to_sensor_translation_mm_);
   BeamIndex index{0, 0};
   Eigen::Vector3d from_origin = q;
-  // Two refinements: the beam origin moves with the column, the column follows the direction.
-  for (int iteration = 0; iteration < 2; ++iteration) {
+  // Refinements: the beam origin moves with the column, the column follows the direction (a few
+  // more close in, where the origin's offset weighs more).
+  for (int iteration = 0; iteration < 4; ++iteration) {
     const double elevation = std::atan2(from_origin.z(), from_origin.head<2>().norm()) / kDeg;
     index.channel = nearest_channel(elevation);
     const double azimuth = std::atan2(from_origin.y(), from_origin.x());

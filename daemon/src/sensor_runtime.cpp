@@ -154,7 +154,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   returns_.reshape(shape);
   if (recorders_.view) tap_ = recorders_.view->attach(settings_);
   if (settings_.hits_format != HitsFormat::kFramed) {
-    raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8);
+    raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8,
+                 settings_.layout);
   }
 }
 

@@ -5,7 +5,48 @@ namespace lidaremu::protocol {
 BatchError RawRowAssembler::check(std::span<const std::uint8_t> datagram) const {
   const std::size_t row_bytes = sizeof(float) * floats_per_row_;
   if (datagram.empty() || datagram.size() % row_bytes != 0) return BatchError::kRawSizeNotRows;
+  if ((datagram.size() / row_bytes) % rows_per_beam() != 0) return BatchError::kRawNotWholeBeams;
   return BatchError::kNone;
+}
+
+bool RawRowAssembler::convert_beam(const std::uint8_t* bytes, const EngineConventions& engine,
+                                   const core::MaterialTable& materials, RowCounts& counts,
+                                   Eigen::Vector3d& first_hit) {
+  const std::size_t row_bytes = sizeof(float) * floats_per_row_;
+  bool any = false;
+  float values[8];
+  for (std::size_t ray = 0; ray < layout_.rays_per_beam; ++ray) {
+    bool path_open = true;
+    for (std::size_t seg = 0; seg < layout_.segments_per_path; ++seg) {
+      const std::size_t row = ray * layout_.segments_per_path + seg;
+      Hit& h = beam_[row];
+      h.material = 0;
+      if (!path_open) continue;
+      // Datagram bytes carry no alignment promise: copy each row out.
+      std::memcpy(values, bytes + row * row_bytes, row_bytes);
+      if (!convert_row({values, 0}, engine, nullptr, materials, counts, h.point, h.normal,
+                       h.material)) {
+        h.material = 0;
+        path_open = false;
+        continue;
+      }
+      h.angle_deg = floats_per_row_ == 8 ? values[7] : 0.0f;
+      if (!std::isfinite(h.angle_deg)) {
+        ++counts.non_finite;
+        h.material = 0;
+        path_open = false;
+        continue;
+      }
+      ++counts.stored;
+      // The beam's direction: the first segment of the first ray that hit (later segments lie
+      // wherever the path went).
+      if (!any && seg == 0) {
+        first_hit = h.point;
+        any = true;
+      }
+    }
+  }
+  return any;
 }
 
 }  // namespace lidaremu::protocol

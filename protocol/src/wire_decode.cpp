@@ -39,6 +39,8 @@ std::string_view to_string(BatchError e) {
       return "object_ids_mismatch";
     case BatchError::kRawSizeNotRows:
       return "raw_size_not_rows";
+    case BatchError::kRawNotWholeBeams:
+      return "raw_not_whole_beams";
     case BatchError::kCount:
       break;
   }

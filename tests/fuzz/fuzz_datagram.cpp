@@ -53,10 +53,12 @@ void run(Target& t, std::span<const std::uint8_t> datagram) {
       break;
   }
   for (const int floats : {7, 8}) {
-    protocol::RawRowAssembler raw(t.geometry, floats);
-    if (raw.check(datagram) != protocol::BatchError::kNone) continue;
-    core::FrameHits* frame = &t.frame;
-    raw.store(datagram, engine, materials(), frame, [&] { t.frame.clear(1); });
+    for (const core::HitLayout layout : {core::HitLayout{1, 1}, core::HitLayout{3, 2}}) {
+      protocol::RawRowAssembler raw(t.geometry, floats, layout);
+      if (raw.check(datagram) != protocol::BatchError::kNone) continue;
+      core::FrameHits* frame = &t.frame;
+      raw.store(datagram, engine, materials(), frame, [&] { t.frame.clear(1); });
+    }
   }
 }
 }  // namespace

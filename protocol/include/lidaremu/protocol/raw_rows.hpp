@@ -1,6 +1,12 @@
 #pragma once
-// Raw mode, compatible with the glue of seed 000: headerless 7- or 8-float rows. The beam of a
-// row is found from its direction; the azimuth wrapping round starts a new frame.
+// Raw mode, compatible with the glue of seed 000: headerless 7- or 8-float rows. The rows of one
+// beam come together, as a framed batch orders them: its rays (centre first, --rays-per-beam),
+// each ray's path segments (8-float rows, --segments-per-path). The beam is found from the first
+// row of the group that hit something; the azimuth wrapping round starts a new frame. A datagram
+// holds whole beams.
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -13,13 +19,18 @@ namespace lidaremu::protocol {
 
 class RawRowAssembler {
  public:
-  RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row)
-      : geometry_(geometry), floats_per_row_(floats_per_row) {}
+  static constexpr std::size_t kMaxRowsPerBeam = 12 * 16;  // rays x segments the layout allows
 
-  // Reports whether the datagram's size is a whole number of rows.
+  RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout)
+      : geometry_(geometry),
+        floats_per_row_(floats_per_row),
+        layout_{std::clamp<std::uint8_t>(layout.rays_per_beam, 1, 12),
+                std::clamp<std::uint8_t>(layout.segments_per_path, 1, 16)} {}
+
+  // Reports whether the datagram holds a whole number of beams (rays x segments rows each).
   [[nodiscard]] BatchError check(std::span<const std::uint8_t> datagram) const;
 
-  // Calls on_wrap() before storing a row whose column lies behind the previous one by more than
+  // Calls on_wrap() before storing a beam whose column lies behind the previous one by more than
   // half a turn: the engine started its next revolution.
   template <typename OnWrap>
   RowCounts store(std::span<const std::uint8_t> datagram, const EngineConventions& engine,
@@ -28,9 +39,23 @@ class RawRowAssembler {
   void reset() { last_column_ = -1; }
 
  private:
+  struct Hit {
+    Eigen::Vector3d point;
+    Eigen::Vector3d normal;
+    std::uint16_t material = 0;  // 0: no hit (missed, rejected, or after a rejected segment)
+    float angle_deg = 0;
+  };
+  [[nodiscard]] std::size_t rows_per_beam() const { return layout_.hits_per_beam(); }
+  // Converts one beam's rows as store_batch does: a rejected segment ends its path.
+  bool convert_beam(const std::uint8_t* bytes, const EngineConventions& engine,
+                    const core::MaterialTable& materials, RowCounts& counts,
+                    Eigen::Vector3d& first_hit);
+
   const core::BeamGeometry& geometry_;
   int floats_per_row_;
+  core::HitLayout layout_;
   long last_column_ = -1;
+  std::array<Hit, kMaxRowsPerBeam> beam_{};
 };
 
 template <typename OnWrap>
@@ -39,22 +64,31 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
                                  const core::MaterialTable& materials, core::FrameHits*& frame,
                                  OnWrap&& on_wrap) {
   RowCounts counts;
-  const std::size_t row_bytes = sizeof(float) * floats_per_row_;
+  const std::size_t beam_bytes = sizeof(float) * floats_per_row_ * rows_per_beam();
   const long half_turn = geometry_.pattern().columns_per_frame / 2;
-  float values[8];
-  for (std::size_t at = 0; at + row_bytes <= datagram.size(); at += row_bytes) {
-    // Datagram bytes carry no alignment promise: copy each row out.
-    std::memcpy(values, datagram.data() + at, row_bytes);
-    Eigen::Vector3d p, n;
-    std::uint16_t material = 0;
-    if (!convert_row({values, 0}, engine, nullptr, materials, counts, p, n, material)) continue;
-    const core::BeamIndex index = geometry_.locate(p);
+  for (std::size_t at = 0; at + beam_bytes <= datagram.size(); at += beam_bytes) {
+    Eigen::Vector3d first_hit;
+    if (!convert_beam(datagram.data() + at, engine, materials, counts, first_hit)) continue;
+    const core::BeamIndex index = geometry_.locate(first_hit);
     if (last_column_ >= 0 && static_cast<long>(index.column) + half_turn < last_column_) {
       on_wrap();
     }
     last_column_ = index.column;
-    store_row(*frame, index.column, index.channel, p, n, material, 0);
-    ++counts.stored;
+    core::FrameHits& f = *frame;
+    const std::size_t beam = f.shape.beam(index.column, index.channel);
+    const std::size_t rays = std::min<std::size_t>(layout_.rays_per_beam, f.layout.rays_per_beam);
+    const std::size_t segments =
+        std::min<std::size_t>(layout_.segments_per_path, f.layout.segments_per_path);
+    std::fill_n(f.material.begin() + static_cast<std::ptrdiff_t>(beam * f.layout.hits_per_beam()),
+                f.layout.hits_per_beam(), std::uint16_t{0});
+    for (std::size_t ray = 0; ray < rays; ++ray) {
+      for (std::size_t seg = 0; seg < segments; ++seg) {
+        const Hit& h = beam_[ray * layout_.segments_per_path + seg];
+        if (h.material == 0) break;
+        store_hit(f, f.hit(beam, ray, seg), h.point, h.normal, h.material, 0, h.angle_deg);
+      }
+    }
+    mark_column(f, index.column);
   }
   return counts;
 }

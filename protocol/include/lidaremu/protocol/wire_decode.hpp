@@ -29,6 +29,7 @@ enum class BatchError : std::uint8_t {
   kColumnsOutOfRange,  // first_column + column_count beyond the frame
   kObjectIdsMismatch,  // object_ids neither empty nor one per row
   kRawSizeNotRows,     // raw datagram not a whole number of rows
+  kRawNotWholeBeams,   // raw rows not a whole number of beams (rays x segments rows each)
   kCount
 };
 std::string_view to_string(BatchError e);

@@ -1,0 +1,192 @@
+// Raw mode (seed 000's glue) against the framed form of the same rays: several rays per beam
+// (raw7), multi-bounce paths with their angle (raw8), a model whose lasers leave from offsets
+// (HDL-64E). The same rows and seed give the same hits, and the same packet bytes.
+#include <catch2/catch.hpp>
+
+#include "daemon_process.hpp"
+#include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/protocol/raw_rows.hpp"
+#include "lidaremu/protocol/wire_decode.hpp"
+
+using namespace lidaremu;
+
+namespace {
+
+constexpr std::uint32_t kFrame = 7;
+constexpr std::uint16_t kConcrete = 8;
+
+struct Glue {
+  core::ScanPattern pattern;
+  core::HitLayout layout;
+  int floats;
+  std::vector<float> rows;  // one frame, scan order: column, channel, ray, segment
+};
+
+// The demo scene with `rays` rays per beam, as 7-float rows.
+Glue demo_rays(const char* model, int rays) {
+  Glue g{clients::scan_for(model, 0, ""), {static_cast<std::uint8_t>(rays), 1}, 7, {}};
+  clients::DemoScene().render(core::BeamGeometry(g.pattern), g.rows, nullptr, rays);
+  return g;
+}
+
+// The demo scene as two-segment paths (8-float rows): where a beam meets the car's metal, its
+// path goes on, mirrored, to a concrete wall 5 m further, with the angle seed 000 defines
+// (between p_1 - p_0 and p_0 - origin, degrees); elsewhere the second segment is padding.
+Glue demo_paths(const char* model) {
+  Glue g{clients::scan_for(model, 0, ""), {1, 2}, 8, {}};
+  std::vector<float> hits;
+  clients::DemoScene().render(core::BeamGeometry(g.pattern), hits);
+  std::size_t mirrors = 0;
+  for (std::size_t i = 0; i < hits.size() / 7; ++i) {
+    const float* h = &hits[i * 7];
+    g.rows.insert(g.rows.end(), h, h + 7);
+    g.rows.push_back(0.0f);
+    const Eigen::Vector3d p(h[0], h[1], h[2]), n(h[3], h[4], h[5]);
+    const bool metal = h[6] == clients::material::kOpaqueMetal;
+    if (!metal) {
+      g.rows.insert(g.rows.end(), {0, 0, 0, 0, 0, 1, 0, 0});
+      continue;
+    }
+    ++mirrors;
+    const Eigen::Vector3d in = p.normalized();
+    const Eigen::Vector3d out = in - 2 * in.dot(n) * n;
+    const Eigen::Vector3d wall = p + 5.0 * out;
+    const auto angle = static_cast<float>(
+        std::acos(std::clamp(wall.normalized().dot(in), -1.0, 1.0)) * 180 / std::numbers::pi);
+    g.rows.insert(g.rows.end(), {float(wall.x()), float(wall.y()), float(wall.z()), float(-out.x()),
+                                 float(-out.y()), float(-out.z()), float(kConcrete), angle});
+  }
+  REQUIRE(mirrors > 20);
+  return g;
+}
+
+core::FrameHits empty_frame(const Glue& g) {
+  core::FrameHits f;
+  f.reshape({static_cast<std::uint32_t>(g.pattern.columns_per_frame),
+             static_cast<std::uint16_t>(g.pattern.model->channels)},
+            g.layout);
+  f.clear(kFrame);
+  return f;
+}
+
+const core::MaterialTable& materials() {
+  static const auto table = core::MaterialTable::load(test::materials_path());
+  return table;
+}
+
+core::FrameHits framed(const Glue& g) {
+  core::FrameHits f = empty_frame(g);
+  clients::BatchHeader h{.frame = kFrame,
+                         .column_count = static_cast<std::uint32_t>(g.pattern.columns_per_frame),
+                         .rays_per_beam = g.layout.rays_per_beam,
+                         .segments_per_path = g.layout.segments_per_path,
+                         .floats_per_row = static_cast<std::uint8_t>(g.floats)};
+  const auto engine = *protocol::engine_conventions("ros");
+  for (const auto& datagram : clients::build_frame_batches(
+           h, static_cast<std::uint16_t>(g.pattern.model->channels), g.rows, 100000)) {
+    protocol::BatchView view;
+    REQUIRE(protocol::decode_hit_batch(datagram, view) == protocol::BatchError::kNone);
+    protocol::store_batch(view, engine, materials(), f);
+  }
+  return f;
+}
+
+core::FrameHits raw(const Glue& g, std::size_t* datagrams) {
+  core::FrameHits f = empty_frame(g);
+  core::FrameHits* current = &f;
+  const core::BeamGeometry geometry(g.pattern);
+  protocol::RawRowAssembler assembler(geometry, g.floats, g.layout);
+  const std::size_t floats_per_column =
+      std::size_t(g.pattern.model->channels) * g.layout.hits_per_beam() * g.floats;
+  const auto engine = *protocol::engine_conventions("ros");
+  int wraps = 0;
+  *datagrams = 0;
+  for (const auto& part : clients::raw_datagrams(g.rows, floats_per_column)) {
+    REQUIRE(assembler.check(part.bytes) == protocol::BatchError::kNone);
+    assembler.store(part.bytes, engine, materials(), current, [&] { ++wraps; });
+    ++*datagrams;
+  }
+  CHECK(wraps == 0);  // one frame sent, one frame assembled
+  return f;
+}
+
+std::vector<std::vector<std::uint8_t>> packets_of(const Glue& g, const core::FrameHits& hits) {
+  core::PipelineSettings s;
+  s.params = core::default_physics_params(*g.pattern.model);
+  s.seed = 99;
+  core::Pipeline pipeline(g.pattern, materials(), s);
+  core::FrameReturns out;
+  pipeline.process(hits, out);
+  struct Sink final : core::PacketSink {
+    std::vector<std::vector<std::uint8_t>> packets;
+    void on_packet(core::PacketChannel, std::span<const std::uint8_t> b, double) override {
+      packets.emplace_back(b.begin(), b.end());
+    }
+  } sink;
+  auto encoder = core::make_encoder(g.pattern, {992200000001ull, 0x123456});
+  encoder->encode_frame(out, 1000.0, sink);
+  return sink.packets;
+}
+
+void same_hits_same_packets(const Glue& g) {
+  std::size_t datagrams = 0;
+  const core::FrameHits a = framed(g);
+  const core::FrameHits b = raw(g, &datagrams);
+  INFO(g.pattern.model->name << ": " << datagrams << " raw datagrams");
+  CHECK(b.columns_received == a.columns_received);
+  CHECK(a.columns_received == a.shape.columns);
+  CHECK(b.material == a.material);
+  CHECK(b.x == a.x);
+  CHECK(b.y == a.y);
+  CHECK(b.z == a.z);
+  CHECK(b.nz == a.nz);
+  CHECK(b.angle_deg == a.angle_deg);
+  const auto pa = packets_of(g, a);
+  const auto pb = packets_of(g, b);
+  CHECK(pa.size() > 10);
+  CHECK(pb == pa);
+}
+
+}  // namespace
+
+TEST_CASE("raw7 with five rays per beam: the same packets as the framed rays", "[protocol][raw]") {
+  same_hits_same_packets(demo_rays("vlp16", 5));
+  same_hits_same_packets(demo_rays("os1-64", 5));
+}
+
+TEST_CASE("raw8 paths with their angle: the same ghosts as the framed paths", "[protocol][raw]") {
+  const Glue g = demo_paths("vlp16");
+  same_hits_same_packets(g);
+  // The ghosts are there: the raw frame's chain reports points behind the metal.
+  std::size_t datagrams = 0;
+  core::PipelineSettings s;
+  s.params = core::default_physics_params(*g.pattern.model);
+  core::Pipeline pipeline(g.pattern, materials(), s);
+  core::FrameReturns out;
+  pipeline.process(raw(g, &datagrams), out);
+  std::size_t ghosts = 0;
+  for (const auto k : out.kind) ghosts += k == static_cast<std::uint8_t>(core::ReturnKind::kGhost);
+  CHECK(ghosts > 10);
+}
+
+TEST_CASE("raw7 on an HDL-64E (lasers with offsets): one frame, the framed packets",
+          "[protocol][raw]") {
+  same_hits_same_packets(demo_rays("hdl64e", 1));
+  same_hits_same_packets(demo_rays("vls128", 1));
+}
+
+TEST_CASE("raw rows must come in whole beams", "[protocol][raw][hostile]") {
+  const Glue g = demo_rays("vlp16", 5);
+  const core::BeamGeometry geometry(g.pattern);
+  protocol::RawRowAssembler assembler(geometry, 7, g.layout);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(g.rows.data());
+  CHECK(assembler.check({bytes, 7 * 4 * 5}) == protocol::BatchError::kNone);
+  CHECK(assembler.check({bytes, 7 * 4 * 4}) == protocol::BatchError::kRawNotWholeBeams);
+  CHECK(assembler.check({bytes, 7 * 4 * 5 + 3}) == protocol::BatchError::kRawSizeNotRows);
+  CHECK(protocol::to_string(protocol::BatchError::kRawNotWholeBeams) == "raw_not_whole_beams");
+}
