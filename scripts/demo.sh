@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install, build, start lidaremud for a sensor, feed it the built-in demo scene
 # for a few seconds, decode what it emitted and print a per-frame summary; then the same scene
-# in rain, and a bird's-eye PNG of one decoded frame, dry next to rainy (in $DEMO_OUT,
-# default build/demo).
+# in rain (DEMO_RAIN mm/h, default 100), and a bird's-eye PNG of one decoded frame, dry next to
+# rainy (in $DEMO_OUT, default build/demo; DEMO_EXTENT metres to the picture's edge, default 65).
 #   scripts/demo.sh                 VLP-16
 #   scripts/demo.sh vls128          any model of `lidaremud --help`
 #   scripts/demo.sh os1-64          Ouster OS1-64 (1024x10, LEGACY)
@@ -52,8 +52,9 @@ echo "== lidaremud counters (non-zero)"
 grep '^lidaremu_' "$work/daemon.out" | grep -v ' 0$'
 if [[ -s $work/daemon.err ]]; then echo "== lidaremud log"; cat "$work/daemon.err"; fi
 
-echo "== the same scene in rain (25 mm/h): lidaremud --rain 25"
-rain_args=("${common_args[@]}" --duration 3 --export "$work/rain" --rain 25 --http off
+rain_rate=${DEMO_RAIN:-100}
+echo "== the same scene in rain ($rain_rate mm/h): lidaremud --rain $rain_rate"
+rain_args=("${common_args[@]}" --duration 3 --export "$work/rain" --rain "$rain_rate" --http off
   --foxglove off)
 if [[ $model == os* ]]; then rain_args+=(--metadata-out "$work/metadata.json"); fi
 "$bin/daemon/lidaremud" "${rain_args[@]}" >"$work/rain.out" 2>"$work/rain.err" &
@@ -69,6 +70,6 @@ echo "== bird's-eye pictures (reflectivity: blue low, green, yellow, red retrore
 "$bin/clients/lidaremu-render" "$out/$model-dry.pcd" -o "$out/$model-dry.png"
 "$bin/clients/lidaremu-render" "$out/$model-rain.pcd" -o "$out/$model-rain.png"
 "$bin/clients/lidaremu-render" "$out/$model-dry.pcd" "$out/$model-rain.pcd" \
-  -o "$out/$model-dry-vs-rain.png"
+  -o "$out/$model-dry-vs-rain.png" --extent "${DEMO_EXTENT:-65}"
 echo "demo: pictures in $out: $model-dry.png, $model-rain.png, side by side $model-dry-vs-rain.png"
 echo "demo: for the live view, run: bash scripts/view.sh $model  (then open http://127.0.0.1:9880/)"

@@ -145,7 +145,7 @@ rays_per_beam = 5
 segments_per_path = 3
 return_mode = "dual"
 physics_stages = ["geometry", "geometry.raster_correction", "paths.multibounce", "surface.ipsp", "atmosphere.clear_air", "atmosphere.rain", "detection.capability", "echoes", "range.noise", "report"]
-physics_params = { bloom_skirt_level = 1e-4, rain_lidar_ratio_sr = 20.0 }
+physics_params = { bloom_skirt_level = 1e-4, rain_drop_reflectance = 0.03 }
 weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2 = 30.0 }
 )",
                                   "physics.toml");
@@ -165,7 +165,7 @@ weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2
   CHECK(s.pipeline.stages == chain);
   CHECK(s.pipeline.echoes == lidaremu::core::EchoMode::kDual);
   CHECK(s.pipeline.params.bloom_skirt_level == 1e-4);
-  CHECK(s.pipeline.params.rain_lidar_ratio_sr == 20.0);
+  CHECK(s.pipeline.params.rain_drop_reflectance == 0.03);
   CHECK(s.pipeline.params.weather.rain_mm_per_h == 12.5);
   CHECK(s.pipeline.params.weather.visibility_m == 2000.0);
   CHECK(s.pipeline.params.weather.sun_irradiance_w_per_m2 == 30.0);

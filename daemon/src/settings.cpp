@@ -440,7 +440,7 @@ void read_physics_params(const toml::table& t, const std::string& at, core::Phys
       {"capability_max_reflectance_limit", {&p.capability_max_reflectance_limit, {0.01, 10}}},
       {"sun_elevation_deg", {&p.sun_elevation_deg, {-90, 90}}},
       {"sun_azimuth_deg", {&p.sun_azimuth_deg, {-360, 360}}},
-      {"rain_lidar_ratio_sr", {&p.rain_lidar_ratio_sr, {1, 1000}}},
+      {"rain_drop_reflectance", {&p.rain_drop_reflectance, {0, 1}}},
       {"rain_min_range_m", {&p.rain_min_range_m, {0.05, 100}}},
       {"rain_range_jitter_m_per_drop", {&p.rain_range_jitter_m_per_drop, {0, 0.01}}},
       {"bloom_core_sigma_deg", {&p.bloom_core_sigma_deg, {1e-4, 5}}},

@@ -13,8 +13,9 @@ TEST_CASE("The chain names its stages; weather reaches the stages through the fr
   Pipeline pipeline(bench.pattern(), materials, s);
   const auto names = pipeline.stage_names();
   const std::vector<std::string_view> expected{
-      "geometry", "paths.multibounce",   "surface.brdf", "atmosphere.clear_air", "atmosphere.rain",
-      "blooming", "detection.threshold", "echoes",       "range.noise",          "report"};
+      "geometry",        "paths.multibounce", "surface.brdf", "atmosphere.clear_air",
+      "atmosphere.rain", "atmosphere.fog",    "blooming",     "detection.threshold",
+      "echoes",          "range.noise",       "report"};
   CHECK(names == expected);
   use_stage(s.stages, "surface.ipsp");
   use_stage(s.stages, "detection.capability");

@@ -1,8 +1,8 @@
 // PHYSICS.md section 4b (seed 004 section 3.4, seed 003): Poisson drops in the beam's cone,
-// two-way extinction from the seed's table, drop returns as false positives, range jitter in
-// proportion to the drops crossed. Every drop is counted (for the jitter); only those that could
-// beat the noise are placed one by one, from the frame's drop table, with a diameter
-// D_t(r) + Exp(Lambda) (memoryless).
+// two-way extinction from the seed's table, drop returns (water's Fresnel backscatter, each drop's
+// share of the beam) as false positives, range jitter as a random walk over the drops crossed.
+// Every drop is counted (for the jitter); only those that could beat the noise are placed one by
+// one, from the frame's drop table, with a diameter D_t(r) + Exp(Lambda) (memoryless).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -18,14 +18,15 @@ namespace {
 constexpr int kMaxDropPulses = 3;
 
 // The smallest drop that returns more than the noise sigma from range r: the drop's share of the
-// footprint (D^2/4)/w^2 times its backscatter 2/S, through the range equation.
+// footprint (D^2/4)/w^2 times its backscatter R / pi, through the range equation.
 double detectable_drop_diameter_m(const FrameConstants& c, const PhysicsParams& p, double r) {
   const double w = c.beam.radius_m(r);
   const double transmission =
       physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r);
   const double gain = c.system_constant * transmission * physics::crossover(p.optics, r) / (r * r);
   if (!(gain > 0)) return std::numeric_limits<double>::infinity();
-  return std::sqrt(c.noise_w * 4.0 * w * w * p.rain_lidar_ratio_sr / (2.0 * gain));
+  if (!(p.rain_drop_reflectance > 0)) return std::numeric_limits<double>::infinity();
+  return std::sqrt(c.noise_w * 4.0 * w * w * std::numbers::pi / (p.rain_drop_reflectance * gain));
 }
 
 // Seed 004's Poisson drops, thinned to those that could beat the noise (a drop of diameter D at
@@ -105,7 +106,7 @@ class RainStage final : public Stage {
           static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
       // Extinction and jitter of what the beam hit.
       const CounterRng jitter_rng = stage_kit::rng_for(b, beam, StageId::kRainJitter);
-      const double sigma = prm.rain_range_jitter_m_per_drop * crossed;
+      const double sigma = prm.rain_range_jitter_m_per_drop * std::sqrt(double(crossed));
       for (int k = 0; k < targets; ++k) {
         Pulse& p = pulses[k];
         p.power_w *=
@@ -120,8 +121,8 @@ class RainStage final : public Stage {
         const double r = drops_.range_at(u_position * mu_detectable);
         const double diameter_m =
             detectable_drop_diameter_m(c, prm, r) - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
-        const double share =
-            physics::drop_brdf_area_ratio(diameter_m, c.beam.radius_m(r), prm.rain_lidar_ratio_sr);
+        const double share = physics::drop_brdf_area_ratio(diameter_m, c.beam.radius_m(r),
+                                                           prm.rain_drop_reflectance);
         Pulse drop;
         drop.range_m = static_cast<float>(r);
         drop.power_w = static_cast<float>(physics::received_power(

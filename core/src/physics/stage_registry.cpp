@@ -15,6 +15,7 @@ std::unique_ptr<Stage> make_surface_brdf(const StageSetup&);
 std::unique_ptr<Stage> make_surface_ipsp(const StageSetup&);
 std::unique_ptr<Stage> make_clear_air(const StageSetup&);
 std::unique_ptr<Stage> make_rain(const StageSetup&);
+std::unique_ptr<Stage> make_fog(const StageSetup&);
 std::unique_ptr<Stage> make_blooming(const StageSetup&);
 std::unique_ptr<Stage> make_detection_threshold(const StageSetup&);
 std::unique_ptr<Stage> make_detection_capability(const StageSetup&);
@@ -43,6 +44,8 @@ constexpr std::array kRegistry{
              "two-way extinction of clear air or fog, from the visibility"},
     StageRow{"atmosphere.rain", "4b", "", kPower, kPower, false, stages::make_rain,
              "rain: extinction, drops as returns, range jitter"},
+    StageRow{"atmosphere.fog", "4a, 0", "", kPower, kPower, false, stages::make_fog,
+             "the fog volume's backscatter: near-sensor returns at low visibility"},
     StageRow{"blooming", "7", "", kPower, kBloomed, true, stages::make_blooming,
              "retroreflectors bloom into neighbouring beams"},
     StageRow{"detection.threshold", "3", "detection", kPower, kDetections, false,
@@ -108,9 +111,9 @@ std::vector<std::string> stage_chain(PhysicsMode mode) {
   if (mode == PhysicsMode::kIdeal) {
     return {"geometry", "paths.multibounce", "surface.brdf", "detection.ideal", "echoes", "report"};
   }
-  return {
-      "geometry", "paths.multibounce",   "surface.brdf", "atmosphere.clear_air", "atmosphere.rain",
-      "blooming", "detection.threshold", "echoes",       "range.noise",          "report"};
+  return {"geometry",        "paths.multibounce", "surface.brdf", "atmosphere.clear_air",
+          "atmosphere.rain", "atmosphere.fog",    "blooming",     "detection.threshold",
+          "echoes",          "range.noise",       "report"};
 }
 
 void use_stage(std::vector<std::string>& chain, std::string_view name) {

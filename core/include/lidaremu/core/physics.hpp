@@ -449,12 +449,41 @@ inline double beam_volume_m3(double exit_radius_m, double half_angle_rad, double
   return BeamCone(exit_radius_m, half_angle_rad).volume_m3(r0, r1);
 }
 
-// A drop of diameter D at range r inside the beam returns like a small target: its share of the
-// footprint (pi D^2/4) / (pi w^2) times its backscatter per steradian. For water spheres the
-// backscatter is the extinction cross-section (2 x geometric) over the lidar ratio S (sr).
-inline double drop_brdf_area_ratio(double diameter_m, double beam_radius, double lidar_ratio_sr) {
+// A drop of diameter D at range r inside the beam returns like a small target (PHYSICS.md 0, as
+// LISA does: Kilic et al., "Lidar Light Scattering Augmentation", 2021): its share of the
+// footprint (pi D^2/4) / (pi w^2) times water's Fresnel reflectance at normal incidence
+// (n = 1.33 at 905 nm: 0.020) per pi steradians.
+inline constexpr double kWaterFresnelReflectance = 0.020;
+inline double drop_brdf_area_ratio(double diameter_m, double beam_radius, double reflectance) {
   const double share = (diameter_m * diameter_m / 4.0) / (beam_radius * beam_radius);
-  return std::min(share, 1.0) * 2.0 / lidar_ratio_sr;
+  return std::min(share, 1.0) * reflectance / std::numbers::pi;
+}
+
+// Fog's backscatter coefficient from the meteorological visibility (Rasshofer et al. 2011, as
+// Hahner et al.'s LiDAR_fog_sim uses it): beta = 0.046 / V, per metre and steradian.
+inline double fog_backscatter_per_m_sr(double visibility_m) { return 0.046 / visibility_m; }
+
+// The fog volume's return at range R (Hahner et al., "Fog Simulation on Real LiDAR Point Clouds",
+// ICCV 2021; seed 003's range equation for a soft target): the sin^2 pulse of half-power width
+// tau_H convolved with beta xi(R') T^2(R') / R'^2 over the pulse's extent, in the units where a
+// hard target returns K beta_0 xi T^2 / R^2:
+// P(R) = K beta integral over [R - c tau_H, R] of sin^2(pi (R - R') / (c tau_H)) xi T^2 / R'^2 dR'.
+// Far from the sensor this is a hard target of beta_0 = beta c tau_H / 2.
+template <typename Crossover>
+double fog_return_w(double system_constant, double beta, double extinction_per_m, double range_m,
+                    double tau_h_s, Crossover&& crossover, double min_range_m) {
+  const double length = kSpeedOfLight * tau_h_s;
+  constexpr int kSteps = 64;
+  const double step = length / kSteps;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const double back = (i + 0.5) * step;  // R - R'
+    const double r = range_m - back;
+    if (r < min_range_m) break;
+    const double shape = std::sin(std::numbers::pi * back / length);
+    sum += shape * shape * crossover(r) * std::exp(-2.0 * extinction_per_m * r) / (r * r) * step;
+  }
+  return system_constant * beta * sum;
 }
 
 // ---------------------------------------------------------------------------------------------

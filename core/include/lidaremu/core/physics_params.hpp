@@ -43,9 +43,10 @@ struct PhysicsParams {
   double sun_elevation_deg = 90.0;  // sun direction for ambient light
   double sun_azimuth_deg = 0.0;
   // Rain (seed 004).
-  double rain_lidar_ratio_sr = 18.0;  // extinction over backscatter of water drops
-  double rain_min_range_m = 1.0;      // no drop returns closer than this (receiver blind zone)
-  double rain_range_jitter_m_per_drop = 2e-5;
+  double rain_drop_reflectance = physics::kWaterFresnelReflectance;  // per pi sr, as LISA
+  double rain_min_range_m = 1.0;  // no drop returns closer than this (receiver blind zone)
+  // Each drop crossed delays the echo by an independent +-this (a random walk: sigma x sqrt(N)).
+  double rain_range_jitter_m_per_drop = 5e-4;
   // Blooming kernel (seed 001).
   double bloom_core_sigma_deg = 0.05;
   double bloom_skirt_level = 1e-3;
