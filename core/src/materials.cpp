@@ -91,6 +91,9 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
       } else if (k == "fresnel_f0") {
         if (*number < 0 || *number > 1) problems.push_back(at + " must be between 0 and 1");
         m.fresnel_f0 = *number;
+      } else if (k == "transmittance") {
+        if (*number < 0 || *number > 1) problems.push_back(at + " must be between 0 and 1");
+        m.transmittance = *number;
       } else if (k == "roughness") {
         if (!(*number >= 0.005) || *number > 2) {
           problems.push_back(at + " must be from 0.005 to 2 (RMS facet slope)");
@@ -105,7 +108,7 @@ MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::st
       } else {
         problems.push_back(at +
                            ": unknown key (accepted: id, name, alpha, beta, gamma, sigma_deg, "
-                           "reflectivity, fresnel_f0, roughness, retro_peak_per_sr, "
+                           "reflectivity, fresnel_f0, roughness, transmittance, retro_peak_per_sr, "
                            "retro_observation_deg, retro_entrance_deg)");
       }
     }

@@ -12,7 +12,8 @@ namespace lidaremu::core {
 namespace {
 
 // Velodyne heads share their optics: manuals give divergence 3.0 mrad horizontal x 1.5 mrad
-// vertical (half-angle 1.06 mrad, their geometric mean) and an exit spot of 12.7 x 9.5 mm;
+// vertical (half-angle 1.06 mrad, their geometric mean; aspect 2, which shapes the blooming
+// kernel's core) and an exit spot of 12.7 x 9.5 mm;
 // accuracy +/-3 cm "typical", with no conditions and no SNR curve: taken as 1 sigma for a 10 %
 // target within a quarter of the datasheet range (dR = 0.30 m in sigma = dR / sqrt(2 SNR); 1.5 cm
 // for strong echoes). Datasheets say "range up to R m" with neither reflectivity nor probability:
@@ -31,6 +32,7 @@ SensorOptics velodyne_optics(double datasheet_range_m) {
                       .datasheet_reflectivity = 0.10,
                       .beam_exit_radius_m = 0.0055,
                       .beam_divergence_rad = 0.00106,
+                      .beam_aspect = 2.0,
                       .range_noise_sigma_m = 0.015,
                       .range_noise_pulse_m = 0.30,
                       .full_overlap_m = 20,

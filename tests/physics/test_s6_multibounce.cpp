@@ -43,3 +43,55 @@ TEST_CASE("6: a mirror shows the wall it reflects as a ghost at half the optical
   drop_stage(no_paths.stages, "paths.multibounce");
   CHECK(bench.run(no_paths).range_m[beam] == Approx(10.0).margin(0.2));
 }
+
+TEST_CASE("6: glass passes part of the beam: the object behind it is a second echo",
+          "[physics][multibounce][glass]") {
+  // A pane 10 m ahead (material 4: Fresnel 0.040, transmittance 0.92), the path carrying
+  // straight on to a 30 % wall at 15 m.
+  Bench bench("vlp16", {1, 2});
+  const std::size_t beam = 8 * 16 + 7;
+  const Eigen::Vector3d d = bench.direction(beam);
+  const Eigen::Vector3d side = d.cross(Eigen::Vector3d::UnitZ()).normalized();
+  constexpr std::uint16_t kGlass = 4;
+  const auto place = [&](double tilt_deg) {
+    const double t = tilt_deg * std::numbers::pi / 180;
+    bench.set(beam, 0, 0, d * 10, -d * std::cos(t) + side * std::sin(t), kGlass, 0, 1);
+    bench.set(beam, 0, 1, d * 15, -d, kThirtyPercent, 0, 2);
+  };
+  auto dual = bench.settings();
+  dual.echoes = EchoMode::kDual;
+  const auto echoes = [&](const FrameReturns& out) {
+    std::vector<std::pair<float, int>> e;  // range, reflectivity
+    for (int k = 0; k < 2; ++k) {
+      const std::size_t slot = out.slot(beam, k);
+      if (out.range_m[slot] > 0) e.emplace_back(out.range_m[slot], out.reflectivity[slot]);
+    }
+    std::sort(e.begin(), e.end());
+    return e;
+  };
+  // Head-on, the glass flashes (its Fresnel reflection comes straight back) and the wall is
+  // seen behind it: two echoes.
+  place(0);
+  auto out = bench.run(dual);
+  auto e = echoes(out);
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].first == Approx(10).margin(0.1));
+  CHECK(e[0].second > 100);
+  CHECK(e[1].first == Approx(15).margin(0.1));
+  // Through the pane twice: 0.92^2 of the wall's 30 % (the sensor does not know the glass).
+  CHECK(e[1].second == Approx(30 * 0.92 * 0.92).margin(2.5));
+  CHECK(out.object_id[out.slot(beam, 0)] + out.object_id[out.slot(beam, 1)] == 3);
+  // Tilted 20 degrees, the pane returns nothing: only the wall, at its own range.
+  place(20);
+  e = echoes(bench.run(dual));
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].first == Approx(15).margin(0.1));
+  // A pane that is not transmissive is a mirror to seed 000's rule: the old ghost.
+  MaterialTable opaque = MaterialTable::from_toml_text(
+      "[[material]]\nid = 4\nname = \"opaque glass\"\nbeta = 0.01\nsigma_deg = 2.0\n"
+      "[[material]]\nid = 202\nname = \"30 %\"\nalpha = 0.3\nreflectivity = 0.3\n",
+      "opaque");
+  Pipeline pipeline(bench.pattern(), opaque, dual);
+  pipeline.process(bench.hits(), out);
+  CHECK(out.kind[out.slot(beam, 0)] != static_cast<std::uint8_t>(ReturnKind::kTarget));
+}

@@ -33,7 +33,9 @@ SignScene place_sign(Bench& bench, std::uint16_t sign_material) {
 SignScene near_returns(Bench& bench, const FrameReturns& out) {
   SignScene seen;
   for (std::size_t b = 0; b < bench.beams(); ++b) {
-    if (out.range_m[b] > 0 && out.range_m[b] < 25) {
+    // The sign and its bloom (not the noise's own rare false alarms, anywhere in the gate).
+    if (out.range_m[b] > 0 && out.range_m[b] < 25 &&
+        out.kind[b] != static_cast<std::uint8_t>(ReturnKind::kNoise)) {
       const Eigen::Vector3d d = bench.direction(b);
       ++seen.geometric;
       seen.max_azimuth_deg = std::max(seen.max_azimuth_deg,
@@ -65,4 +67,34 @@ TEST_CASE("7: a retroreflective sign blooms wider than it is; a diffuse one does
   const auto seen = near_returns(bench, bench.run(bench.settings()));
   CHECK(seen.geometric == diffuse.geometric);
   CHECK(seen.max_azimuth_deg == Approx(diffuse.max_azimuth_deg));
+}
+
+TEST_CASE("7: blooming in the beams' true angles: Ouster's azimuth offsets, elliptic cores",
+          "[physics][blooming]") {
+  // An OS1-64's beams of one column point up to +-3 deg apart in azimuth (beam_azimuth_angles).
+  // The kernel spreads light by the angle between two beams, so the sign widens as on the
+  // VLP-16 (the audit saw a 2 deg sign bloom to 8 deg when columns stood in for angles).
+  Bench bench("os1-64");
+  const double spread = *std::max_element(bench.pattern().model->azimuth_offset_deg.begin(),
+                                          bench.pattern().model->azimuth_offset_deg.end()) -
+                        *std::min_element(bench.pattern().model->azimuth_offset_deg.begin(),
+                                          bench.pattern().model->azimuth_offset_deg.end());
+  CHECK(spread > 5.0);
+  const auto retro = place_sign(bench, kRetro);
+  const auto bloomed = near_returns(bench, bench.run(bench.settings()));
+  INFO("OS1-64 retro sign: half-width " << retro.max_azimuth_deg << " -> "
+                                        << bloomed.max_azimuth_deg << " deg, " << retro.geometric
+                                        << " -> " << bloomed.geometric << " beams");
+  CHECK(bloomed.geometric > retro.geometric);
+  CHECK(bloomed.max_azimuth_deg > retro.max_azimuth_deg + 0.2);
+  CHECK(bloomed.max_azimuth_deg < retro.max_azimuth_deg + 3.5);
+
+  // The VLP-16's beam is twice as wide as tall (3.0 x 1.5 mrad): so is the kernel's core.
+  const auto p = bench.settings().params;
+  CHECK(p.bloom_core_sigma_h_deg == Approx(p.bloom_core_sigma_v_deg));
+  Bench vlp("vlp16");
+  const auto q = vlp.settings().params;
+  CHECK(q.bloom_core_sigma_h_deg == Approx(2 * q.bloom_core_sigma_v_deg));
+  CHECK(std::sqrt(q.bloom_core_sigma_h_deg * q.bloom_core_sigma_v_deg) ==
+        Approx(0.00106 * 180 / std::numbers::pi / 2));
 }

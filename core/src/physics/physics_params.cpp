@@ -1,6 +1,7 @@
 #include "lidaremu/core/physics_params.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numbers>
 
 namespace lidaremu::core {
@@ -29,7 +30,12 @@ PhysicsParams default_physics_params(const SensorModel& model) {
                                      .tx_opening_rad = model.optics.tx_opening_rad,
                                      .rx_opening_rad = model.optics.rx_opening_rad};
   // The kernel core is the beam itself: its 1/e^2 half-angle is two standard deviations.
-  p.bloom_core_sigma_deg = model.optics.beam_divergence_rad * 180.0 / std::numbers::pi / 2.0;
+  // The kernel's core is the beam itself: its 1/e^2 half-angle is two standard deviations, and
+  // the beam is elliptic (horizontal / vertical divergence = beam_aspect).
+  const double half_angle_deg = model.optics.beam_divergence_rad * 180.0 / std::numbers::pi;
+  const double aspect = std::sqrt(model.optics.beam_aspect);
+  p.bloom_core_sigma_h_deg = half_angle_deg * aspect / 2.0;
+  p.bloom_core_sigma_v_deg = half_angle_deg / aspect / 2.0;
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <numbers>
 #include <vector>
 
 #include "stage_kit.hpp"
@@ -18,38 +19,65 @@ namespace {
 
 class BloomingStage final : public Stage {
  public:
-  // The kernel depends only on the scan grid and the parameters: tabulated once per pipeline
-  // (by column offset, and by pair of channels), the same values the frame loop would compute.
+  // The kernel depends only on the scan grid and the parameters: tabulated once per pipeline, in
+  // the beams' true angles (seed 001: kappa x eta over the angle between two beams). Beams of one
+  // column do not share an azimuth (Ouster's per-channel offsets, +-3 deg; Velodyne's firing
+  // times and rot corrections), so each pair of channels has its own azimuth weights by column
+  // offset; the core is elliptic like the beam (horizontal and vertical divergence).
   BloomingStage(const ScanPattern& pattern, const PhysicsParams& prm)
       : channels_(pattern.model->channels) {
-    const auto kernel = [&](double offset_deg) {
-      return physics::bloom_kernel_1d(offset_deg, prm.bloom_core_sigma_deg, prm.bloom_skirt_level,
+    const BeamGeometry geometry(pattern);
+    const auto kernel = [&](double offset_deg, double core_sigma_deg) {
+      return physics::bloom_kernel_1d(offset_deg, core_sigma_deg, prm.bloom_skirt_level,
                                       prm.bloom_skirt_decay_deg);
     };
+    const auto degrees = [](double rad) { return rad * 180.0 / std::numbers::pi; };
+    const auto azimuth_of = [&](std::uint32_t column, std::uint16_t channel) {
+      const Eigen::Vector3d d = geometry.ray(column, channel).direction;
+      return degrees(std::atan2(d.y(), d.x()));
+    };
+    const auto wrap = [](double deg) { return std::remainder(deg, 360.0); };
     const int columns = pattern.columns_per_frame;
-    const double column_step_deg = 360.0 / columns;
-    nearest_ = kernel(column_step_deg);
-    column_reach_ =
-        std::min<int>(static_cast<int>(prm.bloom_extent_deg / column_step_deg), columns / 2);
-    for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
-      by_column_.push_back(kernel(dc * column_step_deg));
+    // Signed azimuth step from one column to the next, and each channel's azimuth in column 0.
+    const double step = wrap(azimuth_of(1, 0) - azimuth_of(0, 0));
+    std::vector<double> azimuth(static_cast<std::size_t>(channels_));
+    std::vector<double> elevation(static_cast<std::size_t>(channels_));
+    for (int ch = 0; ch < channels_; ++ch) {
+      const auto c = static_cast<std::uint16_t>(ch);
+      azimuth[std::size_t(ch)] = azimuth_of(0, c);
+      elevation[std::size_t(ch)] = degrees(std::asin(geometry.ray(0, c).direction.z()));
     }
-    // For each channel, the channels its kernel reaches, strongest first: a source stops at the
-    // first one it cannot lift above the noise.
-    const auto& elevation = pattern.model->elevation_deg;
+    const double extent = prm.bloom_extent_deg;
+    // For each channel, the channels its kernel reaches, strongest in elevation first (a source
+    // stops at the first it cannot lift above the noise), each with its azimuth weights.
     for (int from = 0; from < channels_; ++from) {
       reach_begin_.push_back(reached_.size());
       for (int to = 0; to < channels_; ++to) {
-        const double d_el = elevation[to] - elevation[from];
-        if (std::fabs(d_el) <= prm.bloom_extent_deg) {
-          reached_.push_back({kernel(d_el), static_cast<std::uint16_t>(to)});
+        const double d_el = elevation[std::size_t(to)] - elevation[std::size_t(from)];
+        if (std::fabs(d_el) > extent) continue;
+        // Column offsets dc whose azimuth difference dc step + az(to) - az(from) is in reach.
+        const double skew = wrap(azimuth[std::size_t(to)] - azimuth[std::size_t(from)]);
+        const double lo = (-extent - skew) / step, hi = (extent - skew) / step;
+        const int first = static_cast<int>(std::ceil(std::min(lo, hi)));
+        const int last = static_cast<int>(std::floor(std::max(lo, hi)));
+        Reached r{kernel(d_el, prm.bloom_core_sigma_v_deg), static_cast<std::uint16_t>(to), first,
+                  az_weights_.size(), 0};
+        for (int dc = first; dc <= last && dc - first < columns; ++dc) {
+          const double weight = kernel(dc * step + skew, prm.bloom_core_sigma_h_deg);
+          az_weights_.push_back(weight);
+          if (!(dc == 0 && to == from))
+            strongest_neighbour_ = std::max(strongest_neighbour_, weight * r.weight);
+          column_reach_ = std::max(column_reach_, std::abs(dc));
         }
+        r.count = az_weights_.size() - r.az_begin;
+        reached_.push_back(r);
       }
       std::stable_sort(reached_.begin() + static_cast<std::ptrdiff_t>(reach_begin_.back()),
                        reached_.end(),
                        [](const Reached& l, const Reached& r) { return l.weight > r.weight; });
     }
     reach_begin_.push_back(reached_.size());
+    column_reach_ = std::min(column_reach_, columns / 2);
   }
   // Gathers per block of destination columns, in parallel. Each block walks its sources in the
   // order one serial pass over the frame would (ascending beam index), so every bin receives the
@@ -88,6 +116,7 @@ class BloomingStage final : public Stage {
     const auto& prm = b.params;
     const auto shape = b.hits.shape;
     const auto columns = static_cast<int>(shape.columns);
+    const double noise = b.constants.noise_w;
     for (const auto& [first_column, last_column] : sources) {
       for (int column = first_column; column <= last_column; ++column) {
         for (int channel = 0; channel < shape.channels; ++channel) {
@@ -101,21 +130,23 @@ class BloomingStage final : public Stage {
               brightest = &pulses[k];
             }
           }
-          if (!brightest || brightest->power_w * nearest_ < b.constants.noise_w) continue;
+          if (!brightest || brightest->power_w * strongest_neighbour_ < noise) continue;
           const Reached* reached_begin = reached_.data() + reach_begin_[std::size_t(channel)];
           const Reached* reached_end = reached_.data() + reach_begin_[std::size_t(channel) + 1];
           // A source adds at most once to each bin, so the order of its own deposits does not
-          // matter; the power falls along the list (rounding is monotonic): stop at the first
-          // channel below the noise.
-          for (int dc = -column_reach_; dc <= column_reach_; ++dc) {
-            const int nc = (column + dc + columns) % columns;
-            if (nc < dest_begin || nc >= dest_end) continue;
-            const double k_az = by_column_[static_cast<std::size_t>(dc) + column_reach_];
-            if (brightest->power_w * k_az < b.constants.noise_w) continue;
-            for (const Reached* to = reached_begin; to != reached_end; ++to) {
-              const double power = brightest->power_w * k_az * to->weight;
-              if (power < b.constants.noise_w) break;
+          // matter; the channels come by falling elevation weight: stop at the first whose
+          // weight alone cannot lift a beam above the noise.
+          for (const Reached* to = reached_begin; to != reached_end; ++to) {
+            const double p_el = brightest->power_w * to->weight;
+            if (p_el < noise) break;
+            const double* weights = az_weights_.data() + to->az_begin;
+            for (std::size_t i = 0; i < to->count; ++i) {
+              const double power = p_el * weights[i];
+              if (power < noise) continue;
+              const int dc = to->first_dc + static_cast<int>(i);
               if (dc == 0 && to->channel == channel) continue;
+              const int nc = ((column + dc) % columns + columns) % columns;
+              if (nc < dest_begin || nc >= dest_end) continue;
               deposit(b.work.bloom[shape.beam(static_cast<std::uint32_t>(nc), to->channel)],
                       *brightest, power, prm.range_resolution_m);
             }
@@ -139,15 +170,18 @@ class BloomingStage final : public Stage {
     }
   }
 
-  int channels_;
-  double nearest_ = 0;
-  int column_reach_ = 0;
-  std::vector<double> by_column_;  // kernel at column offsets -reach..reach
   struct Reached {
-    double weight;
+    double weight;  // the kernel at the elevation difference
     std::uint16_t channel;
+    int first_dc;          // column offset of the first azimuth weight
+    std::size_t az_begin;  // where its azimuth weights start in az_weights_
+    std::size_t count;
   };
-  std::vector<Reached> reached_;          // per source channel, by falling weight
+  int channels_;
+  double strongest_neighbour_ = 0;  // the largest kernel weight on any other beam
+  int column_reach_ = 0;
+  std::vector<double> az_weights_;
+  std::vector<Reached> reached_;          // per source channel, by falling elevation weight
   std::vector<std::size_t> reach_begin_;  // where each source channel's list starts in reached_
 };
 

@@ -20,6 +20,7 @@ struct Material {
   double reflectivity = 0;             // Lambertian Gamma(0) at 905 nm; defaults to alpha
   double fresnel_f0 = 0;               // gloss: Fresnel reflectance at normal incidence (0: none)
   double roughness = 0.1;              // gloss: RMS facet slope (Beckmann m)
+  double transmittance = 0;            // share passing straight through (8-float paths)
   double retro_peak_per_sr = 500;      // retroreflector BRDF peak, 100-1000 /sr (seed 001)
   double retro_observation_deg = 0.5;  // width of the peak in observation angle
   double retro_entrance_deg = 40;      // width of the fall-off with entrance angle

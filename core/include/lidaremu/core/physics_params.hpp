@@ -48,7 +48,8 @@ struct PhysicsParams {
   // Each drop crossed delays the echo by an independent +-this (a random walk: sigma x sqrt(N)).
   double rain_range_jitter_m_per_drop = 5e-4;
   // Blooming kernel (seed 001).
-  double bloom_core_sigma_deg = 0.05;
+  double bloom_core_sigma_h_deg = 0.05;  // the kernel's core across (azimuth)...
+  double bloom_core_sigma_v_deg = 0.05;  // ...and along the column (elevation): the beam's shape
   double bloom_skirt_level = 1e-3;
   double bloom_skirt_decay_deg = 0.434;
   double bloom_extent_deg = 3.0;
