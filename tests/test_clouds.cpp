@@ -176,9 +176,9 @@ std::span<const std::uint8_t> bytes_of(const std::string& s, std::size_t from) {
 Cloud small_cloud() {
   Cloud c;
   c.frame_number = 7;
-  c.points = {{1.5f, -2.25f, 0.125f, 2.7f, 200, 3, 10, 0, 42},
-              {-10.0f, 0.5f, -1.75f, 10.2f, 7, 15, 11, 1, 0},
-              {100.0f, 200.0f, 3.0f, 223.6f, 255, 0, 12, 0, 4000000000u}};
+  c.points = {{1.5f, -2.25f, 0.125f, 2.7f, 200, 3, 10, 0, 42, 1, 11.5f},
+              {-10.0f, 0.5f, -1.75f, 10.2f, 7, 15, 11, 1, 0, 3, 9.75f},
+              {100.0f, 200.0f, 3.0f, 223.6f, 255, 0, 12, 0, 4000000000u, 5, 0.0f}};
   return c;
 }
 
@@ -195,21 +195,34 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
     const auto data_at = text.find("DATA binary\n");
     REQUIRE(data_at != std::string::npos);
     const std::string header = text.substr(0, data_at);
-    CHECK(header.find("FIELDS x y z intensity ring object_id\n") != std::string::npos);
-    CHECK(header.find("SIZE 4 4 4 4 2 4\n") != std::string::npos);
-    CHECK(header.find("TYPE F F F F U U\n") != std::string::npos);
+    CHECK(header.find("FIELDS x y z intensity ring object_id echo kind pulse_width\n") !=
+          std::string::npos);
+    CHECK(header.find("SIZE 4 4 4 4 2 4 1 1 4\n") != std::string::npos);
+    CHECK(header.find("TYPE F F F F U U U U F\n") != std::string::npos);
     CHECK(header.find("POINTS 3\n") != std::string::npos);
     CHECK(header.find("WIDTH 3\nHEIGHT 1\n") != std::string::npos);
     const auto body = bytes_of(text, data_at + 12);
-    REQUIRE(body.size() == std::size_t{3} * 22);
+    REQUIRE(body.size() == std::size_t{3} * 28);
     for (std::size_t i = 0; i < 3; ++i) {
       const auto& p = cloud.points[i];
-      CHECK(load_le<float>(body, i * 22) == p.x);
-      CHECK(load_le<float>(body, i * 22 + 4) == p.y);
-      CHECK(load_le<float>(body, i * 22 + 8) == p.z);
-      CHECK(load_le<float>(body, i * 22 + 12) == static_cast<float>(p.reflectivity));
-      CHECK(load_le<std::uint16_t>(body, i * 22 + 16) == p.ring);
-      CHECK(load_le<std::uint32_t>(body, i * 22 + 18) == p.object_id);
+      CHECK(load_le<float>(body, i * 28) == p.x);
+      CHECK(load_le<float>(body, i * 28 + 4) == p.y);
+      CHECK(load_le<float>(body, i * 28 + 8) == p.z);
+      CHECK(load_le<float>(body, i * 28 + 12) == static_cast<float>(p.reflectivity));
+      CHECK(load_le<std::uint16_t>(body, i * 28 + 16) == p.ring);
+      CHECK(load_le<std::uint32_t>(body, i * 28 + 18) == p.object_id);
+      CHECK(body[i * 28 + 22] == p.echo);
+      CHECK(body[i * 28 + 23] == p.kind);
+      CHECK(load_le<float>(body, i * 28 + 24) == p.pulse_width_ns);
+    }
+    // And back through the reader, every field.
+    const Cloud back = read_pcd(dir + "/f.pcd");
+    REQUIRE(back.points.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(back.points[i].object_id == cloud.points[i].object_id);
+      CHECK(back.points[i].echo == cloud.points[i].echo);
+      CHECK(back.points[i].kind == cloud.points[i].kind);
+      CHECK(back.points[i].pulse_width_ns == cloud.points[i].pulse_width_ns);
     }
   }
   SECTION("PLY binary little endian") {
@@ -220,9 +233,11 @@ TEST_CASE("PCD, PLY and KITTI exports read back as written", "[cloud][export]") 
     const auto end = text.find("end_header\n");
     REQUIRE(end != std::string::npos);
     const auto body = bytes_of(text, end + 11);
-    REQUIRE(body.size() == std::size_t{3} * 22);
-    CHECK(load_le<float>(body, 22 + 4) == 0.5f);
-    CHECK(load_le<std::uint32_t>(body, 2 * 22 + 18) == 4000000000u);
+    CHECK(text.find("property uchar kind\nproperty float pulse_width\n") != std::string::npos);
+    REQUIRE(body.size() == std::size_t{3} * 28);
+    CHECK(load_le<float>(body, 28 + 4) == 0.5f);
+    CHECK(load_le<std::uint32_t>(body, 2 * 28 + 18) == 4000000000u);
+    CHECK(body[28 + 23] == 3);
   }
   SECTION("KITTI .bin: x y z and reflectance in [0, 1]") {
     write_cloud_file(dir + "/000000.bin", cloud);

@@ -176,6 +176,8 @@ std::vector<core::CloudPoint> points_of(const json& cloud) {
   REQUIRE(fields.at("intensity").second == 7);
   REQUIRE(fields.at("object_id").second == 5);
   REQUIRE(fields.at("ring").second == 3);
+  REQUIRE(fields.at("kind") == std::pair<std::size_t, int>{23, 1});
+  REQUIRE(fields.at("pulse_width") == std::pair<std::size_t, int>{24, 7});
   const std::size_t stride = cloud["point_stride"];
   const auto data = base64_decode(cloud["data"]);
   REQUIRE(data.size() % stride == 0);
@@ -189,6 +191,8 @@ std::vector<core::CloudPoint> points_of(const json& cloud) {
         static_cast<std::uint16_t>(core::load_le<float>(data, at + fields["intensity"].first));
     p.object_id = core::load_le<std::uint32_t>(data, at + fields["object_id"].first);
     p.ring = core::load_le<std::uint16_t>(data, at + fields["ring"].first);
+    p.kind = data[at + fields.at("kind").first];
+    p.pulse_width_ns = core::load_le<float>(data, at + fields.at("pulse_width").first);
     out.push_back(p);
   }
   return out;
@@ -265,6 +269,19 @@ TEST_CASE("Foxglove WebSocket: a viewer subscribes and gets decoded clouds with 
   for (const std::uint32_t id : {1u, 2u, 10u, 20u}) CHECK(ids.ids.contains(id));
   CHECK(static_cast<double>(ids.points) >= 0.97 * static_cast<double>(scene.hits));
   CHECK(static_cast<double>(ids.points) <= 1.03 * static_cast<double>(scene.hits));
+  // What made each echo and its pulse width travel with it: with ideal physics every echo is a
+  // target, and its pulse is above a zero threshold for the whole sin^2 pulse (2 tau_H = 10 ns)
+  // plus the range it spreads over (glass seen off its normal returns nothing: no pulse).
+  std::size_t targets = 0, lit = 0, wide = 0;
+  for (const auto& p : points) {
+    targets += p.kind == static_cast<std::uint8_t>(core::ReturnKind::kTarget);
+    if (p.reflectivity == 0) continue;
+    ++lit;
+    wide += p.pulse_width_ns >= 9.99f;
+  }
+  CHECK(targets == points.size());
+  CHECK(lit > points.size() / 2);
+  CHECK(wide == lit);
 
   // Hostile or mistaken requests get a status message, and the stream goes on.
   viewer.send_raw("{not json");

@@ -9,23 +9,25 @@ void FrameTruth::assign(const FrameReturns& returns) {
   beams = returns.shape.beams();
   range_m.assign(returns.range_m.begin(), returns.range_m.end());
   object_id.assign(returns.object_id.begin(), returns.object_id.end());
+  kind.assign(returns.kind.begin(), returns.kind.end());
+  pulse_width_ns.assign(returns.pulse_width_ns.begin(), returns.pulse_width_ns.end());
   valid = true;
 }
 
-std::uint32_t FrameTruth::object_at(std::size_t beam, float range) const {
-  if (!valid || beam >= beams) return 0;
+EchoTruth FrameTruth::echo_at(std::size_t beam, float range) const {
+  if (!valid || beam >= beams) return {};
   // The decoded range is the reported one quantised to the format's unit (or, for the HDL-64E,
   // before its per-laser distance correction): the nearest echo of the beam is the one sent.
-  std::uint32_t id = 0;
+  EchoTruth echo;
   float best = INFINITY;
   for (std::size_t slot = beam; slot < range_m.size(); slot += beams) {
     const float d = std::fabs(range_m[slot] - range);
     if (range_m[slot] > 0 && d < best) {
       best = d;
-      id = object_id[slot];
+      echo = {object_id[slot], kind[slot], pulse_width_ns[slot]};
     }
   }
-  return id;
+  return echo;
 }
 
 CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata)
@@ -77,9 +79,10 @@ int CloudDecoder::decode_velodyne(std::span<const std::span<const std::uint8_t>>
       const FrameTruth& owner = in_previous_frame ? previous : truth;
       if (in_previous_frame && !previous.valid) continue;
       const std::size_t beam = std::size_t{column} * channels + p.laser;
+      const EchoTruth echo = owner.echo_at(beam, p.distance_m);
       out.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.laser, column,
-                            static_cast<std::uint8_t>(p.return_kind == 2 ? 1 : 0),
-                            owner.object_at(beam, p.distance_m)});
+                            static_cast<std::uint8_t>(p.return_kind == 2 ? 1 : 0), echo.object_id,
+                            echo.kind, echo.pulse_width_ns});
     }
   }
   return bad;
@@ -107,10 +110,11 @@ int CloudDecoder::decode_ouster(std::span<const std::span<const std::uint8_t>> p
           if (range_mm == 0) return;
           const auto xyz = ouster_->to_xyz(column, row, range_mm);
           const float range = static_cast<float>(range_mm) * 0.001f;
+          const EchoTruth t = truth.echo_at(beam, range);
           out.points.push_back({static_cast<float>(xyz[0]), static_cast<float>(xyz[1]),
                                 static_cast<float>(xyz[2]), range, reflectivity,
                                 static_cast<std::uint16_t>(row), column.measurement_id, echo,
-                                truth.object_at(beam, range)});
+                                t.object_id, t.kind, t.pulse_width_ns});
         };
         add(px.range_mm, px.reflectivity, 0);
         add(px.range2_mm, px.reflectivity2, 1);

@@ -21,15 +21,18 @@ void put_bytes(std::ostream& out, std::span<const std::uint8_t> bytes) {
             static_cast<std::streamsize>(bytes.size()));
 }
 
-// x y z intensity ring object_id: the PCD's and the PLY's record.
+// x y z intensity ring object_id echo kind pulse_width: the PCD's and the PLY's record.
 void put_point(std::ostream& out, const CloudPoint& p) {
-  std::array<std::uint8_t, 22> record{};
+  std::array<std::uint8_t, 28> record{};
   store_le<float>(record, 0, p.x);
   store_le<float>(record, 4, p.y);
   store_le<float>(record, 8, p.z);
   store_le<float>(record, 12, static_cast<float>(p.reflectivity));
   store_le<std::uint16_t>(record, 16, p.ring);
   store_le<std::uint32_t>(record, 18, p.object_id);
+  record[22] = p.echo;
+  record[23] = p.kind;
+  store_le<float>(record, 24, p.pulse_width_ns);
   put_bytes(out, record);
 }
 
@@ -39,10 +42,10 @@ void write_pcd(std::ostream& out, const Cloud& cloud) {
   const auto n = cloud.points.size();
   out << "# .PCD v0.7 - lidaremu frame " << cloud.frame_number << "\n"
       << "VERSION 0.7\n"
-      << "FIELDS x y z intensity ring object_id\n"
-      << "SIZE 4 4 4 4 2 4\n"
-      << "TYPE F F F F U U\n"
-      << "COUNT 1 1 1 1 1 1\n"
+      << "FIELDS x y z intensity ring object_id echo kind pulse_width\n"
+      << "SIZE 4 4 4 4 2 4 1 1 4\n"
+      << "TYPE F F F F U U U U F\n"
+      << "COUNT 1 1 1 1 1 1 1 1 1\n"
       << "WIDTH " << n << "\nHEIGHT 1\n"
       << "VIEWPOINT 0 0 0 1 0 0 0\n"
       << "POINTS " << n << "\nDATA binary\n";
@@ -55,6 +58,7 @@ void write_ply(std::ostream& out, const Cloud& cloud) {
       << "element vertex " << cloud.points.size() << "\n"
       << "property float x\nproperty float y\nproperty float z\n"
       << "property float intensity\nproperty ushort ring\nproperty uint object_id\n"
+      << "property uchar echo\nproperty uchar kind\nproperty float pulse_width\n"
       << "end_header\n";
   for (const auto& p : cloud.points) put_point(out, p);
 }
@@ -191,6 +195,11 @@ Cloud read_pcd(const std::string& path) {
     }
     p.ring = static_cast<std::uint16_t>(unsigned_at("ring", base));
     p.object_id = unsigned_at("object_id", base);
+    p.echo = static_cast<std::uint8_t>(unsigned_at("echo", base));
+    p.kind = static_cast<std::uint8_t>(unsigned_at("kind", base));
+    if (const auto it = field.find("pulse_width"); it != field.end() && it->second.second == 4) {
+      p.pulse_width_ns = load_le<float>(body, base + it->second.first);
+    }
   }
   return cloud;
 }

@@ -17,7 +17,7 @@ namespace {
 
 // Frames a sensor may have with the view at once: one being decoded, one waiting.
 constexpr int kFramesInView = 2;
-constexpr std::size_t kPointStride = 24;
+constexpr std::size_t kPointStride = 28;
 
 std::optional<core::ouster::Metadata> metadata_for(const SensorSettings& s) {
   if (s.model->family != core::SensorFamily::kOuster) return std::nullopt;
@@ -107,7 +107,9 @@ std::string foxglove_point_cloud_json(const core::Cloud& cloud, const std::strin
                            {{"name", "intensity"}, {"offset", 12}, {"type", 7}},
                            {{"name", "object_id"}, {"offset", 16}, {"type", 5}},
                            {{"name", "ring"}, {"offset", 20}, {"type", 3}},
-                           {{"name", "echo"}, {"offset", 22}, {"type", 1}}}}};
+                           {{"name", "echo"}, {"offset", 22}, {"type", 1}},
+                           {{"name", "kind"}, {"offset", 23}, {"type", 1}},
+                           {{"name", "pulse_width"}, {"offset", 24}, {"type", 7}}}}};
   std::string out = head.dump();
   out.pop_back();  // the closing brace: "data" follows
   out += ",\"data\":\"";
@@ -124,7 +126,8 @@ std::string foxglove_point_cloud_json(const core::Cloud& cloud, const std::strin
     core::store_le<std::uint32_t>(record, 16, p.object_id);
     core::store_le<std::uint16_t>(record, 20, p.ring);
     record[22] = p.echo;
-    record[23] = 0;
+    record[23] = p.kind;
+    core::store_le<float>(record, 24, p.pulse_width_ns);
     used += kPointStride;
     if (used == chunk.size()) {
       append_base64(out, chunk);

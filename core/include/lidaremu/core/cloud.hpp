@@ -22,6 +22,15 @@ struct CloudPoint {
   std::uint32_t column = 0;  // rotation step within the frame
   std::uint8_t echo = 0;     // 0 first reported return, 1 second, ...
   std::uint32_t object_id = 0;
+  std::uint8_t kind = 0;     // what made the echo (ReturnKind: target, ghost, drop, bloom, ...)
+  float pulse_width_ns = 0;  // echo pulse width (PHYSICS.md 8)
+};
+
+// The ground truth of one reported echo.
+struct EchoTruth {
+  std::uint32_t object_id = 0;
+  std::uint8_t kind = 0;
+  float pulse_width_ns = 0;
 };
 
 struct Cloud {
@@ -37,10 +46,12 @@ struct FrameTruth {
   std::size_t beams = 0;
   std::vector<float> range_m;  // FrameReturns layout: echo * beams + beam
   std::vector<std::uint32_t> object_id;
+  std::vector<std::uint8_t> kind;
+  std::vector<float> pulse_width_ns;
   bool valid = false;
   void assign(const FrameReturns& returns);
-  // The object of the echo on `beam` whose range is nearest `range_m` (0 when none is close).
-  [[nodiscard]] std::uint32_t object_at(std::size_t beam, float range_m) const;
+  // The echo on `beam` whose range is nearest `range_m` (all zero when there is none).
+  [[nodiscard]] EchoTruth echo_at(std::size_t beam, float range_m) const;
 };
 
 class CloudDecoder {
