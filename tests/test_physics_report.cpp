@@ -105,3 +105,30 @@ TEST_CASE("lidaremu-physics draws a PNG with gnuplot", "[report][tool]") {
                           (dir / "bad.txt").string() + " 2>&1";
   CHECK(std::system(bad.c_str()) != 0);  // NOLINT(cert-env33-c)
 }
+
+TEST_CASE("The curves a perception engineer checks: reflectivity, sun, range noise, fog, density",
+          "[report]") {
+  const auto setup = report::default_setup("vlp16");
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  // Columns: angle, then concrete (8), opaque metal (2), asphalt (6).
+  const auto r = report::reflectivity_vs_incidence(setup, materials, {8, 2, 6}, 10);
+  REQUIRE(r.rows.size() == 18);
+  CHECK(r.rows[0][1] == Approx(34).margin(2));   // concrete head-on: 30 % + its gloss
+  CHECK(r.rows[12][1] == Approx(15).margin(2));  // 60 deg: 30 % x cos 60
+  CHECK(r.rows[0][2] > 100);                     // metal flashes head-on...
+  CHECK(r.rows[3][2] < 10);                      // ...and not 15 deg off
+  CHECK(r.rows[0][3] == Approx(10).margin(1));   // asphalt 10 %
+  const auto sun = report::sun_detection_vs_range(setup, 0.1, {0, 1000}, 120, 5);
+  std::size_t night_longer = 0;
+  for (const auto& row : sun.rows) night_longer += row[1] >= row[2];
+  CHECK(night_longer == sun.rows.size());
+  CHECK(sun.rows[16][1] > sun.rows[16][2] + 0.3);  // 85 m: night far above full sun
+  const auto noise = report::range_sigma_vs_range(setup, {0.1}, 100, 20);
+  CHECK(noise.rows.front()[1] < noise.rows.back()[1] / 2);  // weaker echoes, more range noise
+  const auto fog = report::fog_clutter_vs_visibility(setup, {15, 30, 100, 1000});
+  CHECK(fog.rows[0][1] > fog.rows[1][1]);
+  CHECK(fog.rows[1][1] > fog.rows[2][1]);
+  CHECK(fog.rows[3][1] == 0.0);
+  const auto density = report::rain_density(report::validate_rain(setup, materials, {100}, 1));
+  CHECK(density.rows[1][1] < 1.0);
+}

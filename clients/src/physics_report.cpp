@@ -10,87 +10,10 @@
 
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "report_frame.hpp"
 
 namespace lidaremu::clients::report {
-namespace {
-
-// A frame whose beams the sweep places on chosen surfaces.
-class SyntheticFrame {
- public:
-  explicit SyntheticFrame(const core::ScanPattern& pattern) : geometry_(pattern) {
-    hits_.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
-                   static_cast<std::uint16_t>(pattern.model->channels)});
-    hits_.clear(0);
-    hits_.columns_received = hits_.shape.columns;
-  }
-  [[nodiscard]] Eigen::Vector3d direction(std::size_t beam) const {
-    return geometry_
-        .ray(static_cast<std::uint32_t>(beam / hits_.shape.channels),
-             static_cast<std::uint16_t>(beam % hits_.shape.channels))
-        .direction;
-  }
-  void set(std::size_t beam, const Eigen::Vector3d& p, const Eigen::Vector3d& n,
-           std::uint16_t material) {
-    hits_.x[beam] = static_cast<float>(p.x());
-    hits_.y[beam] = static_cast<float>(p.y());
-    hits_.z[beam] = static_cast<float>(p.z());
-    hits_.nx[beam] = static_cast<float>(n.x());
-    hits_.ny[beam] = static_cast<float>(n.y());
-    hits_.nz[beam] = static_cast<float>(n.z());
-    hits_.material[beam] = material;
-  }
-  void facing_every_beam(double distance, std::uint16_t material) {
-    for (std::size_t b = 0; b < beams(); ++b) {
-      const Eigen::Vector3d d = direction(b);
-      set(b, d * distance, -d, material);
-    }
-  }
-  [[nodiscard]] std::size_t beams() const { return hits_.shape.beams(); }
-  core::FrameHits& hits() { return hits_; }
-
- private:
-  core::BeamGeometry geometry_;
-  core::FrameHits hits_;
-};
-
-// Lambertian targets (ids 1..n) of the given reflectivities; above 1, retroreflectors whose
-// peak gives that Lambertian-equivalent reflectivity.
-core::MaterialTable targets(const std::vector<double>& reflectivities) {
-  std::ostringstream toml;
-  for (std::size_t i = 0; i < reflectivities.size(); ++i) {
-    const double r = reflectivities[i];
-    toml << "[[material]]\nid = " << i + 1 << "\nname = \"target " << r << "\"\n";
-    if (r <= 1.0) {
-      toml << "alpha = " << r << "\nreflectivity = " << r << "\n";
-    } else {
-      toml << "gamma = 1.0\nreflectivity = 0.0\nretro_peak_per_sr = "
-           << std::max(1.0, r / std::numbers::pi) << "\n";
-    }
-  }
-  return core::MaterialTable::from_toml_text(toml.str(), "report targets");
-}
-
-double share_detected(const core::FrameReturns& out) {
-  std::size_t n = 0;
-  for (std::size_t b = 0; b < out.shape.beams(); ++b) n += out.range_m[b] > 0;
-  return double(n) / double(out.shape.beams());
-}
-
-double share_of_kind(const core::FrameReturns& out, core::ReturnKind kind) {
-  std::size_t n = 0;
-  for (std::size_t b = 0; b < out.shape.beams(); ++b) {
-    n += out.range_m[b] > 0 && out.kind[b] == static_cast<std::uint8_t>(kind);
-  }
-  return double(n) / double(out.shape.beams());
-}
-
-std::string format_number(double v) {
-  std::ostringstream s;
-  s << std::setprecision(6) << v;
-  return s.str();
-}
-
-}  // namespace
+using namespace detail;
 
 std::string to_csv(const Table& table) {
   std::ostringstream s;
@@ -351,7 +274,8 @@ Table blooming_width(const Setup& setup, const std::vector<double>& equivalent_r
     pipeline.process(frame.hits(), out);
     double reported = 0;
     for (std::size_t b = 0; b < frame.beams(); ++b) {
-      if (out.range_m[b] > 0 && out.range_m[b] < 25) {
+      if (out.range_m[b] > 0 && out.range_m[b] < 25 &&
+          out.kind[b] != static_cast<std::uint8_t>(core::ReturnKind::kNoise)) {
         const Eigen::Vector3d d = frame.direction(b);
         reported = std::max(reported, std::fabs(std::atan2(d.y(), d.x()) * 180 / std::numbers::pi));
       }

@@ -53,10 +53,16 @@ int main(int argc, char** argv) {
   auto* detection = app.add_subcommand("detection", "detection probability vs range");
   auto* rain = app.add_subcommand("rain", "rain false negatives and false positives vs rate");
   auto* incidence = app.add_subcommand("incidence", "received power vs incidence, per material");
+  auto* reflectivity =
+      app.add_subcommand("reflectivity", "reported reflectivity vs incidence, per material");
+  auto* range_noise = app.add_subcommand("range-noise", "range sigma vs range");
+  auto* fog = app.add_subcommand("fog", "fog points on empty beams vs visibility");
+  auto* sun = app.add_subcommand("sun", "detection vs range at night and in sunlight");
+  auto* density = app.add_subcommand("density", "demo scene's points per frame vs rain rate");
   auto* blooming = app.add_subcommand("blooming", "blooming width vs sign reflectivity");
   auto* validate = app.add_subcommand("validate", "seed 004 metrics, demo scene, dry vs rain");
   auto* all = app.add_subcommand("all", "every curve, as PNGs in --out-dir");
-  for (auto* c : {detection, incidence, blooming}) {
+  for (auto* c : {detection, incidence, blooming, reflectivity, range_noise, fog, sun, density}) {
     c->add_option("--png", png, "also draw the curves to this PNG (needs gnuplot)");
   }
   rain->add_option("--png", png, "PNG of the drop rate; the false positives go to *-fp.png");
@@ -89,10 +95,39 @@ int main(int argc, char** argv) {
     const auto run_blooming = [&](const std::filesystem::path& to) {
       emit(report::blooming_width(setup, {0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000}), to);
     };
+    // One material of each class: diffuse (asphalt, concrete, vegetation), glossy (metal, glass,
+    // car paint), retroreflective (sign sheeting, road paint).
+    const auto run_reflectivity = [&](const std::filesystem::path& to) {
+      emit(report::reflectivity_vs_incidence(setup, materials, {1, 2, 4, 6, 7, 8, 11, 104}, 10),
+           to);
+    };
+    const auto run_range_noise = [&](const std::filesystem::path& to) {
+      emit(report::range_sigma_vs_range(setup, {0.1, 0.3, 0.8}, reach, reach / 40), to);
+    };
+    const auto run_fog = [&](const std::filesystem::path& to) {
+      emit(report::fog_clutter_vs_visibility(setup,
+                                             {10, 15, 20, 25, 30, 40, 50, 70, 100, 200, 500, 1000}),
+           to);
+    };
+    const auto run_sun = [&](const std::filesystem::path& to) {
+      emit(report::sun_detection_vs_range(setup, setup.settings.params.datasheet_reflectivity,
+                                          {0, 250, 500, 1000}, reach, reach / 60),
+           to);
+    };
+    const auto run_density = [&](const std::filesystem::path& to) {
+      emit(report::rain_density(
+               report::validate_rain(setup, materials, {5, 10, 25, 50, 75, 100}, frames)),
+           to);
+    };
     if (detection->parsed()) run_detection(png);
     if (rain->parsed()) run_rain(png);
     if (incidence->parsed()) run_incidence(png);
     if (blooming->parsed()) run_blooming(png);
+    if (reflectivity->parsed()) run_reflectivity(png);
+    if (range_noise->parsed()) run_range_noise(png);
+    if (fog->parsed()) run_fog(png);
+    if (sun->parsed()) run_sun(png);
+    if (density->parsed()) run_density(png);
     if (validate->parsed())
       print_metrics(report::validate_rain(setup, materials, {10, 25, 50, 100}, frames));
     if (all->parsed()) {
@@ -102,6 +137,11 @@ int main(int argc, char** argv) {
       run_rain(out_dir / (prefix + "rain.png"));
       run_incidence(out_dir / (prefix + "incidence.png"));
       run_blooming(out_dir / (prefix + "blooming.png"));
+      run_reflectivity(out_dir / (prefix + "reflectivity.png"));
+      run_range_noise(out_dir / (prefix + "range-noise.png"));
+      run_fog(out_dir / (prefix + "fog.png"));
+      run_sun(out_dir / (prefix + "sun.png"));
+      run_density(out_dir / (prefix + "density.png"));
     }
   } catch (const std::exception& e) {
     std::cerr << "lidaremu-physics: " << e.what() << '\n';

@@ -51,6 +51,20 @@ Table power_vs_incidence(const Setup& setup, const core::MaterialTable& material
 // sensor reports it, vs the sign's Lambertian-equivalent reflectivity (pi x BRDF peak).
 Table blooming_width(const Setup& setup, const std::vector<double>& equivalent_reflectivities);
 
+// The calibrated reflectivity a sensor reports (median over a frame, noise included) vs the
+// incidence angle, per material, at `range_m`.
+Table reflectivity_vs_incidence(const Setup& setup, const core::MaterialTable& materials,
+                                const std::vector<std::uint16_t>& ids, double range_m);
+// Range noise (1 sigma about the true range) vs range, Lambertian targets at normal incidence.
+Table range_sigma_vs_range(const Setup& setup, const std::vector<double>& reflectivities,
+                           double max_range_m, double step_m);
+// Share of beams that hit nothing and report the fog itself, vs meteorological visibility.
+Table fog_clutter_vs_visibility(const Setup& setup, const std::vector<double>& visibilities_m);
+// Detection probability vs range of a Lambertian target facing the sun, per sun irradiance.
+Table sun_detection_vs_range(const Setup& setup, double reflectivity,
+                             const std::vector<double>& irradiances_w_per_m2, double max_range_m,
+                             double step_m);
+
 // Seed 004's validation metrics (appendix B) for the demo scene.
 struct RainMetrics {
   double rain_mm_per_h = 0;
@@ -63,5 +77,7 @@ struct RainMetrics {
 };
 std::vector<RainMetrics> validate_rain(const Setup& setup, const core::MaterialTable& materials,
                                        const std::vector<double>& rates_mm_per_h, int frames);
+// The demo scene's points per frame and false detection rate vs rain rate (from validate_rain).
+Table rain_density(const std::vector<RainMetrics>& metrics);
 
 }  // namespace lidaremu::clients::report
