@@ -90,6 +90,19 @@ TEST_CASE("Material table loading refuses bad files with the key and the fix",
                     Catch::Contains("not valid TOML"));
   CHECK_THROWS_WITH(MaterialTable::load("/nonexistent/materials.toml"),
                     Catch::Contains("cannot read"));
+  // The gloss and transmission keys, range-checked like the others.
+  CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]]\nid = 5\nfresnel_f0 = 1.5\n"
+                                                  "roughness = 0\ntransmittance = -0.1\n",
+                                                  "m.toml"),
+                    Catch::Contains("material[0].fresnel_f0 must be between 0 and 1") &&
+                        Catch::Contains("material[0].roughness must be from 0.005 to 2") &&
+                        Catch::Contains("material[0].transmittance must be between 0 and 1"));
+  const auto glass = MaterialTable::from_toml_text(
+      "[[material]]\nid = 5\nfresnel_f0 = 0.04\nroughness = 0.01\ntransmittance = 0.92\n",
+      "m.toml");
+  CHECK(glass.find(5)->fresnel_f0 == 0.04);
+  CHECK(glass.find(5)->roughness == 0.01);
+  CHECK(glass.find(5)->transmittance == 0.92);
 }
 
 TEST_CASE("Section 3: noise floor is about 0.2 uW with the seed's detector", "[physics]") {

@@ -256,6 +256,24 @@ TEST_CASE("The physics chain: presets, substitutions, a list by name, every bad 
   CHECK_THAT(refused(R"({ blooming = false })"), Catch::Contains("must be a list of stage names"));
   CHECK_THAT(refused(R"([1, 2])"), Catch::Contains("must be a list of stage names"));
   CHECK_THAT(refused("[]"), Catch::Contains("lists no stage"));
+
+  // The detector, receiver and weather parameters are range-checked, each named.
+  try {
+    load_config_text(R"([[sensor]]
+model = "vlp16"
+physics_params = { false_alarm_rate = 0.5, rx_fov_rad = 1.0, datasheet_detection_probability = 1.0, rain_drop_reflectance = 2.0, threshold_sigmas = 25.0, bloom_core_sigma_h_deg = 0.0 }
+)",
+                     "params.toml");
+    FAIL("accepted bad physics parameters");
+  } catch (const SettingsError& e) {
+    const std::string msg = e.what();
+    for (const char* key :
+         {"false_alarm_rate", "rx_fov_rad", "datasheet_detection_probability",
+          "rain_drop_reflectance", "threshold_sigmas", "bloom_core_sigma_h_deg"}) {
+      INFO(key);
+      CHECK_THAT(msg, Catch::Contains(std::string("sensor[0].physics_params.") + key));
+    }
+  }
 }
 
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {
