@@ -71,7 +71,9 @@ Table range_sigma_vs_range(const Setup& setup, const std::vector<double>& reflec
   core::Pipeline pipeline(setup.pattern, materials, setup.settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
-  for (double range = step_m; range <= max_range_m + 1e-9; range += step_m) {
+  const auto steps = static_cast<int>(std::floor(max_range_m / step_m + 1e-9));
+  for (int step = 1; step <= steps; ++step) {
+    const double range = step * step_m;
     std::vector<double> row{range};
     for (std::size_t i = 0; i < reflectivities.size(); ++i) {
       frame.facing_every_beam(range, static_cast<std::uint16_t>(i + 1));
@@ -135,7 +137,9 @@ Table sun_detection_vs_range(const Setup& setup, double reflectivity,
   core::Pipeline pipeline(setup.pattern, materials, settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
-  for (double range = step_m; range <= max_range_m + 1e-9; range += step_m) {
+  const auto steps = static_cast<int>(std::floor(max_range_m / step_m + 1e-9));
+  for (int step = 1; step <= steps; ++step) {
+    const double range = step * step_m;
     std::vector<double> row{range};
     frame.facing_every_beam(range, 1);
     for (const double e : irradiances_w_per_m2) {

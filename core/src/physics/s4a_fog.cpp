@@ -29,13 +29,18 @@ class FogStage final : public Stage {
     // Far from the sensor the fog is a hard target of beta c tau_H / 2: bound its return by the
     // largest xi / R^2 along the beam.
     double geometry_max = 0;
-    for (double r = start; r < end; r *= 1.05)
+    const auto bound_steps = static_cast<int>(std::ceil(std::log(end / start) / std::log(1.05)));
+    for (int i = 0; i <= bound_steps; ++i) {
+      const double r = start * std::pow(1.05, i);
       geometry_max = std::max(geometry_max, crossover(r) / (r * r));
+    }
     if (c.system_constant * beta * half_pulse * geometry_max * 1.5 <
         kNegligibleSigmas * c.noise_w) {
       return;
     }
-    for (double r = start; r < end; r += kStepM) {
+    const auto steps = static_cast<int>((end - start) / kStepM);
+    for (int i = 0; i <= steps; ++i) {
+      const double r = start + i * kStepM;
       const double w = physics::fog_return_w(c.system_constant, beta, c.clear_extinction_per_m, r,
                                              tau_h, crossover, start);
       if (w > peak_w_) peak_w_ = w, peak_range_m_ = r;

@@ -19,7 +19,7 @@ namespace lidaremu::protocol {
 
 class RawRowAssembler {
  public:
-  static constexpr std::size_t kMaxRowsPerBeam = 12 * 16;  // rays x segments the layout allows
+  static constexpr std::size_t kMaxRowsPerBeam = std::size_t{12} * 16;  // rays x segments at most
 
   RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout)
       : geometry_(geometry),
