@@ -185,8 +185,9 @@ TEST_CASE("raw rows must come in whole beams", "[protocol][raw][hostile]") {
   protocol::RawRowAssembler assembler(geometry, 7, g.layout);
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(g.rows.data());
-  CHECK(assembler.check({bytes, 7 * 4 * 5}) == protocol::BatchError::kNone);
-  CHECK(assembler.check({bytes, 7 * 4 * 4}) == protocol::BatchError::kRawNotWholeBeams);
-  CHECK(assembler.check({bytes, 7 * 4 * 5 + 3}) == protocol::BatchError::kRawSizeNotRows);
+  constexpr std::size_t kRowBytes = 7 * sizeof(float);
+  CHECK(assembler.check({bytes, kRowBytes * 5}) == protocol::BatchError::kNone);
+  CHECK(assembler.check({bytes, kRowBytes * 4}) == protocol::BatchError::kRawNotWholeBeams);
+  CHECK(assembler.check({bytes, kRowBytes * 5 + 3}) == protocol::BatchError::kRawSizeNotRows);
   CHECK(protocol::to_string(protocol::BatchError::kRawNotWholeBeams) == "raw_not_whole_beams");
 }

@@ -59,7 +59,8 @@ TEST_CASE("4a: the fog's return, integrated over the pulse, and its clutter agai
     p.weather.visibility_m = visibility;
     const double alpha = physics::extinction_from_visibility(visibility, p.wavelength_nm);
     double peak = 0, peak_range = 0;
-    for (double r = 0.05; r < 60; r += 0.01) {
+    for (int i = 5; i < 6000; ++i) {  // 0.05 .. 60 m in 1 cm steps
+      const double r = i * 0.01;
       const double w = fog_by_the_book(p, k, alpha, r);
       if (w > peak) peak = w, peak_range = r;
     }
