@@ -39,6 +39,10 @@ TEST_CASE("3: sunlight through the receiver model raises the noise and shortens 
   // The sun behind the surface: only the sky's share; night: nothing.
   CHECK(r.ambient_w(1000, -0.5, 0.0, 0.1) == Approx(by_hand * 0.05 / 1.05));
   CHECK(r.ambient_w(0, 1.0, 0.0, 0.1) == 0.0);
+  // The sky a beam sees when it hits nothing: radiance E_sky / pi, E_sky a tenth of the sun's.
+  CHECK(r.sky_w(1000) ==
+        Approx(1000 * 0.7e-3 * 25 * 0.1 / std::numbers::pi * (std::numbers::pi * 0.0125 * 0.0125) *
+               (std::numbers::pi * 0.0016 * 0.0016) * 0.7));
   // Shot noise adds to the detector's: sigma x sqrt(1 + P / P_knee); an APD's knee is
   // NEP^2 QE / (2 h nu F): 50 fW/sqrt(Hz), QE 0.8, F 3 give 1.5 nW.
   const double h_nu = physics::photon_energy_j(905);

@@ -329,9 +329,10 @@ struct Receiver {
     const double solid_angle = std::numbers::pi * 0.25 * fov_rad * fov_rad;
     return irradiance * reflectivity / std::numbers::pi * area * solid_angle * optics_efficiency;
   }
-  // The clear sky seen by a beam that hits nothing: the diffuse sky's radiance, E_sky / pi.
+  // The clear sky seen by a beam that hits nothing: the diffuse sky's radiance E_sky / pi, which
+  // a white surface facing up and away from the sun sends back too.
   [[nodiscard]] double sky_w(double sun_w_per_m2) const {
-    return ambient_w(sun_w_per_m2, 0.0, 1.0, 1.0) * kDiffuseSkyShare / (1.0 + kDiffuseSkyShare);
+    return ambient_w(sun_w_per_m2, 0.0, 1.0, 1.0);
   }
   // How much the ambient's shot noise raises the detector's noise sigma.
   [[nodiscard]] double noise_factor(double ambient_w) const {
