@@ -858,6 +858,43 @@ TEST_CASE("Columns out of order or twice, absurd rows, a frame that never comple
   CHECK(packets.size() >= 75 + 37);
 }
 
+TEST_CASE("Frame numbers: a stray far ahead and an engine restart do not silence the sensor",
+          "[e2e][hostile]") {
+  // The audit: one batch numbered 1,000 ahead made every later frame stale, and so did an
+  // engine that restarted its frame counter. Now both start a new sequence (counted).
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", "100", "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  const auto frame = [&](std::uint32_t number) {
+    return clients::build_frame_batches(
+        {.frame = number, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame)},
+        16, rows, 0, 60000);
+  };
+  // Each frame's packets are awaited before the next is sent, so none is dropped for load.
+  std::size_t packets = 0;
+  const auto send_frame = [&](std::uint32_t f) {
+    for (const auto& b : frame(f)) sender.send(b);
+    packets += data.receive(75, 300ms, 5s).size();
+  };
+  send_frame(100);
+  send_frame(101);
+  sender.send(frame(2000).front());                                      // a stray batch, far ahead
+  for (const std::uint32_t f : {102u, 103u, 0u, 1u, 2u}) send_frame(f);  // on, then a restart
+  packets += data.receive(100, 500ms, 5s).size();
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s) == 7);
+  CHECK(daemon.counter("lidaremu_frames_incomplete_total" + s) == 1);   // the stray's lone batch
+  CHECK(daemon.counter("lidaremu_frames_resequenced_total" + s) == 3);  // 2000, 102, 0
+  CHECK(daemon.counter("lidaremu_batches_stale_total" + s) == 0);
+  CHECK(daemon.counter("lidaremu_frames_dropped_total" + s) == 0);
+  CHECK(packets >= 7 * 75);
+}
+
 TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and says why",
           "[e2e][reload]") {
   const std::string config = "/tmp/lidaremu-e2e-reload.toml";

@@ -6,6 +6,7 @@
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/daemon/frame_order.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 
@@ -279,4 +280,21 @@ TEST_CASE("Object ids must be one per row", "[protocol][hostile]") {
       clients::build_hit_batch({.column_count = 2}, rows, std::vector<std::uint32_t>(32, 7));
   REQUIRE(protocol::decode_hit_batch(one_each, v) == BatchError::kNone);
   CHECK(protocol::check_batch_shape(v, 1808, 16) == BatchError::kNone);
+}
+
+TEST_CASE("Frame numbering: next, late, a restart or a stray, across the counter's wrap",
+          "[protocol][daemon]") {
+  using daemon::frame_order;
+  using daemon::FrameOrder;
+  CHECK(frame_order(7, 7) == FrameOrder::kSame);
+  CHECK(frame_order(8, 7) == FrameOrder::kNext);
+  CHECK(frame_order(7 + daemon::kAheadWindow, 7) == FrameOrder::kNext);  // a few skipped
+  CHECK(frame_order(6, 7) == FrameOrder::kStale);                        // late batches
+  CHECK(frame_order(7 - daemon::kStaleWindow, 7) == FrameOrder::kStale);
+  CHECK(frame_order(1007, 7) == FrameOrder::kResequence);  // a stray far ahead
+  CHECK(frame_order(0, 5000) == FrameOrder::kResequence);  // the engine restarted
+  CHECK(frame_order(5000, 1007) == FrameOrder::kResequence);
+  // The counter wraps: 0 follows 0xFFFFFFFF, which is late after 1.
+  CHECK(frame_order(0, 0xFFFFFFFFu) == FrameOrder::kNext);
+  CHECK(frame_order(0xFFFFFFFFu, 1) == FrameOrder::kStale);
 }

@@ -61,6 +61,7 @@ void write_counters(std::ostream& out, const std::string& sensor, const SensorCo
         << c.rejected[i].load() << '\n';
   }
   line("batches_stale_total", c.batches_stale);
+  line("frames_resequenced_total", c.frames_resequenced);
   line("batches_while_paused_total", c.batches_while_paused);
   line("control_messages_total", c.control_messages);
   line("frames_complete_total", c.frames_complete);

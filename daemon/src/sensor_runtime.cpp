@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lidaremu/daemon/frame_order.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
 
 namespace lidaremu::daemon {
@@ -18,11 +19,6 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Frame numbers wrap; "newer" means ahead by less than half the counter range.
-bool is_newer(std::uint32_t a, std::uint32_t b) {
-  return a != b && static_cast<std::uint32_t>(a - b) < 0x80000000u;
-}
 
 double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -125,8 +121,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       hits_socket_(io),
       idle_timer_(io),
       pipeline_(settings.pattern, materials, settings.pipeline),
-      encoder_(core::make_encoder(settings.pattern, settings.identity,
-                                  settings.pipeline.echoes, ouster_output(settings))),
+      encoder_(core::make_encoder(settings.pattern, settings.identity, settings.pipeline.echoes,
+                                  ouster_output(settings))),
       weather_(settings.pipeline.params.weather),
       recorders_(recorders) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
@@ -306,20 +302,26 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     log_rejection(error);
     return;
   }
-  if (current_ && current_->frame_number != batch.frame) {
-    if (!is_newer(batch.frame, current_->frame_number)) {
+  const std::optional<std::uint32_t> reference =
+      current_ ? std::optional(current_->frame_number) : last_submitted_frame_;
+  if (reference) {
+    const FrameOrder order = frame_order(batch.frame, *reference);
+    if (order == FrameOrder::kStale || (order == FrameOrder::kSame && !current_)) {
       ++counters_.batches_stale;
       return;
     }
-    submit_current();
-  }
-  if (!current_) {
-    if (last_submitted_frame_ && !is_newer(batch.frame, *last_submitted_frame_)) {
-      ++counters_.batches_stale;
-      return;
+    if (order == FrameOrder::kResequence) {
+      const auto count = ++counters_.frames_resequenced;
+      if (worth_logging(count)) {
+        spdlog::warn(
+            "sensor {}: frame {} after frame {}: the engine renumbered its frames (or a "
+            "stray batch); a new sequence starts ({} so far)",
+            settings_.name, batch.frame, *reference, count);
+      }
     }
-    current_ = acquire_frame(batch.frame);
+    if (current_ && order != FrameOrder::kSame) submit_current();
   }
+  if (!current_) current_ = acquire_frame(batch.frame);
   if (!current_->has_sim_time) {
     const auto column_ns = static_cast<std::uint64_t>(
         std::llround(settings_.pattern.column_period_s * 1e9 * batch.first_column));
