@@ -23,6 +23,7 @@
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/pcap.hpp"
 #include "lidaremu/core/velodyne.hpp"
+#include "lidaremu/daemon/settings.hpp"
 
 using namespace lidaremu;
 using namespace std::chrono_literals;
@@ -893,6 +894,30 @@ TEST_CASE("Frame numbers: a stray far ahead and an engine restart do not silence
   CHECK(daemon.counter("lidaremu_batches_stale_total" + s) == 0);
   CHECK(daemon.counter("lidaremu_frames_dropped_total" + s) == 0);
   CHECK(packets >= 7 * 75);
+}
+
+TEST_CASE("A host name in --out: the daemon resolves it and sends there", "[e2e]") {
+  // The audit: `--out udp://HOSTNAME:2368` ended the daemon (an exception on the emit thread).
+  // This machine's own name where it resolves to 127.0.0.1 (as /etc/hosts usually has it),
+  // else "localhost"; either goes through the resolver.
+  std::string host = "localhost";
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0) {
+    daemon::Endpoint e{name, 0};
+    if (!daemon::resolve_host(e) && e.host == "127.0.0.1") host = name;
+  }
+  INFO("host " << host);
+  test::UdpReceiver data;
+  const std::string port = data.url().substr(data.url().rfind(':') + 1);
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://" + host + ":0", "--out",
+                              "udp://" + host + ":" + port, "--physics", "ideal", "--pace", "afap",
+                              "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(data.receive(75, 1s, 10s).size() >= 75);
+  CHECK(daemon.stop() == 0);
 }
 
 TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and says why",

@@ -276,6 +276,22 @@ physics_params = { false_alarm_rate = 0.5, rx_fov_rad = 1.0, datasheet_detection
   }
 }
 
+TEST_CASE("Host names in addresses resolve at load; one that does not is a named error",
+          "[settings]") {
+  SensorFlags f;
+  f.out = "udp://localhost:7777";
+  f.hits = "udp://localhost:0";
+  auto s = sensor_from_flags(f);
+  CHECK(s.out.host == "127.0.0.1");
+  CHECK(s.out.port == 7777);
+  CHECK(s.hits.host == "127.0.0.1");
+  CHECK(s.telemetry.host == "127.0.0.1");     // the default follows --out
+  f.out = "udp://no-such-host.invalid:2368";  // RFC 6761: never resolves
+  CHECK_THROWS_WITH(sensor_from_flags(f),
+                    Catch::Contains("--out = 'udp://no-such-host.invalid:2368': expected a host "
+                                    "that resolves to an IPv4 address"));
+}
+
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {
   int loaded = 0;
   for (const auto& entry : std::filesystem::directory_iterator(LIDAREMU_TEST_CONFIG_DIR)) {

@@ -69,7 +69,8 @@ void set_receive_buffer(asio::ip::udp::socket& socket, int bytes) {
 
 asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
   boost::system::error_code ec;
-  const auto address = asio::ip::make_address(e.host == "localhost" ? "127.0.0.1" : e.host, ec);
+  // Settings resolved host names to addresses at load.
+  const auto address = asio::ip::make_address(e.host, ec);
   if (ec)
     throw std::runtime_error(what + " " + e.to_string() + ": '" + e.host +
                              "' is not an IP address");

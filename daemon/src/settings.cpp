@@ -1,5 +1,8 @@
 #include "lidaremu/daemon/settings.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -260,24 +263,37 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("sensor_id", std::to_string(f.sensor_id), "0..65535");
   s.sensor_id = static_cast<std::uint16_t>(f.sensor_id);
 
-  if (auto e = parse_endpoint(f.hits))
+  // Host names (a compose service, a Kubernetes service) are resolved here, at start and on each
+  // reload, to the IPv4 address the sockets use.
+  const auto resolved = [&](const char* key, const std::string& text, Endpoint& e) {
+    if (const auto error = resolve_host(e)) {
+      bad(key, text, "a host that resolves to an IPv4 address (" + *error + ")");
+    }
+  };
+  if (auto e = parse_endpoint(f.hits)) {
     s.hits = *e;
-  else
+    resolved("hits", f.hits, s.hits);
+  } else {
     bad("hits", f.hits, "udp://HOST:PORT");
+  }
   const std::uint16_t default_data = velodyne ? 2368 : 7502;
   const std::uint16_t default_telemetry = velodyne ? 8308 : 7503;
   if (f.out.empty())
     s.out = {"127.0.0.1", default_data};
-  else if (auto e = parse_endpoint(f.out))
+  else if (auto e = parse_endpoint(f.out)) {
     s.out = *e;
-  else
+    resolved("out", f.out, s.out);
+  } else {
     bad("out", f.out, "udp://HOST:PORT");
-  if (f.telemetry.empty())
+  }
+  if (f.telemetry.empty()) {
     s.telemetry = {s.out.host, default_telemetry};
-  else if (auto e = parse_endpoint(f.telemetry))
+  } else if (auto e = parse_endpoint(f.telemetry)) {
     s.telemetry = *e;
-  else
+    resolved("telemetry", f.telemetry, s.telemetry);
+  } else {
     bad("telemetry", f.telemetry, "udp://HOST:PORT");
+  }
   if (s.out.port == 0) bad("out", f.out, "a non-zero port");
 
   if (f.hits_format == "framed")
@@ -484,6 +500,25 @@ void read_weather(const toml::table& t, const std::string& at, SensorFlags& f, P
 }
 
 }  // namespace
+
+std::optional<std::string> resolve_host(Endpoint& e) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address_v4(e.host, ec);
+  if (!ec) return std::nullopt;  // already an address
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(e.host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || !found) return std::string(gai_strerror(rc));
+  char text[INET_ADDRSTRLEN] = {};
+  // getaddrinfo hands back the sockaddr it was asked for (AF_INET).
+  const auto* in = reinterpret_cast<const sockaddr_in*>(found->ai_addr);  // NOLINT
+  inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+  freeaddrinfo(found);
+  e.host = text;
+  return std::nullopt;
+}
 
 std::optional<Endpoint> parse_endpoint(const std::string& text) {
   constexpr std::string_view kScheme = "udp://";

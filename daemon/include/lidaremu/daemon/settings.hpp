@@ -25,6 +25,8 @@ struct Endpoint {
 };
 // "udp://HOST:PORT"; nothing on error (the caller names the key).
 std::optional<Endpoint> parse_endpoint(const std::string& text);
+// Replaces a host name by its IPv4 address (getaddrinfo); the reason when it does not resolve.
+std::optional<std::string> resolve_host(Endpoint& e);
 
 enum class HitsFormat : std::uint8_t { kFramed, kRaw7, kRaw8 };
 enum class Pace : std::uint8_t { kRealtime, kAfap };
