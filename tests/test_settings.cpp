@@ -292,6 +292,43 @@ TEST_CASE("Host names in addresses resolve at load; one that does not is a named
                                     "that resolves to an IPv4 address"));
 }
 
+TEST_CASE("Daemon keys and sensor names that would hurt are refused, each named",
+          "[settings][hostile]") {
+  // The audit: log_level = "bogus" silenced the log, stats_interval_s = 1e-9 was a log storm,
+  // --duration 1e16 overflowed a cast, a sensor named "../x" escaped the export directory.
+  const auto refused = [](const std::string& text) {
+    try {
+      load_config_text(text, "d.toml");
+    } catch (const SettingsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string sensor = "[[sensor]]\nmodel = \"vlp16\"\n";
+  CHECK_THAT(refused("[daemon]\nlog_level = \"bogus\"\n" + sensor),
+             Catch::Contains("daemon.log_level = 'bogus': expected trace|debug|info"));
+  CHECK_THAT(refused("[daemon]\nstats_interval_s = 1e-9\n" + sensor),
+             Catch::Contains("daemon.stats_interval_s") && Catch::Contains("0.1 .. 86400"));
+  CHECK_THAT(refused("[daemon]\nduration_s = 1e16\n" + sensor),
+             Catch::Contains("daemon.duration_s") && Catch::Contains("3.2e8"));
+  CHECK(refused("[daemon]\nlog_level = \"warn\"\nstats_interval_s = 5.0\nduration_s = 60.0\n" +
+                sensor) == "accepted");
+  for (const char* name : {"../x", ".hidden", "a b", "quote\\\""}) {
+    INFO(name);
+    CHECK_THAT(refused(sensor + "name = \"" + name + "\"\n"),
+               Catch::Contains("sensor[0].name") && Catch::Contains("letters, digits"));
+  }
+  CHECK(refused(sensor + "name = \"front-left_1.v2\"\n") == "accepted");
+  CHECK_FALSE(valid_sensor_name(std::string(65, 'a')));
+  DaemonSettings d;
+  d.duration_s = 1e16;
+  d.stats_interval_s = 1e-9;
+  const auto flags = check_daemon_settings(d, "--");
+  REQUIRE(flags.size() == 2);
+  CHECK_THAT(flags[0], Catch::StartsWith("--duration = "));
+  CHECK_THAT(flags[1], Catch::StartsWith("--stats-interval = "));
+}
+
 TEST_CASE("Every example config in config/ loads", "[settings][config]") {
   int loaded = 0;
   for (const auto& entry : std::filesystem::directory_iterator(LIDAREMU_TEST_CONFIG_DIR)) {

@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
   if (app.count("--export-formats")) settings.export_formats = export_formats;
   if (app.count("--export-every")) settings.export_every = export_every;
   if (app.count("--export-frames")) settings.export_frames = export_frames;
-  if (const auto problems = daemon::check_view_settings(settings, "--"); !problems.empty()) {
+  if (const auto problems = daemon::check_daemon_settings(settings, "--"); !problems.empty()) {
     for (auto p : problems) {
       // Keys read as their flags: --export_every -> --export-every.
       std::replace(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(p.find(' ')), '_', '-');

@@ -6,7 +6,9 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/ip/address_v4.hpp>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -64,7 +66,7 @@ std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::st
   return out;
 }
 
-std::vector<std::string> check_view_settings(const DaemonSettings& d, const std::string& at) {
+std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const std::string& at) {
   std::vector<std::string> problems;
   if (d.foxglove != "off" && !parse_http_address(d.foxglove)) {
     problems.push_back(at + "foxglove = '" + d.foxglove + "': expected HOST:PORT or \"off\"");
@@ -81,7 +83,34 @@ std::vector<std::string> check_view_settings(const DaemonSettings& d, const std:
     problems.push_back(at + "export_frames = " + std::to_string(d.export_frames) +
                        ": expected 1..100000 (frames written per sensor)");
   }
+  static const std::array<const char*, 7> kLevels{"trace", "debug",    "info", "warn",
+                                                  "error", "critical", "off"};
+  if (std::find(kLevels.begin(), kLevels.end(), d.log_level) == kLevels.end()) {
+    problems.push_back(at + "log_level = '" + d.log_level +
+                       "': expected trace|debug|info|warn|error|critical|off");
+  }
+  // A run of up to ten years; counters at most every 0.1 s (a shorter interval is a log storm).
+  const bool flags = at == "--";  // the flags' names differ from the keys'
+  if (!(d.duration_s >= 0 && d.duration_s <= 3.2e8)) {
+    problems.push_back(at + (flags ? "duration" : "duration_s") + " = " +
+                       std::to_string(d.duration_s) +
+                       ": expected 0 (run until stopped) .. 3.2e8 seconds");
+  }
+  if (!(d.stats_interval_s == 0 || (d.stats_interval_s >= 0.1 && d.stats_interval_s <= 86400))) {
+    problems.push_back(at + (flags ? "stats-interval" : "stats_interval_s") + " = " +
+                       std::to_string(d.stats_interval_s) +
+                       ": expected 0 (never) or 0.1 .. 86400 seconds");
+  }
   return problems;
+}
+
+bool valid_sensor_name(const std::string& name) {
+  // It becomes a metric label, a file name in the export directory and a Foxglove topic: plain
+  // characters only, and never a path that climbs out of the directory.
+  if (name.empty() || name.size() > 64 || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 std::string default_sensor_ip(std::uint16_t sensor_id) {
@@ -617,7 +646,7 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
                              "stats_interval_s, pcap, record, http, http_token, foxglove, "
                              "export_dir, export_formats, export_every, export_frames)");
       }
-      for (auto& p : check_view_settings(d, "daemon.")) problems.push_back(std::move(p));
+      for (auto& p : check_daemon_settings(d, "daemon.")) problems.push_back(std::move(p));
     } else if (k != "sensor") {
       problems.push_back(k + ": unknown key (accepted: [daemon], [[sensor]])");
     }
@@ -757,6 +786,11 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
     if (seed < 0) problems.push_back(at + "seed: must not be negative");
     f.seed = static_cast<std::uint64_t>(seed);
     build_sensor(f, at, s, problems);
+    if (!valid_sensor_name(s.name)) {
+      problems.push_back(
+          at + "name = '" + s.name +
+          "': expected 1-64 letters, digits, '-', '_' or '.', not starting with '.'");
+    }
     if (params_table.first) {
       const core::Weather weather = s.pipeline.params.weather;
       read_physics_params(*params_table.first, params_table.second, s.pipeline.params, problems);

@@ -91,7 +91,10 @@ struct DaemonSettings {
 // "pcd,ply,bin" -> the formats; a message naming what is accepted otherwise.
 std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::string& text);
 // Every [daemon] problem of these fields (export, Foxglove address), one per line.
-std::vector<std::string> check_view_settings(const DaemonSettings& d, const std::string& at);
+std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const std::string& at);
+// A sensor name is a metric label, an export file name and a Foxglove topic: letters, digits,
+// '-', '_', '.', 1-64 characters, not starting with '.'.
+bool valid_sensor_name(const std::string& name);
 // "HOST:PORT" of --http; nothing for a malformed one.
 std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const std::string& text);
 
