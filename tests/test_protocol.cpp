@@ -298,3 +298,22 @@ TEST_CASE("Frame numbering: next, late, a restart or a stray, across the counter
   CHECK(frame_order(0, 0xFFFFFFFFu) == FrameOrder::kNext);
   CHECK(frame_order(0xFFFFFFFFu, 1) == FrameOrder::kStale);
 }
+
+TEST_CASE("A pose absurdly far away is refused, in a Control and in a world-frame batch",
+          "[protocol][hostile]") {
+  // The audit: a pose of 1e38 made the IMU packets carry -inf.
+  protocol::ControlView c;
+  protocol::ControlView far{.has_pose = true,
+                            .pose_position = Eigen::Vector3d(1e38, 0, 0),
+                            .pose_orientation = Eigen::Quaterniond::Identity()};
+  CHECK(protocol::decode_control(clients::build_control(far), c) ==
+        protocol::BatchError::kBadLayout);
+  far.pose_position = Eigen::Vector3d(1e6, -2e5, 30);  // a big world, but a world
+  CHECK(protocol::decode_control(clients::build_control(far), c) == protocol::BatchError::kNone);
+  CHECK(c.pose_position.x() == 1e6);
+  std::vector<float> rows(16 * 7, 0.0f);
+  clients::BatchHeader h{.column_count = 1, .world_frame = true, .position = {3e30f, 0, 0}};
+  protocol::BatchView view;
+  CHECK(protocol::decode_hit_batch(clients::build_hit_batch(h, rows), view) ==
+        protocol::BatchError::kBadLayout);
+}

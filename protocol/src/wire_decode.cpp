@@ -57,12 +57,18 @@ MessageKind identify(std::span<const std::uint8_t> datagram) {
 }
 
 namespace {
-// A pose as sent; false when it cannot be a rigid transform (non-finite, zero quaternion).
+// Poses further out than this (in any engine unit) are no vehicle's: a sensor 1e38 away made
+// the IMU's motion overflow to -inf.
+constexpr double kMaxPlausiblePosition = 1e7;
+
+// A pose as sent; false when it cannot be a rigid transform (non-finite, zero quaternion) or lies
+// absurdly far away.
 bool read_pose(const wire::Pose& pose, Eigen::Vector3d& position, Eigen::Quaterniond& orientation) {
   position = {pose.position().x(), pose.position().y(), pose.position().z()};
   const auto& q = pose.orientation();
   orientation = Eigen::Quaterniond(q.w(), q.x(), q.y(), q.z());
-  return position.allFinite() && orientation.coeffs().allFinite() && orientation.norm() >= 1e-6;
+  return position.allFinite() && position.norm() <= kMaxPlausiblePosition &&
+         orientation.coeffs().allFinite() && orientation.norm() >= 1e-6;
 }
 }  // namespace
 
