@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace lidaremu::daemon {
 namespace {
@@ -83,8 +84,8 @@ std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const st
     problems.push_back(at + "export_frames = " + std::to_string(d.export_frames) +
                        ": expected 1..100000 (frames written per sensor)");
   }
-  static const std::array<const char*, 7> kLevels{"trace", "debug",    "info", "warn",
-                                                  "error", "critical", "off"};
+  static constexpr std::array<std::string_view, 7> kLevels{"trace", "debug",    "info", "warn",
+                                                           "error", "critical", "off"};
   if (std::find(kLevels.begin(), kLevels.end(), d.log_level) == kLevels.end()) {
     problems.push_back(at + "log_level = '" + d.log_level +
                        "': expected trace|debug|info|warn|error|critical|off");
