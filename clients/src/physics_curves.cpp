@@ -71,9 +71,7 @@ Table range_sigma_vs_range(const Setup& setup, const std::vector<double>& reflec
   core::Pipeline pipeline(setup.pattern, materials, setup.settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
-  const auto steps = static_cast<int>(std::floor(max_range_m / step_m + 1e-9));
-  for (int step = 1; step <= steps; ++step) {
-    const double range = step * step_m;
+  for (const double range : range_steps(max_range_m, step_m)) {
     std::vector<double> row{range};
     for (std::size_t i = 0; i < reflectivities.size(); ++i) {
       frame.facing_every_beam(range, static_cast<std::uint16_t>(i + 1));
@@ -137,9 +135,7 @@ Table sun_detection_vs_range(const Setup& setup, double reflectivity,
   core::Pipeline pipeline(setup.pattern, materials, settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
-  const auto steps = static_cast<int>(std::floor(max_range_m / step_m + 1e-9));
-  for (int step = 1; step <= steps; ++step) {
-    const double range = step * step_m;
+  for (const double range : range_steps(max_range_m, step_m)) {
     std::vector<double> row{range};
     frame.facing_every_beam(range, 1);
     for (const double e : irradiances_w_per_m2) {

@@ -102,4 +102,12 @@ inline std::string format_number(double v) {
   return s.str();
 }
 
+// The ranges a sweep visits: step, 2 step, ... up to max (counted in whole steps).
+inline std::vector<double> range_steps(double max_range_m, double step_m) {
+  std::vector<double> ranges;
+  const auto steps = static_cast<int>(std::floor(max_range_m / step_m + 1e-9));
+  for (int step = 1; step <= steps; ++step) ranges.push_back(step * step_m);
+  return ranges;
+}
+
 }  // namespace lidaremu::clients::report::detail
