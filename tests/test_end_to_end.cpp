@@ -1,5 +1,6 @@
 // The real lidaremud process on loopback: hits in over UDP, packets out over UDP, decoded by
 // the spec decoders. No mocks: real sockets, real process, real bytes.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -341,8 +342,17 @@ TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]")
     test::DaemonProcess daemon({"--config", "/nonexistent/lidaremu.toml"});
     FAIL("started without a config");
   } catch (const std::runtime_error& e) {
-    CHECK_THAT(e.what(), Catch::Contains("cannot read the config file"));
+    CHECK_THAT(e.what(), Catch::Contains("cannot open: No such file"));
   }
+  // A device aborted start-up on out-of-memory, a FIFO hung it: both refused at once, exit 3.
+  const std::string fifo = "/tmp/lidaremu-e2e-fifo.toml";
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& config : {std::string("/dev/zero"), fifo}) {
+    INFO(config);
+    CHECK(WEXITSTATUS(std::system((binary + " --config " + config + " 2>/dev/null").c_str())) == 3);
+  }
+  std::remove(fifo.c_str());
 }
 
 TEST_CASE("The Python client's example reaches the daemon and comes out as a wall",
@@ -954,6 +964,20 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
   daemon.send_signal(SIGHUP);
   REQUIRE(daemon.wait_for_output("keeping the running configuration", 30s));
   CHECK(daemon.output().find("vlp99") != std::string::npos);
+  // A file that crashed the loader (a header nested 40,000 deep overflowed toml++'s stack) and
+  // one that hung it (a FIFO): refused with the reason, nothing stops.
+  {
+    std::string deep = "[";
+    for (int i = 0; i < 39999; ++i) deep += "a.";
+    write(deep + "a]\n");
+  }
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("levels deep", 30s));
+  std::remove(config.c_str());
+  REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("not a regular file", 30s));
+  std::remove(config.c_str());
   sensors = nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
   CHECK(sensors.size() == 2);
   // The reloaded sensor works: a frame in, packets out.

@@ -2,9 +2,10 @@
 
 #include <toml++/toml.h>
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "lidaremu/core/config_text.hpp"
 
 namespace lidaremu::core {
 namespace {
@@ -17,18 +18,19 @@ std::string where(const std::string& source, const toml::node& node) {
 }  // namespace
 
 MaterialTable MaterialTable::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) {
-    throw std::runtime_error(file.string() +
-                             ": cannot read the material table (give a readable file with "
-                             "--materials, or keep config/materials.toml next to the build)");
+  const ConfigText read = read_config_file(file);
+  if (read.error) {
+    throw std::runtime_error(*read.error +
+                             " (the material table: give a readable file with --materials, or "
+                             "keep config/materials.toml next to the build)");
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return from_toml_text(text.str(), file.string());
+  return from_toml_text(read.text, file.string());
 }
 
 MaterialTable MaterialTable::from_toml_text(std::string_view text, const std::string& source_name) {
+  if (auto deep = find_too_deep_toml(text)) {
+    throw std::runtime_error(source_name + ":" + *deep);
+  }
   toml::table doc;
   try {
     doc = toml::parse(text, source_name);

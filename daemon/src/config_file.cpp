@@ -2,12 +2,11 @@
 // sensor is built from, every problem collected with its key path.
 #include <toml++/toml.h>
 
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 
+#include "lidaremu/core/config_text.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "settings_build.hpp"
 
@@ -138,14 +137,15 @@ void read_weather(const toml::table& t, const std::string& at, SensorFlags& f, P
 }  // namespace
 
 DaemonSettings load_config_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw SettingsError(file.string() + ": cannot read the config file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_config_text(text.str(), file.string());
+  const core::ConfigText read = core::read_config_file(file);
+  if (read.error) throw SettingsError(*read.error);
+  return load_config_text(read.text, file.string());
 }
 
 DaemonSettings load_config_text(const std::string& text, const std::string& source_name) {
+  if (auto deep = core::find_too_deep_toml(text)) {
+    throw SettingsError(source_name + ":" + *deep);
+  }
   toml::table doc;
   try {
     doc = toml::parse(text, source_name);
