@@ -31,9 +31,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string hits_url(const test::DaemonProcess& d) {
-  return "udp://127.0.0.1:" + std::to_string(d.hits_port());
-}
+using test::hits_url;
 
 std::vector<float> scene_rows(const core::ScanPattern& pattern) {
   std::vector<float> rows;
@@ -599,6 +597,12 @@ TEST_CASE("Velodyne web interface: the endpoints nebula and Autoware's monitor r
   const auto changed = get("/cgi/settings.json");
   CHECK(changed["rpm"] == 1200);
   CHECK(changed["returns"] == "Dual");
+  // The same form from another site's page (a browser adds its Origin): refused, nothing changes.
+  const auto cross = test::http_request(
+      "POST", base + "/cgi/setting/host", "addr=6.6.6.6&dport=2368", "",
+      {"Content-Type: application/x-www-form-urlencoded", "Origin: http://evil.example"});
+  CHECK(cross.status == 403);
+  CHECK(get("/cgi/settings.json")["host"]["addr"] == changed["host"]["addr"]);
   CHECK(daemon.stop() == 0);
 }
 
@@ -666,9 +670,7 @@ TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a 
                               "--pace", "afap", "--http", "127.0.0.1:0", "--http-token", "s3cret",
                               "--api-port", "0"});
   REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
-  const auto at = daemon.output().find("control http://127.0.0.1:");
-  const std::string base =
-      daemon.output().substr(at + 8, daemon.output().find(' ', at + 8) - at - 8);
+  const std::string base = test::control_url(daemon);
   CHECK(test::http_request("GET", base + "/healthz").status == 200);
   // Traffic, then the metrics show it.
   const auto pattern = clients::scan_for("vlp16", 600, "");
@@ -945,9 +947,7 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
   write(sensor_a);
   test::DaemonProcess daemon({"--config", config});
   REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
-  const auto at = daemon.output().find("control http://127.0.0.1:");
-  const std::string base =
-      daemon.output().substr(at + 8, daemon.output().find(' ', at + 8) - at - 8);
+  const std::string base = test::control_url(daemon);
   // A second sensor and a new rate for the first.
   write(sensor_a +
         "rpm = 1200\n[[sensor]]\nname = \"b\"\nmodel = \"os1-32\"\nsensor_id = 1\n"

@@ -89,7 +89,7 @@ TEST_CASE("Material table loading refuses bad files with the key and the fix",
   CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]\n", "m.toml"),
                     Catch::Contains("not valid TOML"));
   CHECK_THROWS_WITH(MaterialTable::load("/nonexistent/materials.toml"),
-                    Catch::Contains("cannot read"));
+                    Catch::Contains("cannot open") && Catch::Contains("--materials"));
   // The gloss and transmission keys, range-checked like the others.
   CHECK_THROWS_WITH(MaterialTable::from_toml_text("[[material]]\nid = 5\nfresnel_f0 = 1.5\n"
                                                   "roughness = 0\ntransmittance = -0.1\n",

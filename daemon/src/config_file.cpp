@@ -24,6 +24,24 @@ void read_value(const toml::node& node, const std::string& path, T& out, Problem
   }
 }
 
+// An array of strings.
+void read_strings(const toml::node& node, const std::string& path, std::vector<std::string>& out,
+                  Problems& problems) {
+  const auto* a = node.as_array();
+  if (!a) {
+    problems.push_back(path + ": must be an array of strings");
+    return;
+  }
+  for (const auto& item : *a) {
+    if (auto v = item.value<std::string>()) {
+      out.push_back(*v);
+    } else {
+      problems.push_back(path + ": must be an array of strings");
+      return;
+    }
+  }
+}
+
 // Applies a table of numeric keys to the fields named in `keys`, each with its accepted range.
 using NumericKeys = std::map<std::string, std::pair<double*, std::pair<double, double>>>;
 void read_numbers(const toml::table& t, const std::string& at, const NumericKeys& keys,
@@ -185,6 +203,10 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           }
         } else if (dk.str() == "http_token")
           read_value(dn, path, d.http_token, problems);
+        else if (dk.str() == "http_allowed_hosts")
+          read_strings(dn, path, d.http_allowed_hosts, problems);
+        else if (dk.str() == "http_allowed_origins")
+          read_strings(dn, path, d.http_allowed_origins, problems);
         else if (dk.str() == "foxglove") {
           read_value(dn, path, d.foxglove, problems);
           d.foxglove_explicit = true;
@@ -207,10 +229,12 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           read_value(dn, path, file, problems);
           d.pcap = file;
         } else
-          problems.push_back(path +
-                             ": unknown key (accepted: threads, log_level, materials, duration_s, "
-                             "stats_interval_s, pcap, record, http, http_token, foxglove, "
-                             "export_dir, export_formats, export_every, export_frames)");
+          problems.push_back(
+              path +
+              ": unknown key (accepted: threads, log_level, materials, duration_s, "
+              "stats_interval_s, pcap, record, http, http_token, http_allowed_hosts, "
+              "http_allowed_origins, foxglove, "
+              "export_dir, export_formats, export_every, export_frames)");
       }
       for (auto& p : check_daemon_settings(d, "daemon.")) problems.push_back(std::move(p));
     } else if (k != "sensor") {

@@ -19,6 +19,17 @@ HttpResponse error_reply(int status, const std::string& message) {
   return {status, "application/json", ordered_json{{"error", message}}.dump()};
 }
 
+// "application/json", with or without parameters ("; charset=utf-8"), in any case.
+bool is_json_type(std::string_view content_type) {
+  const std::string_view type = content_type.substr(0, content_type.find(';'));
+  constexpr std::string_view kJson = "application/json";
+  return type.size() >= kJson.size() &&
+         std::equal(
+             kJson.begin(), kJson.end(), type.begin(),
+             [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }) &&
+         type.find_first_not_of(' ', kJson.size()) == std::string_view::npos;
+}
+
 ordered_json weather_json(const core::Weather& w) {
   return {{"rain_mm_per_h", w.rain_mm_per_h},
           {"visibility_m", w.visibility_m},
@@ -54,8 +65,8 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
 }  // namespace
 
 ControlApi::ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token,
-                       const LiveView* view)
-    : sensors_(sensors), token_(std::move(token)), view_(view) {}
+                       const LiveView* view, BrowserPolicy browsers)
+    : sensors_(sensors), token_(std::move(token)), view_(view), browsers_(std::move(browsers)) {}
 
 HttpResponse ControlApi::view_page(const HttpRequest& request) const {
   if (request.method != "GET") return error_reply(405, "GET");
@@ -113,9 +124,15 @@ std::string ControlApi::metrics() const {
 HttpResponse ControlApi::weather(EmulatedSensor& sensor, const HttpRequest& request) {
   SensorRuntime& runtime = sensor.runtime();
   if (request.method == "GET") return json_reply(weather_json(runtime.weather()));
-  if (request.method != "PUT" && request.method != "POST") return error_reply(405, "GET or PUT");
+  // PUT only: a browser sends a cross-origin PUT only after asking (a CORS preflight, which
+  // is never granted here), where a POST of a form or text/plain goes out unasked.
+  if (request.method != "PUT") return error_reply(405, "GET or PUT");
+  if (auto why = refuse_cross_site(request, browsers_)) return error_reply(403, *why);
   if (!token_.empty() && request.authorization != "Bearer " + token_) {
     return error_reply(401, "this endpoint changes state: send Authorization: Bearer <token>");
+  }
+  if (!is_json_type(request.content_type)) {
+    return error_reply(415, "send the body as Content-Type: application/json");
   }
   const json body = json::parse(request.body, nullptr, false);
   if (!body.is_object()) return error_reply(400, "body must be a JSON object");

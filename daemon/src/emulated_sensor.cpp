@@ -4,19 +4,36 @@
 
 #include <boost/asio/post.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "lidaremu/core/ouster.hpp"
 
 namespace lidaremu::daemon {
 namespace {
 constexpr std::uint16_t kOusterTextPort = 7501;
+
+// The API's own handler, behind the browser guard for requests that change the unit.
+template <typename Api>
+HttpServer::Handler guarded(std::shared_ptr<Api> api, BrowserPolicy browsers) {
+  return [api = std::move(api), browsers = std::move(browsers)](const HttpRequest& r) {
+    if (Api::changes_state(r)) {
+      if (auto why = refuse_cross_site(r, browsers)) {
+        return HttpResponse{403, "application/json", nlohmann::json{{"error", *why}}.dump()};
+      }
+    }
+    return api->handle(r);
+  };
 }
 
+}  // namespace
+
 EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
-                               boost::asio::io_context& io, Recorders recorders)
+                               boost::asio::io_context& io, Recorders recorders,
+                               BrowserPolicy browsers)
     : io_(io),
       materials_(materials),
       recorders_(recorders),
+      browsers_(std::move(browsers)),
       runtime_(std::make_unique<SensorRuntime>(settings, materials, io, recorders)) {}
 
 EmulatedSensor::~EmulatedSensor() = default;
@@ -46,9 +63,8 @@ void EmulatedSensor::start_api() {
   try {
     if (s.model->family == core::SensorFamily::kOuster) {
       ouster_api_ = std::make_shared<OusterApi>(s, apply);
-      http_ = std::make_unique<HttpServer>(
-          io_, s.sensor_ip, s.api_port,
-          [api = ouster_api_](const HttpRequest& r) { return api->handle(r); });
+      http_ = std::make_unique<HttpServer>(io_, s.sensor_ip, s.api_port,
+                                           guarded(ouster_api_, browsers_));
       text_ = std::make_unique<LineServer>(
           io_, s.sensor_ip, kOusterTextPort,
           [api = ouster_api_](const std::string& line, const std::string& remote) {
@@ -58,9 +74,8 @@ void EmulatedSensor::start_api() {
                   " and tcp " + std::to_string(kOusterTextPort);
     } else {
       velodyne_api_ = std::make_shared<VelodyneApi>(s, apply);
-      http_ = std::make_unique<HttpServer>(
-          io_, s.sensor_ip, s.api_port,
-          [api = velodyne_api_](const HttpRequest& r) { return api->handle(r); });
+      http_ = std::make_unique<HttpServer>(io_, s.sensor_ip, s.api_port,
+                                           guarded(velodyne_api_, browsers_));
       api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port());
     }
   } catch (const std::exception& e) {

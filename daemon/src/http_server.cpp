@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "lidaremu/daemon/browser_guard.hpp"
 #include "tcp_accept.hpp"
 
 namespace lidaremu::daemon {
@@ -67,9 +68,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (question != std::string_view::npos) in.query = parse_query(target.substr(question + 1));
     in.body = request.body();
     in.remote_ip = remote_;
-    if (const auto it = request.find(http::field::authorization); it != request.end()) {
-      in.authorization = std::string(it->value().data(), it->value().size());
-    }
+    const auto header = [&](auto field) {
+      const auto it = request.find(field);
+      return it == request.end() ? std::string() : std::string(it->value());
+    };
+    in.authorization = header(http::field::authorization);
+    in.host = header(http::field::host);
+    in.origin = header(http::field::origin);
+    in.sec_fetch_site = header("Sec-Fetch-Site");
+    in.content_type = header(http::field::content_type);
     const HttpResponse out = (*handler_)(in);
     http::response<http::string_body> response{static_cast<http::status>(out.status),
                                                request.version()};
@@ -139,6 +146,9 @@ class LineSession : public std::enable_shared_from_this<LineSession> {
                      asio::buffers_begin(buffer_.data()) + static_cast<std::ptrdiff_t>(n));
     buffer_.consume(n);
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    // A browser can POST to this port; its body's lines would run as commands. HTTP ends the
+    // connection before any of its lines does.
+    if (looks_like_http(line)) return close();
     reply_ = (*handler_)(line, remote_) + "\n";
     asio::async_write(socket_, asio::buffer(reply_),
                       [self = shared_from_this()](boost::system::error_code write_ec, std::size_t) {

@@ -33,11 +33,18 @@ constexpr int kExitStartup = 4;
 
 using Sensors = std::vector<std::unique_ptr<daemon::EmulatedSensor>>;
 
+// What every sensor is started with besides its own settings; fixed for the daemon's life.
+struct SensorContext {
+  const core::MaterialTable& materials;
+  asio::io_context& io;
+  daemon::Recorders recorders;
+  daemon::BrowserPolicy browsers;
+};
+
 // Starts every sensor, or none: on a failure those already started are retired and the error
 // goes on.
 void start_sensors(const std::vector<daemon::SensorSettings>& settings,
-                   const core::MaterialTable& materials, asio::io_context& io,
-                   const daemon::Recorders& recorders, Sensors& sensors);
+                   const SensorContext& context, Sensors& sensors);
 
 // Stops sensors (their accepted input is processed and sent) and frees them once the handlers
 // they left queued on the io_context have run.
@@ -50,16 +57,16 @@ void retire_sensors(asio::io_context& io, Sensors& sensors) {
 }
 
 void start_sensors(const std::vector<daemon::SensorSettings>& settings,
-                   const core::MaterialTable& materials, asio::io_context& io,
-                   const daemon::Recorders& recorders, Sensors& sensors) {
+                   const SensorContext& context, Sensors& sensors) {
   try {
     for (const auto& s : settings) {
-      sensors.push_back(std::make_unique<daemon::EmulatedSensor>(s, materials, io, recorders));
+      sensors.push_back(std::make_unique<daemon::EmulatedSensor>(
+          s, context.materials, context.io, context.recorders, context.browsers));
       sensors.back()->start();
       std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
     }
   } catch (...) {
-    retire_sensors(io, sensors);
+    retire_sensors(context.io, sensors);
     throw;
   }
 }
@@ -67,8 +74,7 @@ void start_sensors(const std::vector<daemon::SensorSettings>& settings,
 // SIGHUP: the config file again, all or nothing. A file that does not load leaves everything
 // running; sensors that cannot start bring the previous set back. [daemon] keys (threads,
 // materials, logging, endpoints, recordings) take effect at the next start.
-void reload(const std::filesystem::path& file, const core::MaterialTable& materials,
-            asio::io_context& io, const daemon::Recorders& recorders, Sensors& sensors) {
+void reload(const std::filesystem::path& file, const SensorContext& context, Sensors& sensors) {
   daemon::DaemonSettings next;
   try {
     next = daemon::load_config_file(file);
@@ -81,13 +87,13 @@ void reload(const std::filesystem::path& file, const core::MaterialTable& materi
     previous.push_back(s->runtime().settings());
     previous.back().hits.port = s->runtime().bound_hits().port;
   }
-  retire_sensors(io, sensors);
+  retire_sensors(context.io, sensors);
   try {
-    start_sensors(next.sensors, materials, io, recorders, sensors);
+    start_sensors(next.sensors, context, sensors);
     spdlog::info("SIGHUP: reloaded {}: {} sensor(s)", file.string(), sensors.size());
   } catch (const std::exception& e) {
     spdlog::error("SIGHUP: {}: back to the previous configuration", e.what());
-    start_sensors(previous, materials, io, recorders, sensors);
+    start_sensors(previous, context, sensors);
   }
 }
 
@@ -109,16 +115,17 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   std::optional<daemon::CaptureFile> capture, record;
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   if (!settings.record.empty()) record.emplace(settings.record);
-  const daemon::Recorders recorders{capture ? &*capture : nullptr, record ? &*record : nullptr,
-                                    &view};
+  const daemon::BrowserPolicy browsers{settings.http_allowed_hosts, settings.http_allowed_origins};
+  const SensorContext context{
+      materials, io, {capture ? &*capture : nullptr, record ? &*record : nullptr, &view}, browsers};
   Sensors sensors;
-  start_sensors(settings.sensors, materials, io, recorders, sensors);
+  start_sensors(settings.sensors, context, sensors);
   if (view.foxglove_port() != 0) {
     std::cout << "lidaremud: live view ws://" << view.foxglove_host() << ":" << view.foxglove_port()
               << " (Foxglove WebSocket; topics /lidaremu/SENSOR/points)" << std::endl;
   }
 
-  daemon::ControlApi control(sensors, settings.http_token, &view);
+  daemon::ControlApi control(sensors, settings.http_token, &view, browsers);
   std::unique_ptr<daemon::HttpServer> http;
   if (const auto address = daemon::parse_http_address(settings.http)) {
     try {
@@ -141,7 +148,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
       if (config.empty()) {
         spdlog::warn("SIGHUP: nothing to reload (started without --config)");
       } else {
-        reload(config, materials, io, recorders, sensors);
+        reload(config, context, sensors);
       }
       arm_hangup();
     });
@@ -211,6 +218,8 @@ int main(int argc, char** argv) {
   std::string record;
   std::string http;
   std::string http_token;
+  std::vector<std::string> http_allowed_hosts;
+  std::vector<std::string> http_allowed_origins;
   std::string foxglove;
   std::string export_dir;
   std::string export_formats;
@@ -314,6 +323,15 @@ int main(int argc, char** argv) {
                  "(default 127.0.0.1:9880; port 0: any free port, printed at start)");
   app.add_option("--http-token", http_token,
                  "token that requests changing state must send (Authorization: Bearer TOKEN)");
+  app.add_option(
+         "--http-allowed-hosts", http_allowed_hosts,
+         "host names (besides addresses, localhost and this machine's name) under which "
+         "clients may change state, on --http and the emulated sensor APIs; comma-separated")
+      ->delimiter(',');
+  app.add_option("--http-allowed-origins", http_allowed_origins,
+                 "web pages (http://HOST:PORT) allowed to change state from a browser; "
+                 "comma-separated (default: none)")
+      ->delimiter(',');
   app.add_option("--pcap", pcap,
                  "also write every emitted packet to this pcap file (IPv4 fragments as on a real "
                  "network), for tcpdump, Wireshark, VeloView, the Ouster SDK");
@@ -374,6 +392,8 @@ int main(int argc, char** argv) {
     settings.http_explicit = true;
   }
   if (app.count("--http-token")) settings.http_token = http_token;
+  if (app.count("--http-allowed-hosts")) settings.http_allowed_hosts = http_allowed_hosts;
+  if (app.count("--http-allowed-origins")) settings.http_allowed_origins = http_allowed_origins;
   if (app.count("--foxglove")) {
     settings.foxglove = foxglove;
     settings.foxglove_explicit = true;

@@ -213,6 +213,14 @@ HttpResponse OusterApi::cmd(const std::string& command, const std::string& args,
   return error_response(404, "unknown command '" + command + "'");
 }
 
+bool OusterApi::changes_state(const HttpRequest& request) {
+  if (request.method != "GET" && request.method != "HEAD") return true;
+  constexpr std::string_view kCmd = "/api/v1/sensor/cmd/";
+  if (!request.path.starts_with(kCmd)) return false;
+  const std::string_view command = std::string_view(request.path).substr(kCmd.size());
+  return !command.starts_with("get_");
+}
+
 HttpResponse OusterApi::handle(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool get = request.method == "GET";
@@ -377,6 +385,10 @@ HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
   if (std::string error = reconfigure_(next); !error.empty()) return error_response(500, error);
   active_ = next;
   return {200, "text/plain", ""};
+}
+
+bool VelodyneApi::changes_state(const HttpRequest& request) {
+  return request.method != "GET" && request.method != "HEAD";
 }
 
 HttpResponse VelodyneApi::handle(const HttpRequest& request) {

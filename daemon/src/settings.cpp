@@ -94,6 +94,24 @@ std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const st
                        std::to_string(d.stats_interval_s) +
                        ": expected 0 (never) or 0.1 .. 86400 seconds");
   }
+  for (const auto& host : d.http_allowed_hosts) {
+    if (host.empty() || host.size() > 253 || !std::all_of(host.begin(), host.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+        })) {
+      problems.push_back(at + "http_allowed_hosts: '" + host +
+                         "': expected a host name (letters, digits, '-', '.'), without a port");
+    }
+  }
+  for (const auto& origin : d.http_allowed_origins) {
+    const auto scheme = origin.find("://");
+    const std::string scheme_name = origin.substr(0, scheme);
+    if (scheme == std::string::npos || (scheme_name != "http" && scheme_name != "https") ||
+        origin.size() == scheme + 3 || origin.find('/', scheme + 3) != std::string::npos) {
+      problems.push_back(at + "http_allowed_origins: '" + origin +
+                         "': expected an origin as browsers send it: http://HOST[:PORT] or "
+                         "https://HOST[:PORT], no path");
+    }
+  }
   return problems;
 }
 

@@ -27,6 +27,18 @@ std::string data_path(const std::string& relative) {
 DaemonProcess::DaemonProcess(std::vector<std::string> args)
     : clients::DaemonProcess(daemon_path(), std::move(args)) {}
 
+std::string hits_url(const DaemonProcess& d) {
+  return "udp://127.0.0.1:" + std::to_string(d.hits_port());
+}
+
+std::string control_url(const DaemonProcess& d) {
+  const std::string& out = d.output();
+  const auto at = out.find("control http://");
+  if (at == std::string::npos) throw std::runtime_error("the daemon printed no control endpoint");
+  const auto start = at + std::string_view("control ").size();
+  return out.substr(start, out.find(' ', start) - start);
+}
+
 UdpReceiver::UdpReceiver() {
   fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
   sockaddr_in addr{};
@@ -69,17 +81,49 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
 }
 
 HttpReply http_request(const std::string& method, const std::string& url, const std::string& body,
-                       const std::string& token) {
+                       const std::string& token, const std::vector<std::string>& headers) {
   const std::string out = "/tmp/lidaremu-http-reply-" + std::to_string(::getpid()) + ".txt";
   std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) + "/http_request.py " +
-                        method + " '" + url + "' '" + body + "'";
-  if (!token.empty()) command += " '" + token + "'";
+                        method + " '" + url + "' '" + body + "' '" + token + "'";
+  for (const auto& h : headers) command += " '" + h + "'";
   if (std::system((command + " > " + out).c_str()) != 0) return {};  // NOLINT(cert-env33-c)
   std::ifstream in(out);
   HttpReply reply;
   in >> reply.status;
   reply.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   std::remove(out.c_str());
+  return reply;
+}
+
+TcpReply tcp_exchange(const std::string& ip, std::uint16_t port, const std::string& bytes,
+                      std::chrono::milliseconds wait) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
+    ::close(fd);
+    throw std::runtime_error("tcp_exchange: cannot connect to " + ip + ":" + std::to_string(port));
+  }
+  if (!bytes.empty()) (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  TcpReply reply;
+  const auto deadline = Clock::now() + wait;
+  char buffer[4096];
+  while (Clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0))) <= 0) break;
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) {
+      reply.closed = true;
+      break;
+    }
+    reply.bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return reply;
 }
 

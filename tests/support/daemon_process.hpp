@@ -24,6 +24,11 @@ class DaemonProcess : public clients::DaemonProcess {
   explicit DaemonProcess(std::vector<std::string> args);
 };
 
+// "udp://127.0.0.1:PORT" of the daemon's (first) hit input.
+std::string hits_url(const DaemonProcess& d);
+// "http://HOST:PORT" of the daemon's control endpoint, as it printed it (started with --http).
+std::string control_url(const DaemonProcess& d);
+
 // A UDP socket on 127.0.0.1:0 that collects datagrams.
 class UdpReceiver {
  public:
@@ -54,9 +59,20 @@ struct HttpReply {
   int status = 0;  // 0: no answer at all
   std::string body;
 };
-// One request through tests/support/http_request.py (the standard library's HTTP client).
+// One request through tests/support/http_request.py (the standard library's HTTP client): a
+// body goes as JSON unless `headers` ("Name: value") give another Content-Type.
 HttpReply http_request(const std::string& method, const std::string& url,
-                       const std::string& body = "", const std::string& token = "");
+                       const std::string& body = "", const std::string& token = "",
+                       const std::vector<std::string>& headers = {});
+
+// A raw TCP conversation: connects to IP:PORT, sends `bytes`, and collects what comes back until
+// the peer closes or `wait` passes. `closed` tells which. Fails the test on no connection.
+struct TcpReply {
+  std::string bytes;
+  bool closed = false;
+};
+TcpReply tcp_exchange(const std::string& ip, std::uint16_t port, const std::string& bytes,
+                      std::chrono::milliseconds wait);
 
 // A whole file's bytes ("" when it cannot be read).
 std::string slurp(const std::string& path);

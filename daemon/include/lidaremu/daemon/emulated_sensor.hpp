@@ -8,6 +8,7 @@
 #include <string>
 
 #include "lidaremu/core/materials.hpp"
+#include "lidaremu/daemon/browser_guard.hpp"
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/http_server.hpp"
 #include "lidaremu/daemon/sensor_api.hpp"
@@ -17,8 +18,9 @@ namespace lidaremu::daemon {
 
 class EmulatedSensor {
  public:
+  // browsers: who may change the emulated unit's settings through its APIs.
   EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
-                 boost::asio::io_context& io, Recorders recorders);
+                 boost::asio::io_context& io, Recorders recorders, BrowserPolicy browsers = {});
   ~EmulatedSensor();
   EmulatedSensor(const EmulatedSensor&) = delete;
   EmulatedSensor& operator=(const EmulatedSensor&) = delete;
@@ -39,6 +41,7 @@ class EmulatedSensor {
   boost::asio::io_context& io_;
   const core::MaterialTable& materials_;
   Recorders recorders_;
+  BrowserPolicy browsers_;
   std::unique_ptr<SensorRuntime> runtime_;
   // Shared with the web servers' sessions, which may outlive this sensor (a reload); `alive_`
   // tells a late request that the sensor it would reconfigure is gone.

@@ -18,6 +18,11 @@ struct HttpRequest {
   std::string body;
   std::string remote_ip;
   std::string authorization;  // the Authorization header, if any
+  // What tells a browser's request from a tool's (browser_guard.hpp); empty when absent.
+  std::string host;
+  std::string origin;
+  std::string sec_fetch_site;
+  std::string content_type;
 };
 
 struct HttpResponse {

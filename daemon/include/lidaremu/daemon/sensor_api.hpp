@@ -20,6 +20,8 @@ class OusterApi {
  public:
   OusterApi(const SensorSettings& active, Reconfigure reconfigure);
   HttpResponse handle(const HttpRequest& request);
+  // Writes of any method, and the cmd/ GETs that change the unit (the SDK sends those as GETs).
+  static bool changes_state(const HttpRequest& request);
   // TCP 7501: one command per line, one JSON (or echoed command) line back.
   std::string handle_line(const std::string& line, const std::string& remote_ip);
   [[nodiscard]] const SensorSettings& active() const { return active_; }
@@ -53,6 +55,8 @@ class VelodyneApi {
  public:
   VelodyneApi(const SensorSettings& active, Reconfigure reconfigure);
   HttpResponse handle(const HttpRequest& request);
+  // Every POST (the settings forms and reset).
+  static bool changes_state(const HttpRequest& request);
   [[nodiscard]] const SensorSettings& active() const { return active_; }
 
  private:

@@ -77,6 +77,10 @@ struct DaemonSettings {
   std::string http = "127.0.0.1:9880";
   bool http_explicit = false;
   std::string http_token;  // required (Bearer) by requests that change state; empty: none
+  // Who besides tools may change state, on this endpoint and the emulated sensor APIs
+  // (browser_guard.hpp): host names clients use instead of an address, and web pages' origins.
+  std::vector<std::string> http_allowed_hosts;
+  std::vector<std::string> http_allowed_origins;
   // The live view: decoded clouds on a Foxglove WebSocket, HOST:PORT or "off". A failed bind of
   // the default only warns.
   std::string foxglove = "127.0.0.1:8765";
