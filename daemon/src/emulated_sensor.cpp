@@ -27,14 +27,10 @@ HttpServer::Handler guarded(std::shared_ptr<Api> api, BrowserPolicy browsers) {
 
 }  // namespace
 
-EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
-                               boost::asio::io_context& io, Recorders recorders,
-                               BrowserPolicy browsers)
-    : io_(io),
-      materials_(materials),
-      recorders_(recorders),
-      browsers_(std::move(browsers)),
-      runtime_(std::make_unique<SensorRuntime>(settings, materials, io, recorders)) {}
+EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services)
+    : services_(services),
+      runtime_(std::make_unique<SensorRuntime>(settings, services.materials, services.io,
+                                               services.recorders)) {}
 
 EmulatedSensor::~EmulatedSensor() = default;
 
@@ -63,10 +59,10 @@ void EmulatedSensor::start_api() {
   try {
     if (s.model->family == core::SensorFamily::kOuster) {
       ouster_api_ = std::make_shared<OusterApi>(s, apply);
-      http_ = std::make_unique<HttpServer>(io_, s.sensor_ip, s.api_port,
-                                           guarded(ouster_api_, browsers_));
+      http_ = std::make_unique<HttpServer>(services_.io, s.sensor_ip, s.api_port,
+                                           guarded(ouster_api_, services_.browsers));
       text_ = std::make_unique<LineServer>(
-          io_, s.sensor_ip, kOusterTextPort,
+          services_.io, s.sensor_ip, kOusterTextPort,
           [api = ouster_api_](const std::string& line, const std::string& remote) {
             return api->handle_line(line, remote);
           });
@@ -74,8 +70,8 @@ void EmulatedSensor::start_api() {
                   " and tcp " + std::to_string(kOusterTextPort);
     } else {
       velodyne_api_ = std::make_shared<VelodyneApi>(s, apply);
-      http_ = std::make_unique<HttpServer>(io_, s.sensor_ip, s.api_port,
-                                           guarded(velodyne_api_, browsers_));
+      http_ = std::make_unique<HttpServer>(services_.io, s.sensor_ip, s.api_port,
+                                           guarded(velodyne_api_, services_.browsers));
       api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port());
     }
   } catch (const std::exception& e) {
@@ -88,23 +84,52 @@ void EmulatedSensor::start_api() {
   }
 }
 
-std::string EmulatedSensor::reconfigure(const SensorSettings& next_settings) {
+std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
+  if (retiring_) {
+    // Applied as soon as the previous pipeline has sent its last frame (a few frame periods),
+    // as a real unit's reinitialisation takes its time. Settings were checked by the API; a
+    // pipeline that then fails to start is logged and the running one kept.
+    pending_ = next;
+    return {};
+  }
+  return apply(next);
+}
+
+void EmulatedSensor::retired() {
+  retiring_ = false;
+  if (!pending_) return;
+  const SensorSettings next = std::move(*pending_);
+  pending_.reset();
+  (void)apply(next);  // a failure is logged there
+}
+
+std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   SensorSettings next = next_settings;
   next.hits.port = runtime_->bound_hits().port;        // the engine keeps sending where it did
   next.pipeline.params.weather = runtime_->weather();  // and the weather stays as set
   const SensorSettings previous = runtime_->settings();
-  runtime_->drain_and_stop();
-  // Handlers of the old pipeline still queued on the io_context see operation_aborted; it is
-  // destroyed after them.
-  boost::asio::post(io_, [retired = std::shared_ptr<SensorRuntime>(std::move(runtime_))] {});
+  // The old pipeline frees its port at once and finishes what it accepted on its own threads,
+  // which the reaper waits for; the io thread goes on. Its handlers still queued see
+  // operation_aborted, and it is destroyed after them.
+  runtime_->stop_input();
+  retiring_ = true;
+  services_.reaper.retire(
+      [old = std::shared_ptr<SensorRuntime>(std::move(runtime_))] { old->join(); },
+      [alive = std::weak_ptr<bool>(alive_), this] {
+        if (!alive.expired()) retired();
+      });
+  const auto make = [&](const SensorSettings& s) {
+    return std::make_unique<SensorRuntime>(s, services_.materials, services_.io,
+                                           services_.recorders);
+  };
   try {
-    runtime_ = std::make_unique<SensorRuntime>(next, materials_, io_, recorders_);
+    runtime_ = make(next);
     runtime_->start();
     write_metadata(next);
   } catch (const std::exception& e) {
     spdlog::error("sensor {}: reinitialisation failed ({}); back to the previous settings",
                   previous.name, e.what());
-    runtime_ = std::make_unique<SensorRuntime>(previous, materials_, io_, recorders_);
+    runtime_ = make(previous);
     runtime_->start();
     return e.what();
   }
@@ -113,6 +138,13 @@ std::string EmulatedSensor::reconfigure(const SensorSettings& next_settings) {
 }
 
 void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
+void EmulatedSensor::stop_input() {
+  runtime_->stop_input();
+  // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
+  http_.reset();
+  text_.reset();
+}
+void EmulatedSensor::join() { runtime_->join(); }
 
 std::string EmulatedSensor::describe() const {
   const SensorSettings& st = runtime_->settings();

@@ -33,40 +33,33 @@ constexpr int kExitStartup = 4;
 
 using Sensors = std::vector<std::unique_ptr<daemon::EmulatedSensor>>;
 
-// What every sensor is started with besides its own settings; fixed for the daemon's life.
-struct SensorContext {
-  const core::MaterialTable& materials;
-  asio::io_context& io;
-  daemon::Recorders recorders;
-  daemon::BrowserPolicy browsers;
-};
-
 // Starts every sensor, or none: on a failure those already started are retired and the error
 // goes on.
 void start_sensors(const std::vector<daemon::SensorSettings>& settings,
-                   const SensorContext& context, Sensors& sensors);
+                   const daemon::SensorServices& services, Sensors& sensors);
 
-// Stops sensors (their accepted input is processed and sent) and frees them once the handlers
-// they left queued on the io_context have run.
-void retire_sensors(asio::io_context& io, Sensors& sensors) {
+// Stops sensors' input and APIs (their ports are free at once); the reaper waits until they
+// processed and sent what they accepted, and they are freed on the io thread after the handlers
+// they left queued there.
+void retire_sensors(daemon::Reaper& reaper, Sensors& sensors) {
   for (auto& s : sensors) {
-    s->drain_and_stop();
-    asio::post(io, [retired = std::shared_ptr<daemon::EmulatedSensor>(std::move(s))] {});
+    s->stop_input();
+    std::shared_ptr<daemon::EmulatedSensor> retired(std::move(s));
+    reaper.retire([retired] { retired->join(); }, [retired] {});
   }
   sensors.clear();
 }
 
 void start_sensors(const std::vector<daemon::SensorSettings>& settings,
-                   const SensorContext& context, Sensors& sensors) {
+                   const daemon::SensorServices& services, Sensors& sensors) {
   try {
     for (const auto& s : settings) {
-      sensors.push_back(std::make_unique<daemon::EmulatedSensor>(
-          s, context.materials, context.io, context.recorders, context.browsers));
+      sensors.push_back(std::make_unique<daemon::EmulatedSensor>(s, services));
       sensors.back()->start();
       std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
     }
   } catch (...) {
-    retire_sensors(context.io, sensors);
+    retire_sensors(services.reaper, sensors);
     throw;
   }
 }
@@ -74,7 +67,8 @@ void start_sensors(const std::vector<daemon::SensorSettings>& settings,
 // SIGHUP: the config file again, all or nothing. A file that does not load leaves everything
 // running; sensors that cannot start bring the previous set back. [daemon] keys (threads,
 // materials, logging, endpoints, recordings) take effect at the next start.
-void reload(const std::filesystem::path& file, const SensorContext& context, Sensors& sensors) {
+void reload(const std::filesystem::path& file, const daemon::SensorServices& services,
+            Sensors& sensors) {
   daemon::DaemonSettings next;
   try {
     next = daemon::load_config_file(file);
@@ -87,13 +81,13 @@ void reload(const std::filesystem::path& file, const SensorContext& context, Sen
     previous.push_back(s->runtime().settings());
     previous.back().hits.port = s->runtime().bound_hits().port;
   }
-  retire_sensors(context.io, sensors);
+  retire_sensors(services.reaper, sensors);
   try {
-    start_sensors(next.sensors, context, sensors);
+    start_sensors(next.sensors, services, sensors);
     spdlog::info("SIGHUP: reloaded {}: {} sensor(s)", file.string(), sensors.size());
   } catch (const std::exception& e) {
     spdlog::error("SIGHUP: {}: back to the previous configuration", e.what());
-    start_sensors(previous, context, sensors);
+    start_sensors(previous, services, sensors);
   }
 }
 
@@ -116,10 +110,16 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   if (!settings.pcap.empty()) capture.emplace(settings.pcap);
   if (!settings.record.empty()) record.emplace(settings.record);
   const daemon::BrowserPolicy browsers{settings.http_allowed_hosts, settings.http_allowed_origins};
-  const SensorContext context{
-      materials, io, {capture ? &*capture : nullptr, record ? &*record : nullptr, &view}, browsers};
+  // Declared after the io_context: destroyed first, waiting for the sensors it still retires.
+  daemon::Reaper reaper(io);
+  const daemon::SensorServices services{
+      materials,
+      io,
+      {capture ? &*capture : nullptr, record ? &*record : nullptr, &view},
+      browsers,
+      reaper};
   Sensors sensors;
-  start_sensors(settings.sensors, context, sensors);
+  start_sensors(settings.sensors, services, sensors);
   if (view.foxglove_port() != 0) {
     std::cout << "lidaremud: live view ws://" << view.foxglove_host() << ":" << view.foxglove_port()
               << " (Foxglove WebSocket; topics /lidaremu/SENSOR/points)" << std::endl;
@@ -148,7 +148,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
       if (config.empty()) {
         spdlog::warn("SIGHUP: nothing to reload (started without --config)");
       } else {
-        reload(config, context, sensors);
+        reload(config, services, sensors);
       }
       arm_hangup();
     });
@@ -186,6 +186,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   arm_stats();
   io.run();
   for (auto& s : sensors) s->drain_and_stop();
+  reaper.finish();
   if (capture) capture->flush();
   if (record) record->flush();
   for (const auto& s : sensors)

@@ -562,15 +562,26 @@ void SensorRuntime::emit_loop() {
 }
 
 void SensorRuntime::drain_and_stop() {
-  if (!started_) return;
-  started_ = false;
-  // Runs on the io thread's side after io_context stopped: no handler races with this.
+  stop_input();
+  join();
+}
+
+void SensorRuntime::stop_input() {
+  if (!started_ || input_stopped_) return;
+  input_stopped_ = true;
+  // On the io thread (or after it stopped): no handler races with this.
   boost::system::error_code ignored;
   idle_timer_.cancel();
   kernel_drops_at_close_ = input_kernel_drops();
   hits_socket_.close(ignored);
   submit_current();
   ready_frames_.push(nullptr);
+}
+
+void SensorRuntime::join() {
+  if (!started_) return;
+  stop_input();
+  started_ = false;
   processor_.join();
   emitter_.join();
 }

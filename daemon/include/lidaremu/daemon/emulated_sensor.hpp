@@ -5,22 +5,31 @@
 // keeping the input port, so the engine keeps sending where it did.
 #include <boost/asio/io_context.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lidaremu/core/materials.hpp"
 #include "lidaremu/daemon/browser_guard.hpp"
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/http_server.hpp"
+#include "lidaremu/daemon/reaper.hpp"
 #include "lidaremu/daemon/sensor_api.hpp"
 #include "lidaremu/daemon/sensor_runtime.hpp"
 
 namespace lidaremu::daemon {
 
+// What every sensor is started with besides its own settings; the daemon's, for its whole life.
+struct SensorServices {
+  const core::MaterialTable& materials;
+  boost::asio::io_context& io;
+  Recorders recorders;
+  BrowserPolicy browsers;  // who may change the unit's settings through its APIs
+  Reaper& reaper;          // waits for retired pipelines off the io thread
+};
+
 class EmulatedSensor {
  public:
-  // browsers: who may change the emulated unit's settings through its APIs.
-  EmulatedSensor(const SensorSettings& settings, const core::MaterialTable& materials,
-                 boost::asio::io_context& io, Recorders recorders, BrowserPolicy browsers = {});
+  EmulatedSensor(const SensorSettings& settings, const SensorServices& services);
   ~EmulatedSensor();
   EmulatedSensor(const EmulatedSensor&) = delete;
   EmulatedSensor& operator=(const EmulatedSensor&) = delete;
@@ -28,6 +37,9 @@ class EmulatedSensor {
   // Starts the pipeline and the APIs; throws with an actionable message.
   void start();
   void drain_and_stop();
+  // drain_and_stop in two halves (SensorRuntime's): input off on the io thread, then the wait.
+  void stop_input();
+  void join();
   [[nodiscard]] const SensorRuntime& runtime() const { return *runtime_; }
   [[nodiscard]] SensorRuntime& runtime() { return *runtime_; }
   // One line for the start-up log: model, scan, where hits arrive and packets go, the API.
@@ -35,14 +47,18 @@ class EmulatedSensor {
 
  private:
   std::string reconfigure(const SensorSettings& next);
+  std::string apply(const SensorSettings& next);
+  void retired();
   void write_metadata(const SensorSettings& s) const;
   void start_api();
 
-  boost::asio::io_context& io_;
-  const core::MaterialTable& materials_;
-  Recorders recorders_;
-  BrowserPolicy browsers_;
+  SensorServices services_;
   std::unique_ptr<SensorRuntime> runtime_;
+  // A previous pipeline still sending what it accepted: a reinitialisation asked meanwhile waits
+  // for it in `pending_` (the latest one wins), so a storm of them costs the io thread nothing
+  // and holds at most two pipelines per sensor.
+  bool retiring_ = false;
+  std::optional<SensorSettings> pending_;
   // Shared with the web servers' sessions, which may outlive this sensor (a reload); `alive_`
   // tells a late request that the sensor it would reconfigure is gone.
   std::shared_ptr<OusterApi> ouster_api_;

@@ -40,6 +40,11 @@ class SensorRuntime {
   void start();
   // Stops input, processes what was accepted, sends it, and joins the threads.
   void drain_and_stop();
+  // The two halves of drain_and_stop. stop_input (io thread) closes the hit socket, so the port
+  // is free at once, and hands the frame being filled to the threads; join (any thread) waits
+  // until they processed and sent everything accepted.
+  void stop_input();
+  void join();
 
   [[nodiscard]] Endpoint bound_hits() const;
   // Weather from the next batch on (io thread only: where Control messages change it too).
@@ -125,6 +130,7 @@ class SensorRuntime {
   std::thread processor_;
   std::thread emitter_;
   bool started_ = false;
+  bool input_stopped_ = false;
 };
 
 }  // namespace lidaremu::daemon
