@@ -1,5 +1,8 @@
 // The daemon under a hostile neighbour: web pages that try to change state, slow clients, storms
 // of requests. Each case is an attack the audit of issue 14 tried, run against the real daemon.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -235,4 +239,72 @@ TEST_CASE("A reinitialisation storm on one sensor does not starve the others or 
     CHECK(neighbour_packets >= static_cast<std::size_t>(kFrames * 75 * 0.95));
     CHECK(percentile(health, 0.99) < 0.1);
   }
+}
+
+namespace {
+
+// A slowloris client: a connection that sends the start of a request and then a header byte
+// now and then, never finishing.
+class SlowClient {
+ public:
+  SlowClient(const std::string& ip, std::uint16_t port, const std::string& start) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    connected_ = ::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0;
+    trickle(start);
+  }
+  ~SlowClient() { ::close(fd_); }
+  SlowClient(const SlowClient&) = delete;
+  SlowClient& operator=(const SlowClient&) = delete;
+  void trickle(const std::string& bytes) {
+    if (connected_) (void)::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  [[nodiscard]] bool connected() const { return connected_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("Slow clients never lock out /healthz or TCP 7501", "[e2e][http][hostile]") {
+  // The audit: 40 slow connections filled the 32-connection cap for 10 s each (slowloris), on
+  // the control endpoint and on TCP 7501 alike; /healthz went unanswered.
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--physics",
+                              "ideal", "--http", "127.0.0.1:0", "--sensor-ip", "127.0.0.11",
+                              "--api-port", api_port(), "--foxglove", "off"});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::uint16_t control_port = port_of(test::control_url(daemon));
+  std::vector<std::unique_ptr<SlowClient>> slow;
+  for (int i = 0; i < 40; ++i) {
+    slow.push_back(std::make_unique<SlowClient>("127.0.0.1", control_port,
+                                                "GET /healthz HTTP/1.1\r\nHost: x\r\n"));
+    slow.push_back(std::make_unique<SlowClient>("127.0.0.11", 7501, "get_sensor"));
+  }
+  std::vector<double> health;
+  int healthy = 0, answered_7501 = 0, probes = 0;
+  const auto until = std::chrono::steady_clock::now() + 8s;
+  while (std::chrono::steady_clock::now() < until) {
+    for (auto& s : slow) s->trickle("X");  // a byte each, and again after every probe
+    const auto [status, seconds] = timed_get("127.0.0.1", control_port, "/healthz");
+    healthy += status == 200;
+    health.push_back(seconds);
+    const auto line = test::tcp_exchange("127.0.0.11", 7501, "get_sensor_info\n", 5s, "}\n");
+    answered_7501 += line.bytes.find("\"prod_line\"") != std::string::npos;
+    ++probes;
+    std::this_thread::sleep_for(200ms);
+  }
+  std::cout << "slowloris: 40 slow connections on each port; " << healthy << "/" << probes
+            << " /healthz answered (p99 " << percentile(health, 0.99) * 1e3 << " ms), "
+            << answered_7501 << "/" << probes << " TCP 7501 commands answered\n";
+  CHECK(healthy == probes);
+  CHECK(answered_7501 == probes);
+  if (!test::kSanitized) CHECK(percentile(health, 0.99) < 0.1);
+  // Slow clients are closed at the request deadline (5 s), not kept for ever.
+  CHECK(daemon.stop() == 0);
 }

@@ -297,12 +297,14 @@ FoxgloveServer::FoxgloveServer(const std::string& address, std::uint16_t port,
   state_->counters = counters_;
   port_ = state_->acceptor.local_endpoint().port();
   tcp_detail::accept_connections(
-      state_->acceptor, state_->open, limits.max_connections,
+      state_->acceptor,
+      [state = state_.get(), max = limits.max_connections] { return state->open >= max; },
       [state = state_](tcp::socket socket) {
         auto session = std::make_shared<Session>(std::move(socket), state);
         state->sessions.insert(session);
         session->start();
       },
+      [] { return false; },  // viewers stay connected by design: the cap refuses newcomers
       [counters = counters_] { ++counters->clients_refused; });
   thread_ = std::thread([this] {
     leave_signals_to_the_main_thread();

@@ -19,31 +19,41 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+class HttpSession : public std::enable_shared_from_this<HttpSession>, public Evictable {
  public:
   HttpSession(tcp::socket socket, std::shared_ptr<HttpServer::Handler> handler, ServerLimits limits,
-              std::shared_ptr<ServerCounters> counters, std::shared_ptr<int> open)
+              std::shared_ptr<ServerCounters> counters, std::shared_ptr<ConnectionTable> table)
       : stream_(std::move(socket)),
         handler_(std::move(handler)),
         limits_(limits),
         counters_(std::move(counters)),
-        slot_(std::move(open)) {
+        slot_(std::move(table)) {
     boost::system::error_code ec;
     remote_ = stream_.socket().remote_endpoint(ec).address().to_string();
   }
 
+  void start() {
+    slot_.attach(weak_from_this());
+    read_next();
+  }
+
+  void evict() override { close(); }
+
+ private:
   void read_next() {
+    slot_.waiting(true);
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
     parser_->body_limit(limits_.max_body_bytes);
+    // The whole request (or the wait for the next one on a kept-alive connection) within this.
     stream_.expires_after(std::chrono::seconds(limits_.request_timeout_s));
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
- private:
   void on_read(beast::error_code ec) {
+    slot_.waiting(false);
     if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
         ec == asio::error::operation_aborted || ec == asio::error::connection_reset) {
       return close();
@@ -110,25 +120,34 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<HttpServer::Handler> handler_;
   ServerLimits limits_;
   std::shared_ptr<ServerCounters> counters_;
-  ConnectionSlot slot_;
+  TableSlot slot_;
   std::string remote_;
 };
 
-class LineSession : public std::enable_shared_from_this<LineSession> {
+class LineSession : public std::enable_shared_from_this<LineSession>, public Evictable {
  public:
   LineSession(tcp::socket socket, std::shared_ptr<LineServer::Handler> handler, ServerLimits limits,
-              std::shared_ptr<int> open)
+              std::shared_ptr<ConnectionTable> table)
       : socket_(std::move(socket)),
         timer_(socket_.get_executor()),
         buffer_(limits.max_line_bytes),
         handler_(std::move(handler)),
         limits_(limits),
-        slot_(std::move(open)) {
+        slot_(std::move(table)) {
     boost::system::error_code ec;
     remote_ = socket_.remote_endpoint(ec).address().to_string();
   }
 
+  void start() {
+    slot_.attach(weak_from_this());
+    read_next();
+  }
+
+  void evict() override { close(); }
+
+ private:
   void read_next() {
+    slot_.waiting(true);
     timer_.expires_after(std::chrono::seconds(limits_.request_timeout_s));
     timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
       if (auto self = weak.lock(); self && !ec) self->close();
@@ -138,9 +157,9 @@ class LineSession : public std::enable_shared_from_this<LineSession> {
                                                        std::size_t n) { self->on_line(ec, n); });
   }
 
- private:
   void on_line(boost::system::error_code ec, std::size_t n) {
     timer_.cancel();
+    slot_.waiting(false);
     if (ec) return close();  // closed, timed out, or a line over the limit
     std::string line(asio::buffers_begin(buffer_.data()),
                      asio::buffers_begin(buffer_.data()) + static_cast<std::ptrdiff_t>(n));
@@ -167,7 +186,7 @@ class LineSession : public std::enable_shared_from_this<LineSession> {
   asio::streambuf buffer_;
   std::shared_ptr<LineServer::Handler> handler_;
   ServerLimits limits_;
-  ConnectionSlot slot_;
+  TableSlot slot_;
   std::string remote_;
   std::string reply_;
 };
@@ -217,7 +236,7 @@ HttpServer::HttpServer(asio::io_context& io, const std::string& address, std::ui
       handler_(std::make_shared<Handler>(std::move(handler))),
       limits_(limits),
       counters_(std::make_shared<ServerCounters>()),
-      open_connections_(std::make_shared<int>(0)) {
+      connections_(std::make_shared<ConnectionTable>()) {
   accept_next();
 }
 
@@ -230,11 +249,15 @@ std::uint16_t HttpServer::port() const { return acceptor_.local_endpoint().port(
 
 void HttpServer::accept_next() {
   accept_connections(
-      acceptor_, *open_connections_, limits_.max_connections,
+      acceptor_, [this] { return connections_->open() >= limits_.max_connections; },
       [this](tcp::socket socket) {
-        std::make_shared<HttpSession>(std::move(socket), handler_, limits_, counters_,
-                                      open_connections_)
-            ->read_next();
+        std::make_shared<HttpSession>(std::move(socket), handler_, limits_, counters_, connections_)
+            ->start();
+      },
+      [this] {
+        const bool made = connections_->make_room();
+        counters_->evicted += made;
+        return made;
       },
       [this] { ++counters_->refused; });
 }
@@ -244,7 +267,7 @@ LineServer::LineServer(asio::io_context& io, const std::string& address, std::ui
     : acceptor_(open_acceptor(io, address, port, "text API")),
       handler_(std::make_shared<Handler>(std::move(handler))),
       limits_(limits),
-      open_connections_(std::make_shared<int>(0)) {
+      connections_(std::make_shared<ConnectionTable>()) {
   accept_next();
 }
 
@@ -257,12 +280,11 @@ std::uint16_t LineServer::port() const { return acceptor_.local_endpoint().port(
 
 void LineServer::accept_next() {
   accept_connections(
-      acceptor_, *open_connections_, limits_.max_connections,
+      acceptor_, [this] { return connections_->open() >= limits_.max_connections; },
       [this](tcp::socket socket) {
-        std::make_shared<LineSession>(std::move(socket), handler_, limits_, open_connections_)
-            ->read_next();
+        std::make_shared<LineSession>(std::move(socket), handler_, limits_, connections_)->start();
       },
-      [] {});
+      [this] { return connections_->make_room(); }, [] {});
 }
 
 }  // namespace lidaremu::daemon

@@ -96,7 +96,7 @@ HttpReply http_request(const std::string& method, const std::string& url, const 
 }
 
 TcpReply tcp_exchange(const std::string& ip, std::uint16_t port, const std::string& bytes,
-                      std::chrono::milliseconds wait) {
+                      std::chrono::milliseconds wait, const std::string& until) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in to{};
   to.sin_family = AF_INET;
@@ -122,6 +122,7 @@ TcpReply tcp_exchange(const std::string& ip, std::uint16_t port, const std::stri
       break;
     }
     reply.bytes.append(buffer, static_cast<std::size_t>(n));
+    if (!until.empty() && reply.bytes.find(until) != std::string::npos) break;
   }
   ::close(fd);
   return reply;

@@ -66,13 +66,14 @@ HttpReply http_request(const std::string& method, const std::string& url,
                        const std::vector<std::string>& headers = {});
 
 // A raw TCP conversation: connects to IP:PORT, sends `bytes`, and collects what comes back until
-// the peer closes or `wait` passes. `closed` tells which. Fails the test on no connection.
+// the peer closes, `wait` passes, or (when given) the reply holds `until`. `closed` tells whether
+// the peer closed. Throws when it cannot connect.
 struct TcpReply {
   std::string bytes;
   bool closed = false;
 };
 TcpReply tcp_exchange(const std::string& ip, std::uint16_t port, const std::string& bytes,
-                      std::chrono::milliseconds wait);
+                      std::chrono::milliseconds wait, const std::string& until = "");
 
 // A whole file's bytes ("" when it cannot be read).
 std::string slurp(const std::string& path);

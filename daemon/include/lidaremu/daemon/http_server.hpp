@@ -11,6 +11,8 @@
 
 namespace lidaremu::daemon {
 
+class ConnectionTable;  // tcp_accept.hpp
+
 struct HttpRequest {
   std::string method;                        // "GET", "POST", ...
   std::string path;                          // without the query
@@ -35,15 +37,20 @@ struct ServerLimits {
   std::size_t max_header_bytes = std::size_t{8} * 1024;
   std::size_t max_body_bytes = std::size_t{64} * 1024;
   std::size_t max_line_bytes = std::size_t{4} * 1024;
+  // At most this many connections; when all are taken, the one that has waited longest for a
+  // request is closed for a newcomer (a slow or idle client never locks out a health probe).
   int max_connections = 32;
-  int request_timeout_s = 10;
+  // A whole request (headers and body), or the wait for the next one on a kept-alive
+  // connection, within this; then the connection closes.
+  int request_timeout_s = 5;
 };
 
 // Counts what a server refused, for logs and metrics.
 struct ServerCounters {
   std::uint64_t requests = 0;
   std::uint64_t malformed = 0;  // 400: not HTTP, or a header or body over the limit
-  std::uint64_t refused = 0;    // connections beyond max_connections
+  std::uint64_t refused = 0;    // connections beyond max_connections, none of them idle
+  std::uint64_t evicted = 0;    // idle or slow connections closed to make room for a new one
 };
 
 class HttpServer {
@@ -64,7 +71,7 @@ class HttpServer {
   std::shared_ptr<Handler> handler_;  // shared with every session it starts
   ServerLimits limits_;
   std::shared_ptr<ServerCounters> counters_;
-  std::shared_ptr<int> open_connections_;
+  std::shared_ptr<ConnectionTable> connections_;
 };
 
 // One request per line, one reply line per request (Ouster's TCP 7501 protocol).
@@ -83,7 +90,7 @@ class LineServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   std::shared_ptr<Handler> handler_;  // shared with every session it starts
   ServerLimits limits_;
-  std::shared_ptr<int> open_connections_;
+  std::shared_ptr<ConnectionTable> connections_;
 };
 
 // "a%20b" -> "a b"; '+' is a space in a query.
