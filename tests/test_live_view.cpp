@@ -299,6 +299,55 @@ TEST_CASE("Foxglove WebSocket: a viewer subscribes and gets decoded clouds with 
   CHECK(daemon.stop() == 0);
 }
 
+namespace {
+
+// Resident memory of a process, in KiB (/proc/PID/status VmRSS).
+long resident_kib(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("A subscription flood is capped per viewer; memory stays flat; sessions get plain ids",
+          "[e2e][view][hostile]") {
+  // The audit: 5 M subscriptions grew the daemon from 14.7 to 253 MB, never freed; the session
+  // id was a heap address.
+  ViewDaemon view({"--http", "off", "--foxglove", "127.0.0.1:0"}, "live view ws://");
+  test::DaemonProcess& daemon = *view.daemon;
+  FoxgloveClient flood(view.port);
+  const json info = flood.next_text();
+  const json advertise = flood.next_text();
+  REQUIRE(advertise["channels"].size() == 1);
+  const auto channel = advertise["channels"][0]["id"].get<std::uint32_t>();
+  const long before = resident_kib(daemon.pid());
+  constexpr int kMessages = 300, kPerMessage = 1500;  // 450,000 subscriptions asked for
+  for (int m = 0; m < kMessages; ++m) {
+    json subscriptions = json::array();
+    for (int i = 0; i < kPerMessage; ++i) {
+      subscriptions.push_back({{"id", m * kPerMessage + i}, {"channelId", channel}});
+    }
+    flood.send({{"op", "subscribe"}, {"subscriptions", subscriptions}});
+  }
+  const json refused = flood.next_text();
+  CHECK(refused["op"] == "status");
+  CHECK_THAT(refused["message"].get<std::string>(), Catch::Contains("at most 256"));
+  // The last message is handled once a later client is greeted (one server thread, in order).
+  FoxgloveClient second(view.port);
+  const json second_info = second.next_text();
+  const long after = resident_kib(daemon.pid());
+  INFO("resident " << before << " KiB before the flood, " << after << " KiB after");
+  CHECK(after - before < 4096);
+  // Session ids are small counters, one per viewer.
+  CHECK(info["sessionId"] == "1");
+  CHECK(second_info["sessionId"] == "2");
+  CHECK(daemon.stop() == 0);
+}
+
 TEST_CASE("--export writes whole decoded frames: PCD with object ids, PLY, KITTI .bin",
           "[e2e][view][export]") {
   const Scene scene;

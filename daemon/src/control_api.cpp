@@ -116,7 +116,8 @@ std::string ControlApi::metrics() const {
         << "lidaremu_foxglove_clients_refused_total " << c.clients_refused << '\n'
         << "lidaremu_foxglove_messages_sent_total " << c.messages_sent << '\n'
         << "lidaremu_foxglove_messages_dropped_total " << c.messages_dropped << '\n'
-        << "lidaremu_foxglove_bad_requests_total " << c.bad_requests << '\n';
+        << "lidaremu_foxglove_bad_requests_total " << c.bad_requests << '\n'
+        << "lidaremu_foxglove_subscriptions_refused_total " << c.subscriptions_refused << '\n';
   }
   return out.str();
 }

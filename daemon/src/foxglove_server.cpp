@@ -33,6 +33,9 @@ constexpr std::size_t kMaxQueuedData = 2;
 // Replies (status, advertise) waiting for a client that sends requests but never reads: beyond
 // this the client is dropped.
 constexpr std::size_t kMaxQueued = 64;
+// A viewer needs one subscription per channel (a sensor); more only grow a map on the server's
+// heap (the audit's 5 M subscriptions took 240 MB).
+constexpr std::size_t kMaxSubscriptions = 256;
 
 json channel_json(const FoxgloveChannel& c) {
   return {{"id", c.id},
@@ -181,7 +184,7 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
                    {"capabilities", json::array()},
                    {"supportedEncodings", json::array()},
                    {"metadata", json::object()},
-                   {"sessionId", std::to_string(reinterpret_cast<std::uintptr_t>(this))}}  // NOLINT
+                   {"sessionId", std::to_string(state_->counters->clients_accepted.load())}}
                   .dump());
     json channels = json::array();
     for (const auto& [id, channel] : state_->channels) channels.push_back(channel_json(channel));
@@ -225,6 +228,12 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
           continue;
         }
         if (subscriptions_.contains(id)) continue;
+        if (subscriptions_.size() >= kMaxSubscriptions) {
+          ++state_->counters->subscriptions_refused;
+          status(2, "subscribe: at most " + std::to_string(kMaxSubscriptions) +
+                        " subscriptions per client; unsubscribe first");
+          break;
+        }
         subscriptions_[id] = channel;
         state_->count_subscribers(channel, +1);
       }

@@ -31,8 +31,9 @@ struct FoxgloveCounters {
   std::atomic<std::uint64_t> clients_accepted{0};
   std::atomic<std::uint64_t> clients_refused{0};  // beyond the connection limit, or not a v1 client
   std::atomic<std::uint64_t> messages_sent{0};
-  std::atomic<std::uint64_t> messages_dropped{0};  // a viewer was still busy with earlier ones
-  std::atomic<std::uint64_t> bad_requests{0};      // unparsable or unknown client operations
+  std::atomic<std::uint64_t> messages_dropped{0};       // a viewer was still busy with earlier ones
+  std::atomic<std::uint64_t> bad_requests{0};           // unparsable or unknown client operations
+  std::atomic<std::uint64_t> subscriptions_refused{0};  // beyond the per-client limit
 };
 
 class FoxgloveServer {
