@@ -20,6 +20,7 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/daemon/thread_guard.hpp"
 
 using namespace lidaremu;
 using namespace std::chrono_literals;
@@ -307,4 +308,36 @@ TEST_CASE("Slow clients never lock out /healthz or TCP 7501", "[e2e][http][hosti
   if (!test::kSanitized) CHECK(percentile(health, 0.99) < 0.1);
   // Slow clients are closed at the request deadline (5 s), not kept for ever.
   CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("A thread whose body throws stops the daemon in order instead of terminating it",
+          "[hostile]") {
+  // The audit: an exception on the emit thread (a host name in --out) ended in std::terminate,
+  // exit 134, the frames in flight and the exit counters lost.
+  daemon::reset_thread_failures();
+  std::atomic<int> stop_requests{0};
+  daemon::set_stop_request([&] { ++stop_requests; });
+  std::atomic<bool> handed_on{false};
+  std::thread worker([&] {
+    daemon::run_guarded(
+        "a test thread", [] { throw std::runtime_error("no such host"); },
+        [&] { handed_on = true; });
+  });
+  worker.join();  // returned: no std::terminate
+  CHECK(daemon::a_thread_failed());
+  CHECK(stop_requests == 1);
+  CHECK(handed_on);
+  // A body that finishes is no failure; an after_failure that throws is contained too.
+  daemon::reset_thread_failures();
+  daemon::run_guarded("fine", [] {});
+  CHECK_FALSE(daemon::a_thread_failed());
+  std::thread worse([] {
+    daemon::run_guarded(
+        "worse", [] { throw 42; }, [] { throw std::logic_error("also broken"); });
+  });
+  worse.join();
+  CHECK(daemon::a_thread_failed());
+  CHECK(stop_requests == 2);
+  daemon::set_stop_request({});
+  daemon::reset_thread_failures();
 }

@@ -14,6 +14,7 @@
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
+#include "lidaremu/daemon/thread_guard.hpp"
 #include "tcp_accept.hpp"
 
 namespace lidaremu::daemon {
@@ -317,7 +318,7 @@ FoxgloveServer::FoxgloveServer(const std::string& address, std::uint16_t port,
       [counters = counters_] { ++counters->clients_refused; });
   thread_ = std::thread([this] {
     leave_signals_to_the_main_thread();
-    io_.run();
+    run_guarded("the Foxglove server", [this] { io_.run(); });
   });
 }
 

@@ -11,6 +11,7 @@
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/cloud_export.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
+#include "lidaremu/daemon/thread_guard.hpp"
 
 namespace lidaremu::daemon {
 namespace {
@@ -270,13 +271,32 @@ void LiveView::on_subscribers(std::uint32_t channel, int subscribers) {
 
 void LiveView::run() {
   leave_signals_to_the_main_thread();
-  for (;;) {
-    Job job;
-    jobs_.pop(job);
-    if (!job.tap) return;
-    handle(*job.tap, *job.frame);
-    job.tap->free_.push(job.frame);
-  }
+  bool ended = false;
+  // After a failure the frames still go back to their sensors (a sensor waiting for a free
+  // one would otherwise skip the view for good) until the end marker.
+  const auto hand_back = [&] {
+    while (!ended) {
+      Job job;
+      jobs_.pop(job);
+      if (!job.tap) return;
+      job.tap->free_.push(job.frame);
+    }
+  };
+  run_guarded(
+      "the live view",
+      [&] {
+        for (;;) {
+          Job job;
+          jobs_.pop(job);
+          if (!job.tap) {
+            ended = true;
+            return;
+          }
+          handle(*job.tap, *job.frame);
+          job.tap->free_.push(job.frame);
+        }
+      },
+      hand_back);
 }
 
 void LiveView::handle(SensorTap& tap, LiveFrame& frame) {

@@ -18,6 +18,7 @@
 #include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/thread_guard.hpp"
 
 #ifndef LIDAREMU_DEFAULT_MATERIALS
 #define LIDAREMU_DEFAULT_MATERIALS "config/materials.toml"
@@ -155,6 +156,8 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   };
   arm_hangup();
 
+  // A worker thread that fails stops the daemon the way SIGTERM does (thread_guard.hpp).
+  daemon::set_stop_request([&io] { asio::post(io, [&io] { io.stop(); }); });
   signals.async_wait([&](const boost::system::error_code&, int signal) {
     spdlog::info("signal {}: draining and stopping", signal);
     io.stop();
@@ -184,7 +187,13 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
     });
   };
   arm_stats();
-  io.run();
+  try {
+    io.run();
+  } catch (...) {
+    // A handler on the io thread failed: logged and remembered (the rethrow inside the guard),
+    // then drained and stopped as below, and said in the exit code.
+    daemon::run_guarded("the io thread", [] { throw; });
+  }
   for (auto& s : sensors) s->drain_and_stop();
   reaper.finish();
   if (capture) capture->flush();
@@ -195,7 +204,8 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   std::cout.flush();
   http.reset();
   sensors.clear();  // their taps leave the live view before it goes
-  return 0;
+  daemon::set_stop_request({});
+  return daemon::a_thread_failed() ? daemon::kExitThreadFailed : 0;
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include <boost/asio/post.hpp>
 
 #include "lidaremu/daemon/punctual_thread.hpp"
+#include "lidaremu/daemon/thread_guard.hpp"
 
 namespace lidaremu::daemon {
 
-Reaper::Reaper(boost::asio::io_context& io) : io_(io), thread_([this] { run(); }) {}
+Reaper::Reaper(boost::asio::io_context& io)
+    : io_(io), thread_([this] { run_guarded("the reaper", [this] { run(); }); }) {}
 
 Reaper::~Reaper() {
   {

@@ -13,6 +13,7 @@
 
 #include "lidaremu/daemon/frame_order.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
+#include "lidaremu/daemon/thread_guard.hpp"
 
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
@@ -182,13 +183,35 @@ void SensorRuntime::start() {
                    local.port()};
   if (hits_address_.ip == 0) hits_address_.ip = 0x7F000001u;  // bound to any: loopback
   started_ = true;
+  // A failed thread keeps its queues moving (frames back to the input, the end marker on to
+  // the sender), so the stop the failure asks for drains instead of hanging.
   processor_ = std::thread([this] {
     leave_signals_to_the_main_thread();  // TBB's workers, started from here, inherit it
-    process_loop();
+    run_guarded(
+        "sensor " + settings_.name + ": processing", [this] { process_loop(); },
+        [this] {
+          while (!frames_ended_) {
+            core::FrameHits* frame = nullptr;
+            ready_frames_.pop(frame);
+            if (!frame) break;
+            ++counters_.frames_dropped;
+            free_frames_.push(frame);
+          }
+          ready_slots_.push(nullptr);
+        });
   });
   emitter_ = std::thread([this] {
     leave_signals_to_the_main_thread();
-    emit_loop();
+    run_guarded(
+        "sensor " + settings_.name + ": sending", [this] { emit_loop(); },
+        [this] {
+          while (!slots_ended_) {
+            PacketSlot* slot = nullptr;
+            ready_slots_.pop(slot);
+            if (!slot) break;
+            free_slots_.push(slot);
+          }
+        });
   });
   receive_next();
 }
@@ -457,7 +480,10 @@ void SensorRuntime::process_loop() {
   for (;;) {
     core::FrameHits* frame = nullptr;
     ready_frames_.pop(frame);
-    if (!frame) break;
+    if (!frame) {
+      frames_ended_ = true;
+      break;
+    }
     const auto begin = Clock::now();
     pipeline_.process(*frame, returns_);
     const double start = frame_start_time(*frame);
@@ -516,7 +542,10 @@ void SensorRuntime::emit_loop() {
   for (;;) {
     PacketSlot* slot = nullptr;
     ready_slots_.pop(slot);
-    if (!slot) break;
+    if (!slot) {
+      slots_ended_ = true;
+      break;
+    }
     if (settings_.pace == Pace::kRealtime) {
       const auto now = Clock::now();
       auto deadline = now;

@@ -117,6 +117,8 @@ class SensorRuntime {
   std::vector<std::unique_ptr<PacketSlot>> slot_pool_;
   tbb::concurrent_bounded_queue<PacketSlot*> free_slots_;
   tbb::concurrent_bounded_queue<PacketSlot*> ready_slots_;
+  bool frames_ended_ = false;  // processing thread: the end marker of ready_frames_ arrived
+  bool slots_ended_ = false;   // sending thread: the end marker of ready_slots_ arrived
 
   // processing-thread state
   core::FrameReturns returns_;
