@@ -562,6 +562,41 @@ TEST_CASE("Ouster HTTP API and TCP 7501: the SDK client's exact request sequence
   CHECK(daemon.stop() == 0);
 }
 
+TEST_CASE("Ouster SDK generations: each older client's own request sequence configures the unit",
+          "[e2e][api]") {
+  // The audit: SDK 0.10-0.14 (and ouster-ros branches vendoring them) send the whole config as
+  // `set_config_param .`; the API answered 400 and init_client failed. Each generation replays
+  // its client's requests as sent (tests/support/ouster_sdk_generations.py) on a fresh unit.
+  const std::string generation = GENERATE(as<std::string>{}, "http-0.10", "tcp-0.10", "tcp-1.x");
+  INFO(generation);
+  test::UdpReceiver first_output;
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format",
+                              "raw7", "--out", first_output.url(), "--physics", "ideal",
+                              "--sensor-ip", "127.0.0.2", "--api-port", api_port()});
+  const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
+  const auto rows = scene_rows(pattern);
+  std::atomic<bool> done{false};
+  std::thread engine([&] {
+    clients::UdpSender sender(hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
+    while (!done) streamer.send_frame(rows);
+  });
+  const std::string log = "/tmp/lidaremu-sdk-" + generation + ".log";
+  const std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) +
+                              "/ouster_sdk_generations.py " + generation + " 127.0.0.2 " +
+                              api_port() + " " + std::to_string(free_udp_port()) + " " +
+                              std::to_string(free_udp_port()) + " > " + log + " 2>&1";
+  const int status = std::system(command.c_str());  // NOLINT(cert-env33-c)
+  done = true;
+  engine.join();
+  const std::string transcript = test::slurp(log);
+  INFO(transcript);
+  CHECK(status == 0);
+  CHECK(transcript.find("all checks passed") != std::string::npos);
+  CHECK(daemon.stop() == 0);
+  std::remove(log.c_str());
+}
+
 TEST_CASE("Velodyne web interface: the endpoints nebula and Autoware's monitor read",
           "[e2e][api]") {
   test::UdpReceiver data;

@@ -28,9 +28,13 @@ const std::set<std::string, std::less<>> kStoredOnly{
     "sync_pulse_out_angle",      "sync_pulse_out_frequency", "sync_pulse_out_polarity",
     "sync_pulse_out_pulse_width"};
 const std::set<std::string, std::less<>> kEffective{
-    "azimuth_window",  "columns_per_packet", "lidar_mode",   "operating_mode",
-    "timestamp_mode",  "udp_dest",           "udp_port_imu", "udp_port_lidar",
-    "udp_profile_imu", "udp_profile_lidar"};
+    "azimuth_window", "columns_per_packet", "lidar_mode",       "operating_mode",
+    "timestamp_mode", "udp_dest",           "udp_ip",           "udp_port_imu",
+    "udp_port_lidar", "udp_profile_imu",    "udp_profile_lidar"};
+
+bool is_config_key(const std::string& key) {
+  return kStoredOnly.contains(key) || kEffective.contains(key);
+}
 
 bool is_ipv4(const std::string& text) {
   boost::system::error_code ec;
@@ -86,7 +90,7 @@ OusterConfigResult settings_from_ouster_config(const SensorSettings& base, const
       s.pipeline.echoes = core::ouster_echoes(*profile);
     } else if (key == "udp_profile_imu") {
       if (value != "LEGACY") return bad("LEGACY (the IMU profile emulated)");
-    } else if (key == "udp_dest") {
+    } else if (key == "udp_dest" || key == "udp_ip") {  // udp_ip: firmware 1.x's name
       if (!value.is_string() || !is_ipv4(value.get<std::string>()))
         return bad("an IPv4 address or \"@auto\"");
       s.out.host = s.telemetry.host = value.get<std::string>();
@@ -200,7 +204,17 @@ HttpResponse OusterApi::cmd(const std::string& command, const std::string& args,
     if (space == std::string::npos) return error_response(400, "set_config_param KEY VALUE");
     const std::string key = args.substr(0, space);
     json changes = json::object();
-    changes[key] = value_of(args.substr(space + 1));
+    if (key == ".") {
+      // SDK 0.4-0.14 send the whole config as one blob: the active one with their changes
+      // merged in. Firmware takes the keys it knows and ignores the rest (the SDK relies on it).
+      const json blob = value_of(args.substr(space + 1));
+      if (!blob.is_object()) return error_response(400, "set_config_param . takes a JSON object");
+      for (const auto& [k, v] : blob.items()) {
+        if (is_config_key(k)) changes[k] = v;
+      }
+    } else {
+      changes[key] = value_of(args.substr(space + 1));
+    }
     if (std::string error = stage(changes, requester); !error.empty()) {
       return error_response(400, error);
     }
@@ -209,6 +223,17 @@ HttpResponse OusterApi::cmd(const std::string& command, const std::string& args,
   if (command == "reinitialize") {
     if (std::string error = reinitialize(); !error.empty()) return error_response(500, error);
     return json_response(ordered_json::object());
+  }
+  // Persisting the config across power cycles: nothing to persist in an emulator; answered as
+  // the firmware does (HTTP: {}, TCP 7501: the command echoed, under its old name).
+  if (command == "save_config_params" || command == "write_config_txt") {
+    return json_response(ordered_json::object());
+  }
+  if (command == "get_alerts") {
+    // FW 2.x: the alerts now active, the log of past ones, and where the log continues. An
+    // emulated unit raises none.
+    return json_response(
+        {{"active", ordered_json::array()}, {"log", ordered_json::array()}, {"next_cursor", 0}});
   }
   return error_response(404, "unknown command '" + command + "'");
 }
@@ -257,9 +282,11 @@ HttpResponse OusterApi::handle(const HttpRequest& request) {
 }
 
 std::string OusterApi::handle_line(const std::string& line, const std::string& remote_ip) {
-  const auto space = line.find(' ');
-  std::string command = line.substr(0, space);
-  const std::string args = space == std::string::npos ? "" : line.substr(space + 1);
+  // The SDK's TCP client ends every token with a space ("get_config_param active \n").
+  const std::string trimmed = line.substr(0, line.find_last_not_of(" \t") + 1);
+  const auto space = trimmed.find(' ');
+  std::string command = trimmed.substr(0, space);
+  const std::string args = space == std::string::npos ? "" : trimmed.substr(space + 1);
   const HttpResponse r = cmd(command, args, remote_ip);
   if (r.status != 200) {
     const json body = json::parse(r.body, nullptr, false);
@@ -268,7 +295,7 @@ std::string OusterApi::handle_line(const std::string& line, const std::string& r
   }
   // The text protocol echoes commands that change state.
   if (command == "set_config_param" || command == "reinitialize" ||
-      command == "set_udp_dest_auto") {
+      command == "set_udp_dest_auto" || command == "write_config_txt") {
     return command;
   }
   return r.body;
