@@ -10,6 +10,7 @@ packages=(
   libeigen3-dev libtbb-dev catch2 libbenchmark-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
   python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump libpng-dev
+  prometheus  # promtool checks /metrics; a real server scrapes the daemon in a test
 )
 # The live-view page's test drives a headless browser; images that only build and run the
 # daemon skip it (LIDAREMU_SETUP_BROWSER=0).

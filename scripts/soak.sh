@@ -40,7 +40,7 @@ rss_end=$(rss)
 metrics=$(python3 -c "import urllib.request as u; print(u.urlopen('http://$http/metrics').read().decode())")
 echo "soak: ${seconds}s, 4 sensors"
 echo "resident memory after ${warmup}s warm-up: ${rss_warm} KiB, at the end: ${rss_end} KiB (growth $((rss_end - rss_warm)) KiB)"
-echo "$metrics" | grep -E '^lidaremu_(frames_dropped_total|frames_processed_total|packets_out_total|pacing_error_ns_max|pacing_resyncs_total)'
+echo "$metrics" | grep -E '^lidaremu_(frames_dropped_total|frames_processed_total|packets_out_total|pacing_error_max_seconds|pacing_resyncs_total)'
 wait "$daemon" || true
 if ((rss_end - rss_warm >= 1024)); then
   echo "soak: FAILED, memory grew by $((rss_end - rss_warm)) KiB after warm-up" >&2

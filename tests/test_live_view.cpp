@@ -464,8 +464,9 @@ TEST_CASE("The built-in page draws the live cloud in headless Chromium", "[e2e][
   CHECK(test::http_request("POST", base + "/view/", "x").status == 405);
   const std::string metrics = test::http_request("GET", base + "/metrics").body;
   const auto metric = [&](const std::string& name) {
-    const auto at = metrics.find(name + " ");
-    return at == std::string::npos ? -1L : std::stol(metrics.substr(at + name.size() + 1));
+    // A sample line (not the family's # HELP or # TYPE line).
+    const auto at = metrics.find("\n" + name + " ");
+    return at == std::string::npos ? -1L : std::stol(metrics.substr(at + name.size() + 2));
   };
   CHECK(metric("lidaremu_view_frames_published_total{sensor=\"vlp16-0\"}") > 0);
   CHECK(metric("lidaremu_view_packets_undecodable_total{sensor=\"vlp16-0\"}") == 0);

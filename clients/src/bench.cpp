@@ -564,11 +564,14 @@ BenchReport run_bench(const BenchOptions& o) {
     r.daemon_input_kernel_drops += s.daemon_input_kernel_drops;
     s.daemon_frames_dropped = daemon_counter(daemon, "frames_dropped_total", name);
     s.daemon_frames_processed = daemon_counter(daemon, "frames_processed_total", name);
+    const auto seconds = [&](const std::string& family) {
+      return daemon.value("lidaremu_" + family + "{sensor=\"" + name + "\"}");
+    };
     s.daemon_processing_ms_mean = s.daemon_frames_processed
-                                      ? daemon_counter(daemon, "processing_ns_total", name) * 1e-6 /
+                                      ? seconds("processing_seconds_sum") * 1e3 /
                                             static_cast<double>(s.daemon_frames_processed)
                                       : 0.0;
-    s.daemon_pacing_error_max_us = daemon_counter(daemon, "pacing_error_ns_max", name) * 1e-3;
+    s.daemon_pacing_error_max_us = seconds("pacing_error_max_seconds") * 1e6;
     s.daemon_pacing_error_p99_us =
         histogram_quantile(daemon.output(), "pacing_error_seconds", name, 0.99) * 1e6;
     const std::string& out = daemon.output();

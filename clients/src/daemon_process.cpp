@@ -95,7 +95,9 @@ int DaemonProcess::stop() {
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("lidaremu_", 0) != 0) continue;
     const auto space = line.rfind(' ');
-    counters_[line.substr(0, space)] = std::stoull(line.substr(space + 1));
+    const std::string value = line.substr(space + 1);
+    values_[line.substr(0, space)] = std::stod(value);
+    counters_[line.substr(0, space)] = static_cast<std::uint64_t>(std::stod(value));
   }
   const int code =
       waited == 0 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -108,6 +110,13 @@ std::uint64_t DaemonProcess::counter(const std::string& name_with_labels) const 
   const auto it = counters_.find(name_with_labels);
   if (it == counters_.end())
     throw std::runtime_error("no counter " + name_with_labels + " in:\n" + output_);
+  return it->second;
+}
+
+double DaemonProcess::value(const std::string& name_with_labels) const {
+  const auto it = values_.find(name_with_labels);
+  if (it == values_.end())
+    throw std::runtime_error("no value " + name_with_labels + " in:\n" + output_);
   return it->second;
 }
 

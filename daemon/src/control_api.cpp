@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/daemon/metrics.hpp"
 #include "lidaremu/daemon/web_assets.hpp"
 
 namespace lidaremu::daemon {
@@ -92,33 +93,15 @@ EmulatedSensor* ControlApi::find(const std::string& name) const {
 }
 
 std::string ControlApi::metrics() const {
-  std::ostringstream out;
+  std::vector<SensorSnapshot> snapshots;
   for (const auto& s : sensors_) {
     const SensorRuntime& r = s->runtime();
-    const std::string& name = r.settings().name;
-    write_counters(out, name, r.counters(), r.input_kernel_drops());
-    out << "lidaremu_frames_queued{sensor=\"" << name << "\"} " << r.frames_queued() << '\n';
-    out << "lidaremu_packets_queued{sensor=\"" << name << "\"} " << r.packets_queued() << '\n';
-    if (const ViewCounters* v = r.view_counters()) {
-      const auto line = [&](const char* metric, std::uint64_t value) {
-        out << metric << "{sensor=\"" << name << "\"} " << value << '\n';
-      };
-      line("lidaremu_view_frames_published_total", v->frames_published);
-      line("lidaremu_view_frames_skipped_total", v->frames_skipped);
-      line("lidaremu_view_frames_exported_total", v->frames_exported);
-      line("lidaremu_view_export_errors_total", v->export_errors);
-      line("lidaremu_view_packets_undecodable_total", v->packets_undecodable);
-    }
+    snapshots.push_back({r.settings().name, &r.counters(), r.input_kernel_drops(),
+                         r.frames_queued(), r.packets_queued(), r.view_counters()});
   }
-  if (const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr) {
-    const auto& c = f->counters();
-    out << "lidaremu_foxglove_clients_accepted_total " << c.clients_accepted << '\n'
-        << "lidaremu_foxglove_clients_refused_total " << c.clients_refused << '\n'
-        << "lidaremu_foxglove_messages_sent_total " << c.messages_sent << '\n'
-        << "lidaremu_foxglove_messages_dropped_total " << c.messages_dropped << '\n'
-        << "lidaremu_foxglove_bad_requests_total " << c.bad_requests << '\n'
-        << "lidaremu_foxglove_subscriptions_refused_total " << c.subscriptions_refused << '\n';
-  }
+  const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr;
+  std::ostringstream out;
+  write_exposition(out, snapshots, f ? &f->counters() : nullptr);
   return out.str();
 }
 

@@ -17,6 +17,7 @@
 #include "lidaremu/daemon/control_api.hpp"
 #include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/live_view.hpp"
+#include "lidaremu/daemon/metrics.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "lidaremu/daemon/thread_guard.hpp"
 

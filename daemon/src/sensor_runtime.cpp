@@ -496,7 +496,6 @@ void SensorRuntime::process_loop() {
     // Physics time only: encoding below may wait for the paced emitter (back-pressure).
     const auto ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
-    counters_.processing_ns_total += ns;
     store_max(counters_.processing_ns_max, ns);
     counters_.processing.observe(static_cast<double>(ns) * 1e-9);
     ++counters_.frames_processed;

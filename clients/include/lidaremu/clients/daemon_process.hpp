@@ -24,6 +24,8 @@ class DaemonProcess {
   // SIGTERM, wait for exit, parse the counters it prints. Returns the exit code.
   int stop();
   [[nodiscard]] std::uint64_t counter(const std::string& name_with_labels) const;
+  // The same line's value as a number (seconds, sums: not whole).
+  [[nodiscard]] double value(const std::string& name_with_labels) const;
   [[nodiscard]] const std::string& output() const { return output_; }
   void send_signal(int signal) const;
   // Reads the daemon's stdout until `text` appears (true) or `deadline` passes (false).
@@ -40,6 +42,7 @@ class DaemonProcess {
   std::uint16_t hits_port_ = 0;
   std::string output_;
   std::map<std::string, std::uint64_t> counters_;
+  std::map<std::string, double> values_;
 };
 
 }  // namespace lidaremu::clients

@@ -45,14 +45,13 @@ struct SensorCounters {
   Counter frames_incomplete{0};
   Counter frames_dropped{0};
   Counter frames_processed{0};
-  Counter processing_ns_total{0};
-  Counter processing_ns_max{0};
+  Counter processing_ns_max{0};  // exposed in seconds
   Counter packets_out{0};
   Counter bytes_out{0};
   Counter telemetry_packets_out{0};
   Counter send_errors{0};
   Counter pacing_resyncs{0};
-  Counter pacing_error_ns_max{0};
+  Counter pacing_error_ns_max{0};  // exposed in seconds
   // Physics time per frame, and how late each packet left in real-time pacing (seconds).
   Histogram<9> processing{{1e-3, 2e-3, 5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 500e-3}};
   Histogram<9> pacing_error{{10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 5e-3, 20e-3}};
@@ -62,9 +61,5 @@ struct SensorCounters {
 };
 
 void store_max(Counter& c, std::uint64_t value);
-// Prometheus text exposition, one sample per line, labelled with the sensor name.
-// kernel_drops: the input socket's kernel drop count (SensorRuntime::input_kernel_drops).
-void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c,
-                    std::uint64_t kernel_drops);
 
 }  // namespace lidaremu::daemon

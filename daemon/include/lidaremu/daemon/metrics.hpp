@@ -1,0 +1,38 @@
+#pragma once
+// /metrics in the Prometheus text exposition format (0.0.4): every family once, introduced by
+// its # HELP and # TYPE lines, its samples for every sensor together (promtool check metrics
+// passes on it). Families and their meaning: docs/metrics.md.
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+
+#include "lidaremu/daemon/counters.hpp"
+#include "lidaremu/daemon/foxglove_server.hpp"
+#include "lidaremu/daemon/live_view.hpp"
+
+namespace lidaremu::daemon {
+
+// One sensor as /metrics shows it.
+struct SensorSnapshot {
+  std::string name;
+  const SensorCounters* counters = nullptr;
+  std::uint64_t kernel_drops = 0;   // SensorRuntime::input_kernel_drops
+  std::uint64_t frames_queued = 0;  // waiting for physics
+  std::uint64_t packets_queued = 0;
+  const ViewCounters* view = nullptr;  // null without a live view
+};
+
+// The exposition for these sensors, and the Foxglove server's families when there is one.
+// `annotate`: # HELP and # TYPE lines (the exit summary on stdout leaves them out).
+void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors,
+                      const FoxgloveCounters* foxglove = nullptr, bool annotate = true);
+
+// One sensor's samples without annotations: the summary the daemon prints at exit.
+void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c,
+                    std::uint64_t kernel_drops);
+
+// Every family name the daemon can expose (for the documentation's test).
+std::span<const std::string_view> metric_family_names();
+
+}  // namespace lidaremu::daemon

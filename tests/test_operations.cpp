@@ -1,0 +1,140 @@
+// What operators run beside the daemon: Prometheus (its own checker and a real server scraping
+// /metrics), and the documentation of every metric family.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "daemon_process.hpp"
+#include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/daemon/metrics.hpp"
+
+using namespace lidaremu;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Two sensors, the live view and traffic: every family /metrics can show has samples.
+struct BusyDaemon {
+  test::UdpReceiver out_a, out_b;
+  std::string config = "/tmp/lidaremu-ops-" + std::to_string(::getpid()) + ".toml";
+  std::unique_ptr<test::DaemonProcess> daemon;
+  std::string base;
+
+  BusyDaemon() {
+    {
+      std::ofstream f(config);
+      f << "[daemon]\nhttp = \"127.0.0.1:0\"\nfoxglove = \"127.0.0.1:0\"\n"
+        << "[[sensor]]\nname = \"roof\"\nmodel = \"vlp16\"\nhits = \"udp://127.0.0.1:0\"\n"
+        << "out = \"" << out_a.url() << "\"\napi_port = 0\npace = \"afap\"\n"
+        << "[[sensor]]\nname = \"front\"\nmodel = \"os1-32\"\nsensor_id = 1\n"
+        << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out_b.url() << "\"\napi_port = 0\n";
+    }
+    daemon = std::make_unique<test::DaemonProcess>(std::vector<std::string>{"--config", config});
+    REQUIRE(daemon->wait_for_output("/api/v1/sensors)", 5s));
+    base = test::control_url(*daemon);
+    const auto pattern = clients::scan_for("vlp16", 600, "");
+    std::vector<float> rows;
+    clients::DemoScene().render(core::BeamGeometry(pattern), rows);
+    clients::UdpSender sender(test::hits_url(*daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+    for (int i = 0; i < 3; ++i) streamer.send_frame(rows);
+    REQUIRE(out_a.receive(200, 2s, 10s).size() >= 200);
+  }
+  ~BusyDaemon() { std::remove(config.c_str()); }
+};
+
+std::string run_capture(const std::string& command) {
+  const std::string out = "/tmp/lidaremu-ops-cmd-" + std::to_string(::getpid()) + ".txt";
+  const int rc = std::system((command + " > " + out + " 2>&1").c_str());  // NOLINT(cert-env33-c)
+  std::string text = test::slurp(out);
+  std::remove(out.c_str());
+  return std::to_string(WEXITSTATUS(rc)) + "\n" + text;
+}
+
+}  // namespace
+
+TEST_CASE("/metrics is the Prometheus exposition format: promtool check metrics is clean",
+          "[e2e][metrics]") {
+  // The audit: no # HELP or # TYPE lines, so Prometheus took counters and the histogram as
+  // untyped; samples of one family were scattered between sensors.
+  BusyDaemon busy;
+  const auto metrics = test::http_request("GET", busy.base + "/metrics");
+  REQUIRE(metrics.status == 200);
+  const std::string file = "/tmp/lidaremu-ops-metrics-" + std::to_string(::getpid()) + ".txt";
+  std::ofstream(file) << metrics.body;
+  const std::string checked = run_capture("promtool check metrics < " + file);
+  std::remove(file.c_str());
+  INFO(checked);
+  CHECK(checked == "0\n");  // exit 0 and nothing said: no problem, no lint
+  // Every family the daemon knows is there, typed, with samples of both sensors together.
+  for (const auto name : daemon::metric_family_names()) {
+    INFO(name);
+    CHECK(metrics.body.find("# TYPE " + std::string(name) + " ") != std::string::npos);
+  }
+  const auto roof = metrics.body.find("lidaremu_packets_out_total{sensor=\"roof\"}");
+  const auto front = metrics.body.find("lidaremu_packets_out_total{sensor=\"front\"}");
+  REQUIRE(roof != std::string::npos);
+  REQUIRE(front != std::string::npos);
+  CHECK(metrics.body.find("# TYPE", roof) > front);  // no other family between them
+  CHECK(busy.daemon->stop() == 0);
+}
+
+TEST_CASE("Every metric family is documented in docs/metrics.md", "[metrics][docs]") {
+  const std::string doc = test::slurp(std::string(LIDAREMU_TEST_DOCS_DIR) + "/metrics.md");
+  REQUIRE_FALSE(doc.empty());
+  for (const auto name : daemon::metric_family_names()) {
+    INFO(name);
+    CHECK(doc.find("`" + std::string(name) + "`") != std::string::npos);
+  }
+}
+
+TEST_CASE("A real Prometheus server scrapes the daemon and answers a query", "[e2e][metrics]") {
+  BusyDaemon busy;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("lidaremu-prometheus-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string target = busy.base.substr(std::string("http://").size());
+  std::ofstream(dir / "prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+      << "scrape_configs:\n  - job_name: lidaremu\n    static_configs:\n"
+      << "      - targets: ['" << target << "']\n";
+  const test::UdpReceiver probe;  // a free port for the server (closed before it binds)
+  const std::string port = std::to_string(probe.port() + 1);
+  const std::string command = "prometheus --config.file=" + (dir / "prometheus.yml").string() +
+                              " --storage.tsdb.path=" + (dir / "data").string() +
+                              " --web.listen-address=127.0.0.1:" + port + " > " +
+                              (dir / "log").string() + " 2>&1 & echo $! > " +
+                              (dir / "pid").string();
+  REQUIRE(std::system(command.c_str()) == 0);  // NOLINT(cert-env33-c)
+  const int pid = std::stoi(test::slurp((dir / "pid").string()));
+  const std::string query =
+      "http://127.0.0.1:" + port +
+      "/api/v1/query?query=lidaremu_packets_out_total%7Bsensor%3D%22roof%22%7D";
+  double packets = 0;
+  for (int attempt = 0; attempt < 60 && packets == 0; ++attempt) {
+    std::this_thread::sleep_for(500ms);
+    const auto reply = test::http_request("GET", query);
+    if (reply.status != 200) continue;
+    const auto answer = nlohmann::json::parse(reply.body, nullptr, false);
+    if (answer.is_discarded() || answer["data"]["result"].empty()) continue;
+    packets = std::stod(answer["data"]["result"][0]["value"][1].get<std::string>());
+  }
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(50ms);
+  INFO(test::slurp((dir / "log").string()));
+  CHECK(packets >= 200);
+  CHECK(busy.daemon->stop() == 0);
+  std::filesystem::remove_all(dir);
+}
