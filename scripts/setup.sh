@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang-format
   libboost-dev libboost-program-options-dev
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
   libeigen3-dev libtbb-dev catch2 libbenchmark-dev

@@ -323,9 +323,9 @@ TEST_CASE("Daemon keys and sensor names that would hurt are refused, each named"
                Catch::Contains("sensor[0].name") && Catch::Contains("letters, digits"));
   }
   CHECK(refused(sensor + "name = \"front-left_1.v2\"\n") == "accepted");
-  CHECK_THAT(refused("[daemon]\nhttp_allowed_origins = [\"evil.example\", \"http://a/b\"]\n" +
-                     sensor),
-             Catch::Contains("2 problem(s)") && Catch::Contains("http://HOST[:PORT]"));
+  CHECK_THAT(
+      refused("[daemon]\nhttp_allowed_origins = [\"evil.example\", \"http://a/b\"]\n" + sensor),
+      Catch::Contains("2 problem(s)") && Catch::Contains("http://HOST[:PORT]"));
   CHECK_THAT(refused("[daemon]\nhttp_allowed_hosts = [\"a b\", \"host:80\"]\n" + sensor),
              Catch::Contains("2 problem(s)") && Catch::Contains("without a port"));
   CHECK_THAT(refused("[daemon]\nhttp_allowed_hosts = \"x\"\n" + sensor),
