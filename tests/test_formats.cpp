@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/pcap.hpp"
 #include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/core/utc.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
 using namespace lidaremu::core;
@@ -420,6 +422,29 @@ TEST_CASE("Velodyne: emitted streams match the real captures field by field",
     CHECK(real_rpm == Approx(600).epsilon(0.01));
     CHECK(emitted_rpm == Approx(real_rpm).epsilon(0.01));
   }
+}
+
+TEST_CASE("UTC calendar fields by arithmetic agree with the C library", "[format][velodyne]") {
+  // The NMEA sentence and the HDL-64E status bytes carry the date; the encoder computes it
+  // without gmtime_r (glibc's global lock). Checked against gmtime_r over 1970-2100, leap days
+  // and the last second of a year included.
+  const auto agrees = [](std::int64_t t) {
+    const auto seconds = static_cast<std::time_t>(t);
+    std::tm c{};
+    gmtime_r(&seconds, &c);
+    const UtcFields u = utc_fields(t);
+    return u.year == c.tm_year + 1900 && u.month == c.tm_mon + 1 && u.day == c.tm_mday &&
+           u.hour == c.tm_hour && u.minute == c.tm_min && u.second == c.tm_sec;
+  };
+  int checked = 0;
+  for (std::int64_t t = 0; t < 4'102'444'800; t += 86'399 * 7 + 12'345) {
+    REQUIRE(agrees(t));
+    ++checked;
+  }
+  for (const std::int64_t t : {951'782'400LL, 1'709'164'800LL, 1'798'761'599LL, 4'107'456'000LL}) {
+    CHECK(agrees(t));  // 2000-02-29, 2024-02-29, 2026-12-31 23:59:59, 2100-02-28 + 1 day
+  }
+  CHECK(checked > 6000);
 }
 
 TEST_CASE("CRC-64/XZ known answer", "[format][ouster]") {

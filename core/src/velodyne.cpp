@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <numbers>
 
 #include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/utc.hpp"
 
 namespace lidaremu::core::velodyne {
 namespace {
@@ -35,17 +35,15 @@ std::uint32_t micros_past_hour(double time_s) {
 
 std::size_t format_gprmc(std::span<char> out, double unix_time_s, double latitude_deg,
                          double longitude_deg) {
-  const auto seconds = static_cast<std::time_t>(std::floor(unix_time_s));
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
+  const UtcFields utc = utc_fields(static_cast<std::int64_t>(std::floor(unix_time_s)));
   char latitude[24];
   char longitude[24];
   format_nmea_angle(latitude, sizeof latitude, latitude_deg, 2, 'N', 'S');
   format_nmea_angle(longitude, sizeof longitude, longitude_deg, 3, 'E', 'W');
   char body[128];
   std::snprintf(body, sizeof body, "GPRMC,%02d%02d%02d,A,%s,%s,000.0,000.0,%02d%02d%02d,000.0,E,A",
-                utc.tm_hour, utc.tm_min, utc.tm_sec, latitude, longitude, utc.tm_mday,
-                utc.tm_mon + 1, utc.tm_year % 100);
+                utc.hour, utc.minute, utc.second, latitude, longitude, utc.day, utc.month,
+                utc.year % 100);
   std::uint8_t checksum = 0;
   for (const char* c = body; *c; ++c) checksum ^= static_cast<std::uint8_t>(*c);
   const int n = std::snprintf(out.data(), out.size(), "$%s*%02X\r\n", body, checksum);
@@ -153,29 +151,27 @@ void VelodyneEncoder::write_status(double time_s) {
   // HDL-64E: one status (type, value) per packet in rotation: UTC time and date of the packet,
   // GPS ('A': sync pulse and NMEA both present), temperature (degrees C), firmware version.
   constexpr std::array<char, 9> kTypes{'H', 'M', 'S', 'D', 'N', 'Y', 'G', 'T', 'V'};
-  const auto seconds = static_cast<std::time_t>(std::floor(time_s));
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
+  const UtcFields utc = utc_fields(static_cast<std::int64_t>(std::floor(time_s)));
   const char type = kTypes[status_index_++ % kTypes.size()];
   int value = 0;
   switch (type) {
     case 'H':
-      value = utc.tm_hour;
+      value = utc.hour;
       break;
     case 'M':
-      value = utc.tm_min;
+      value = utc.minute;
       break;
     case 'S':
-      value = utc.tm_sec;
+      value = utc.second;
       break;
     case 'D':
-      value = utc.tm_mday;
+      value = utc.day;
       break;
     case 'N':
-      value = utc.tm_mon + 1;
+      value = utc.month;
       break;
     case 'Y':
-      value = utc.tm_year % 100;
+      value = utc.year % 100;
       break;
     case 'G':
       value = 'A';

@@ -94,11 +94,7 @@ EmulatedSensor* ControlApi::find(const std::string& name) const {
 
 std::string ControlApi::metrics() const {
   std::vector<SensorSnapshot> snapshots;
-  for (const auto& s : sensors_) {
-    const SensorRuntime& r = s->runtime();
-    snapshots.push_back({r.settings().name, &r.counters(), r.input_kernel_drops(),
-                         r.frames_queued(), r.packets_queued(), r.view_counters()});
-  }
+  for (const auto& s : sensors_) snapshots.push_back(snapshot_of(s->runtime()));
   const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr;
   std::ostringstream out;
   write_exposition(out, snapshots, f ? &f->counters() : nullptr);

@@ -199,9 +199,9 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   reaper.finish();
   if (capture) capture->flush();
   if (record) record->flush();
-  for (const auto& s : sensors)
-    daemon::write_counters(std::cout, s->runtime().settings().name, s->runtime().counters(),
-                           s->runtime().input_kernel_drops());
+  std::vector<daemon::SensorSnapshot> summary;
+  for (const auto& s : sensors) summary.push_back(daemon::snapshot_of(s->runtime()));
+  daemon::write_exposition(std::cout, summary, nullptr, false);
   std::cout.flush();
   http.reset();
   sensors.clear();  // their taps leave the live view before it goes

@@ -82,6 +82,9 @@ const std::vector<Family>& sensor_families() {
       {"lidaremu_pacing_error_max_seconds", "gauge",
        "Latest a packet left after its scheduled time, seconds.",
        [](const SensorSnapshot& s) { return of(s.counters->pacing_error_ns_max); }, 1e-9},
+      {"lidaremu_capture_dropped_total", "counter",
+       "Packets left out of --pcap or --record because the file writer was behind.",
+       [](const SensorSnapshot& s) { return s.capture_dropped; }},
       {"lidaremu_frames_queued", "gauge", "Frames waiting for physics.",
        [](const SensorSnapshot& s) { return s.frames_queued; }},
       {"lidaremu_packets_queued", "gauge", "Packets waiting to be sent.",
@@ -226,10 +229,9 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
   }
 }
 
-void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c,
-                    std::uint64_t kernel_drops) {
-  const SensorSnapshot one{sensor, &c, kernel_drops, 0, 0, nullptr};
-  write_exposition(out, std::span(&one, 1), nullptr, false);
+SensorSnapshot snapshot_of(const SensorRuntime& r) {
+  return {r.settings().name,  &r.counters(),       r.input_kernel_drops(), r.frames_queued(),
+          r.packets_queued(), r.capture_dropped(), r.view_counters()};
 }
 
 std::span<const std::string_view> metric_family_names() {

@@ -149,6 +149,11 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
         encoder_->data_packet_size() < 512 ? 512 : encoder_->data_packet_size());
     free_slots_.push(slot_pool_.back().get());
   }
+  // Capture lanes hold as many packets as the sending queue; received datagrams (--record) grow
+  // their slots to the largest seen, once.
+  const std::size_t packet_bytes = slot_pool_.back()->bytes.size();
+  if (recorders_.output) output_lane_ = recorders_.output->lane(slots, packet_bytes);
+  if (recorders_.input) input_lane_ = recorders_.input->lane(256, 0);
   returns_.reshape(shape);
   if (recorders_.view) tap_ = recorders_.view->attach(settings_);
   if (settings_.hits_format != HitsFormat::kFramed) {
@@ -281,8 +286,8 @@ void SensorRuntime::on_datagram(std::size_t size) {
   const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
   if (recorders_.input && sender_.address().is_v4()) {
     // Everything that arrived, good or bad, with its arrival time: a replay reproduces the run.
-    recorders_.input->record(unix_now_s(), {sender_.address().to_v4().to_uint(), sender_.port()},
-                             hits_address_, datagram.first(std::min(size, protocol::kMaxDatagram)));
+    input_lane_->record(unix_now_s(), {sender_.address().to_v4().to_uint(), sender_.port()},
+                        hits_address_, datagram.first(std::min(size, protocol::kMaxDatagram)));
   }
   if (size > protocol::kMaxDatagram) {
     log_rejection(protocol::BatchError::kOversized);
@@ -405,6 +410,8 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
     return;
   }
   ++counters_.control_messages;
+  const core::Weather before = weather_;
+  const bool was_paused = paused_;
   if (control.has_pose) {
     control_pose_ = settings_.engine.pose(control.pose_position, control.pose_orientation);
   }
@@ -415,9 +422,15 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
   if (control.sun_irradiance_w_per_m2 >= 0) {
     weather_.sun_irradiance_w_per_m2 = control.sun_irradiance_w_per_m2;
   }
-  spdlog::info("sensor {}: control: paused={} rain={} mm/h visibility={} m sun={} W/m^2",
-               settings_.name, paused_, weather_.rain_mm_per_h, weather_.visibility_m,
-               weather_.sun_irradiance_w_per_m2);
+  // Logged when the state changes, not per message: an engine may send its pose in a Control
+  // message every tick.
+  if (paused_ != was_paused || weather_.rain_mm_per_h != before.rain_mm_per_h ||
+      weather_.visibility_m != before.visibility_m ||
+      weather_.sun_irradiance_w_per_m2 != before.sun_irradiance_w_per_m2) {
+    spdlog::info("sensor {}: control: paused={} rain={} mm/h visibility={} m sun={} W/m^2",
+                 settings_.name, paused_, weather_.rain_mm_per_h, weather_.visibility_m,
+                 weather_.sun_irradiance_w_per_m2);
+  }
 }
 
 void SensorRuntime::arm_idle_timer() {
@@ -431,8 +444,11 @@ void SensorRuntime::arm_idle_timer() {
 }
 
 core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
+  // Never waits: of the frame buffers (at least 3), the processing thread holds at most one and
+  // none is being filled here, so one is free or waiting. Only when the processing thread is
+  // between returning one and taking the next can both queues look empty for an instant.
   core::FrameHits* frame = nullptr;
-  if (!free_frames_.try_pop(frame)) {
+  while (!free_frames_.try_pop(frame)) {
     // Processing is behind: give up the oldest waiting frame, whole.
     if (ready_frames_.try_pop(frame) && frame) {
       ++counters_.frames_dropped;
@@ -440,9 +456,9 @@ core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
         spdlog::warn("sensor {}: input outruns processing; dropped frame {} ({} so far)",
                      settings_.name, frame->frame_number, counters_.frames_dropped.load());
       }
-    } else {
-      free_frames_.pop(frame);  // the processing thread is about to return one
+      break;
     }
+    std::this_thread::yield();
   }
   frame->clear(frame_number);
   return frame;
@@ -571,11 +587,11 @@ void SensorRuntime::emit_loop() {
     const bool data = slot->channel == core::PacketChannel::kData;
     socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,
                    ec);
-    if (!ec && recorders_.output) {
+    if (!ec && output_lane_) {
       const auto& to = data ? data_to : telemetry_to;
-      recorders_.output->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
-                                {to.address().to_v4().to_uint(), to.port()},
-                                std::span(slot->bytes.data(), slot->size));
+      output_lane_->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
+                           {to.address().to_v4().to_uint(), to.port()},
+                           std::span(slot->bytes.data(), slot->size));
     }
     if (ec) {
       ++counters_.send_errors;

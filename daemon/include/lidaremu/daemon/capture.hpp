@@ -1,9 +1,19 @@
 #pragma once
 // --pcap: every packet the daemon emits, from every sensor, in one capture file as a real
-// network tap would record it (IPv4 fragments included).
+// network tap would record it (IPv4 fragments included); --record: every datagram received.
+// Recording happens on the sending threads and the io thread, where it must not wait: each
+// sensor copies a packet into a slot of its own lane and queues it; one writer thread writes
+// the file. A lane whose slots are all queued (the disk is behind) drops from the capture, and
+// says so in its count.
+#include <tbb/concurrent_queue.h>
+
+#include <atomic>
 #include <filesystem>
-#include <mutex>
+#include <future>
+#include <memory>
 #include <span>
+#include <thread>
+#include <vector>
 
 #include "lidaremu/core/pcap.hpp"
 
@@ -22,22 +32,53 @@ struct Recorders {
 
 class CaptureFile {
  public:
-  explicit CaptureFile(const std::filesystem::path& file) : writer_(file) {}
-  // Called by each sensor's emit thread after a send; one short lock per packet keeps the file
-  // in send order across sensors.
-  void record(double unix_time_s, core::UdpAddress from, core::UdpAddress to,
-              std::span<const std::uint8_t> payload) {
-    const std::scoped_lock lock(mutex_);
-    writer_.write(unix_time_s, from, to, payload);
-  }
-  void flush() {
-    const std::scoped_lock lock(mutex_);
-    writer_.flush();
-  }
+  // Opens the file (throws naming it) and starts the writer thread.
+  explicit CaptureFile(const std::filesystem::path& file);
+  // Writes everything queued, then closes.
+  ~CaptureFile();
+  CaptureFile(const CaptureFile&) = delete;
+  CaptureFile& operator=(const CaptureFile&) = delete;
+
+  struct Slot {
+    double unix_time_s = 0;
+    core::UdpAddress from{};
+    core::UdpAddress to{};
+    std::vector<std::uint8_t> bytes;  // keeps its capacity: grows only for a larger packet
+  };
+  // One recording thread's way in. record() copies the packet into a free slot and queues it:
+  // no lock, no system call; false (and counted) when every slot is queued.
+  class Lane : public std::enable_shared_from_this<Lane> {
+   public:
+    bool record(double unix_time_s, core::UdpAddress from, core::UdpAddress to,
+                std::span<const std::uint8_t> payload);
+    [[nodiscard]] std::uint64_t dropped() const { return dropped_.load(); }
+
+   private:
+    friend class CaptureFile;
+    Lane(CaptureFile& file, std::size_t slots, std::size_t reserve_bytes);
+    CaptureFile& file_;
+    std::vector<std::unique_ptr<Slot>> pool_;
+    tbb::concurrent_bounded_queue<Slot*> free_;
+    std::atomic<std::uint64_t> dropped_{0};
+  };
+  // A lane of `slots` packets of up to `reserve_bytes` each without allocating (a larger one
+  // grows its slot once); it must not outlive the file.
+  std::shared_ptr<Lane> lane(std::size_t slots, std::size_t reserve_bytes);
+
+  // Blocks until everything queued so far is in the file, and flushes it.
+  void flush();
 
  private:
-  std::mutex mutex_;
-  core::PcapWriter writer_;
+  struct Entry {
+    std::shared_ptr<Lane> lane;  // null: a flush request; held until its slot is written
+    Slot* slot = nullptr;
+    std::promise<void>* flushed = nullptr;
+  };
+  void write_loop();
+
+  core::PcapWriter writer_;  // the writer thread's only
+  tbb::concurrent_bounded_queue<Entry> queue_;
+  std::thread thread_;
 };
 
 }  // namespace lidaremu::daemon

@@ -10,6 +10,7 @@
 #include "lidaremu/daemon/counters.hpp"
 #include "lidaremu/daemon/foxglove_server.hpp"
 #include "lidaremu/daemon/live_view.hpp"
+#include "lidaremu/daemon/sensor_runtime.hpp"
 
 namespace lidaremu::daemon {
 
@@ -20,6 +21,7 @@ struct SensorSnapshot {
   std::uint64_t kernel_drops = 0;   // SensorRuntime::input_kernel_drops
   std::uint64_t frames_queued = 0;  // waiting for physics
   std::uint64_t packets_queued = 0;
+  std::uint64_t capture_dropped = 0;   // SensorRuntime::capture_dropped
   const ViewCounters* view = nullptr;  // null without a live view
 };
 
@@ -28,9 +30,8 @@ struct SensorSnapshot {
 void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors,
                       const FoxgloveCounters* foxglove = nullptr, bool annotate = true);
 
-// One sensor's samples without annotations: the summary the daemon prints at exit.
-void write_counters(std::ostream& out, const std::string& sensor, const SensorCounters& c,
-                    std::uint64_t kernel_drops);
+// What /metrics shows of a running sensor.
+SensorSnapshot snapshot_of(const SensorRuntime& runtime);
 
 // Every family name the daemon can expose (for the documentation's test).
 std::span<const std::string_view> metric_family_names();

@@ -58,6 +58,11 @@ class SensorRuntime {
   // /proc/net/udp): input lost before the daemon could see it. Kept after the socket closes.
   [[nodiscard]] std::uint64_t input_kernel_drops() const;
   [[nodiscard]] const SensorCounters& counters() const { return counters_; }
+  // Packets and datagrams left out of --pcap / --record because the writer was behind.
+  [[nodiscard]] std::uint64_t capture_dropped() const {
+    return (output_lane_ ? output_lane_->dropped() : 0) +
+           (input_lane_ ? input_lane_->dropped() : 0);
+  }
   [[nodiscard]] const SensorSettings& settings() const { return settings_; }
   // The live view's counters for this sensor (null without a live view).
   [[nodiscard]] const ViewCounters* view_counters() const {
@@ -127,6 +132,8 @@ class SensorRuntime {
 
   SensorCounters counters_;
   Recorders recorders_;
+  std::shared_ptr<CaptureFile::Lane> output_lane_;  // --pcap, from the sending thread
+  std::shared_ptr<CaptureFile::Lane> input_lane_;   // --record, from the io thread
   std::shared_ptr<SensorTap> tap_;  // outlives the threads that use it (declared after)
   core::UdpAddress hits_address_;   // where datagrams arrive, as a recording shows it
   std::thread processor_;
