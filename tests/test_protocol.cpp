@@ -105,6 +105,9 @@ TEST_CASE("Bad rows are counted and never disturb their neighbours", "[protocol]
   rows[5 * 7 + 4] = 0;
   rows[5 * 7 + 5] = 0;
   rows[6 * 7 + 6] = 2.5f;  // material ids are whole numbers
+  rows[7 * 7 + 0] = 0;     // a hit at the origin (zero range): stored uncounted before
+  rows[7 * 7 + 1] = 0;
+  rows[7 * 7 + 2] = 0;
   clients::BatchHeader h{.column_count = 1};
   protocol::BatchView v;
   const auto bytes = clients::build_hit_batch(h, rows);
@@ -116,13 +119,13 @@ TEST_CASE("Bad rows are counted and never disturb their neighbours", "[protocol]
   CHECK(counts.non_finite == 2);
   CHECK(counts.unknown_material == 2);
   CHECK(counts.no_hit == 1);
-  CHECK(counts.out_of_range == 2);
-  CHECK(counts.stored == 9);
-  for (int ch = 7; ch < 16; ++ch) {
+  CHECK(counts.out_of_range == 3);
+  CHECK(counts.stored == 8);
+  for (int ch = 8; ch < 16; ++ch) {
     CHECK(frame.material[ch] == 8);
     CHECK(frame.x[ch] == 10.0f);
   }
-  for (int ch = 0; ch < 7; ++ch) CHECK(frame.material[ch] == 0);
+  for (int ch = 0; ch < 8; ++ch) CHECK(frame.material[ch] == 0);
 }
 
 TEST_CASE("Engine conventions convert once at ingest", "[protocol]") {

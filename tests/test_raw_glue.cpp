@@ -2,6 +2,7 @@
 // (raw7), multi-bounce paths with their angle (raw8), a model whose lasers leave from offsets
 // (HDL-64E). The same rows and seed give the same hits, and the same packet bytes.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
@@ -190,4 +191,72 @@ TEST_CASE("raw rows must come in whole beams", "[protocol][raw][hostile]") {
   CHECK(assembler.check({bytes, kRowBytes * 4}) == protocol::BatchError::kRawNotWholeBeams);
   CHECK(assembler.check({bytes, kRowBytes * 5 + 3}) == protocol::BatchError::kRawSizeNotRows);
   CHECK(protocol::to_string(protocol::BatchError::kRawNotWholeBeams) == "raw_not_whole_beams");
+}
+
+TEST_CASE("A beam across the seam of the turn does not split the frame again",
+          "[protocol][raw][hostile]") {
+  // The audit: raw rows at column 0 split frames. A beam of the turn's last column that arrives
+  // among the first column's (its azimuth a hair under 360 degrees: a laser offset, a float
+  // rounding, an engine's jitter) read as a step back of a whole turn, and the next column-0
+  // beam as yet another wrap: the frame was cut after one column. Only a step forward across
+  // the seam is a new turn.
+  const Glue g = demo_rays("vlp16", 1);
+  const core::BeamGeometry geometry(g.pattern);
+  const auto columns = static_cast<std::size_t>(g.pattern.columns_per_frame);
+  constexpr std::size_t kChannels = 16;
+  const auto beam_at = [&](std::size_t column) {
+    for (std::size_t ch = 0; ch < kChannels; ++ch) {
+      const float* row = &g.rows[(column * kChannels + ch) * 7];
+      if (row[6] != 0) return std::vector<float>(row, row + 7);
+    }
+    FAIL("no hit in column " << column);
+    return std::vector<float>();
+  };
+  std::vector<float> stream;
+  for (const std::size_t column : {columns - 2, columns - 1, std::size_t{0}, columns - 1,
+                                   std::size_t{0}, std::size_t{1}, columns - 1, std::size_t{2}}) {
+    const auto beam = beam_at(column);
+    stream.insert(stream.end(), beam.begin(), beam.end());
+  }
+  protocol::RawRowAssembler assembler(geometry, 7, g.layout);
+  core::FrameHits frame = empty_frame(g);
+  core::FrameHits* current = &frame;
+  int wraps = 0;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(stream.data());
+  const auto engine = *protocol::engine_conventions("ros");
+  assembler.store({bytes, stream.size() * sizeof(float)}, engine, materials(), current,
+                  [&] { ++wraps; });
+  CHECK(wraps == 1);  // the turn ended once, at the first column-0 beam
+}
+
+TEST_CASE("raw8: a NaN or infinite angle is counted, its path dropped",
+          "[protocol][raw][hostile]") {
+  // The audit: raw8 rows with a NaN theta were not counted.
+  const Glue g = demo_paths("vlp16");
+  std::vector<float> beam(g.rows.begin(), g.rows.begin() + 16);  // one beam: two 8-float rows
+  for (std::size_t c = 0; c < g.rows.size() / 16; ++c) {
+    if (g.rows[c * 16 + 6] != 0) {
+      beam.assign(g.rows.begin() + static_cast<std::ptrdiff_t>(c * 16),
+                  g.rows.begin() + static_cast<std::ptrdiff_t>(c * 16 + 16));
+      break;
+    }
+  }
+  REQUIRE(beam[6] != 0);
+  const core::BeamGeometry geometry(g.pattern);
+  const auto engine = *protocol::engine_conventions("ros");
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::vector<float> rows = beam;
+    rows[7] = bad;  // the first segment's angle
+    protocol::RawRowAssembler assembler(geometry, 8, g.layout);
+    core::FrameHits frame = empty_frame(g);
+    core::FrameHits* current = &frame;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(rows.data());
+    const auto counts =
+        assembler.store({bytes, rows.size() * sizeof(float)}, engine, materials(), current, [] {});
+    CHECK(counts.non_finite == 1);
+    CHECK(counts.stored == 0);
+  }
 }

@@ -42,7 +42,7 @@ const std::vector<Family>& sensor_families() {
        "Rows whose material id is not in the material table (read as the default material).",
        [](const SensorSnapshot& s) { return of(s.counters->rows_unknown_material); }},
       {"lidaremu_rows_out_of_range_total", "counter",
-       "Rows refused as absurd (a range beyond 100 km or of zero, a normal of length 0).",
+       "Rows refused as absurd (a range beyond 100 km or under 1 mm, a normal of length 0).",
        [](const SensorSnapshot& s) { return of(s.counters->rows_out_of_range); }},
       {"lidaremu_batches_stale_total", "counter",
        "Batches for a frame already submitted (late or repeated).",

@@ -11,6 +11,10 @@ namespace lidaremu::protocol {
 namespace {
 // Beyond this no lidar reports anything; larger values are an engine bug, not a far hit.
 constexpr double kMaxPlausibleRangeM = 1e5;
+// A hit at the sensor's own origin (range 0: an engine tracing from inside its collider, or
+// zeros for "no hit" with a material set) is no measurement; every sensor's minimum range is
+// centimetres or more, so 1 mm separates the two without touching any real hit.
+constexpr double kMinPlausibleRangeM = 1e-3;
 constexpr std::uint8_t kMaxRaysPerBeam = 64;
 constexpr std::uint8_t kMaxSegmentsPerPath = 16;
 }  // namespace
@@ -179,7 +183,9 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
     normal = world_to_sensor->linear() * normal;
   }
   const double normal_length = normal.norm();
-  if (!(point.norm() < kMaxPlausibleRangeM) || !(normal_length > 1e-6)) {
+  const double range = point.norm();
+  if (!(range < kMaxPlausibleRangeM) || !(range >= kMinPlausibleRangeM) ||
+      !(normal_length > 1e-6)) {
     ++counts.out_of_range;
     return false;
   }

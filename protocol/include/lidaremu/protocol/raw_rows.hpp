@@ -30,8 +30,9 @@ class RawRowAssembler {
   // Reports whether the datagram holds a whole number of beams (rays x segments rows each).
   [[nodiscard]] BatchError check(std::span<const std::uint8_t> datagram) const;
 
-  // Calls on_wrap() before storing a beam whose column lies behind the previous one by more than
-  // half a turn: the engine started its next revolution.
+  // Calls on_wrap() before storing a beam that steps forward across the turn's seam (from a
+  // column to a smaller one less than half a turn ahead, circularly): the engine started its
+  // next revolution.
   template <typename OnWrap>
   RowCounts store(std::span<const std::uint8_t> datagram, const EngineConventions& engine,
                   const core::MaterialTable& materials, core::FrameHits*& frame, OnWrap&& on_wrap);
@@ -65,15 +66,25 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
                                  OnWrap&& on_wrap) {
   RowCounts counts;
   const std::size_t beam_bytes = sizeof(float) * floats_per_row_ * rows_per_beam();
-  const long half_turn = geometry_.pattern().columns_per_frame / 2;
+  const long turn = geometry_.pattern().columns_per_frame;
+  const long half_turn = turn / 2;
   for (std::size_t at = 0; at + beam_bytes <= datagram.size(); at += beam_bytes) {
     Eigen::Vector3d first_hit;
     if (!convert_beam(datagram.data() + at, engine, materials, counts, first_hit)) continue;
     const core::BeamIndex index = geometry_.locate(first_hit);
-    if (last_column_ >= 0 && static_cast<long>(index.column) + half_turn < last_column_) {
-      on_wrap();
+    // Columns advance around the turn; a step forward (less than half a turn, circularly) that
+    // crosses the seam starts the next turn. A step back (a beam a hair behind the seam, a column
+    // sent twice) is no new turn and leaves the furthest column where it was.
+    const auto column = static_cast<long>(index.column);
+    if (last_column_ < 0) {
+      last_column_ = column;
+    } else {
+      const long forward = (column - last_column_ + turn) % turn;
+      if (forward <= half_turn) {
+        if (column < last_column_) on_wrap();
+        last_column_ = column;
+      }
     }
-    last_column_ = index.column;
     core::FrameHits& f = *frame;
     const std::size_t beam = f.shape.beam(index.column, index.channel);
     const std::size_t rays = std::min<std::size_t>(layout_.rays_per_beam, f.layout.rays_per_beam);
