@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
-cmake -S . -B "$build_dir" -G Ninja -DLIDAREMU_WERROR=ON "$@" >/dev/null
+# Installs under /usr (configs in /etc), as the .deb does: `DESTDIR=DIR cmake --install build`
+# stages it, `cpack --config build/CPackConfig.cmake` packages it.
+cmake -S . -B "$build_dir" -G Ninja -DLIDAREMU_WERROR=ON -DCMAKE_INSTALL_PREFIX=/usr "$@" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

@@ -93,6 +93,18 @@ void reload(const std::filesystem::path& file, const daemon::SensorServices& ser
   }
 }
 
+// The material table an installed daemon ships (PREFIX/share/lidaremu, found from the
+// executable, so a package or a DESTDIR install is relocatable); in the build tree, the source's.
+std::filesystem::path default_materials() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path() / ".." / "share" / "lidaremu" / "materials.toml";
+    if (std::filesystem::is_regular_file(installed, ec)) return installed.lexically_normal();
+  }
+  return LIDAREMU_DEFAULT_MATERIALS;
+}
+
 int run(const daemon::DaemonSettings& settings, const std::filesystem::path& config) {
   spdlog::set_level(spdlog::level::from_str(settings.log_level));
   std::optional<tbb::global_control> threads;
@@ -100,6 +112,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
     threads.emplace(tbb::global_control::max_allowed_parallelism, settings.threads);
   }
   const auto materials = core::MaterialTable::load(settings.materials);
+  std::cout << "lidaremud: material table " << settings.materials.string() << std::endl;
   // Sensors attach to the live view; it outlives them, including the ones retired sensors leave
   // queued on the io_context (destroyed with it).
   daemon::LiveView view(settings);
@@ -221,7 +234,7 @@ int main(int argc, char** argv) {
       "emits the packets of a real Velodyne or Ouster sensor."};
   daemon::SensorFlags f;
   std::string config;
-  std::string materials = LIDAREMU_DEFAULT_MATERIALS;
+  std::string materials = default_materials().string();
   int threads = 0;
   std::string log_level = "info";
   double duration_s = 0;
