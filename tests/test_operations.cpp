@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -188,4 +190,45 @@ TEST_CASE("Capture lanes: packets from many threads reach the file in order, a f
   for (int t = 1; t < kThreads; ++t) CHECK(written[t] == kPackets);
   CHECK(written[0] + static_cast<int>(dropped) == kPackets);
   std::remove(file.c_str());
+}
+
+TEST_CASE("docs/hostile-input.md: at least 30 cases, each test it names exists, each counter too",
+          "[docs]") {
+  std::istringstream doc(test::slurp(std::string(LIDAREMU_TEST_DOCS_DIR) + "/hostile-input.md"));
+  const std::string tests_dir = std::string(LIDAREMU_TEST_DATA) + "/..";
+  const auto families = daemon::metric_family_names();
+  int rows = 0;
+  for (std::string line; std::getline(doc, line);) {
+    if (!line.starts_with("| ") || line.starts_with("| input") || line.starts_with("|---"))
+      continue;
+    ++rows;
+    INFO(line);
+    // Every counter named exists.
+    for (auto at = line.find("`lidaremu_"); at != std::string::npos;
+         at = line.find("`lidaremu_", at + 1)) {
+      std::string name = line.substr(at + 1, line.find_first_of("`{", at + 1) - at - 1);
+      CHECK(std::find(families.begin(), families.end(), name) != families.end());
+    }
+    // Every "test_file: Test name" in the last cell is a TEST_CASE in that file.
+    const std::string cell = line.substr(line.rfind(" | ") + 3);
+    std::istringstream parts(cell);
+    int named = 0;
+    for (std::string part; std::getline(parts, part, ';');) {
+      const auto colon = part.find(": ");
+      if (colon == std::string::npos) continue;
+      std::string file =
+          part.substr(part.find_first_not_of(' '), colon - part.find_first_not_of(' '));
+      std::string name = part.substr(colon + 2);
+      name = name.substr(0, name.find(" ..."));
+      name = name.substr(0, name.find(" ("));
+      while (!name.empty() && (name.back() == ' ' || name.back() == '|')) name.pop_back();
+      const std::string source = test::slurp(tests_dir + "/" + file + ".cpp");
+      INFO(file << ": " << name);
+      CHECK_FALSE(source.empty());
+      CHECK(source.find("TEST_CASE(\"" + name) != std::string::npos);
+      ++named;
+    }
+    CHECK(named >= 1);
+  }
+  CHECK(rows >= 30);
 }
