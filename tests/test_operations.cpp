@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -20,7 +22,9 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pcap.hpp"
+#include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/metrics.hpp"
 
@@ -231,4 +235,57 @@ TEST_CASE("docs/hostile-input.md: at least 30 cases, each test it names exists, 
     CHECK(named >= 1);
   }
   CHECK(rows >= 30);
+}
+
+TEST_CASE("Every driver setting in docs/drivers.md makes one revolution", "[docs]") {
+  // The velodyne driver's packet rate per `model` (ros-drivers/velodyne, velodyne_driver's
+  // driver.cpp) and its count: npackets = ceil(rate / (rpm / 60)).
+  const std::map<std::string, double> driver_rate{
+      {"VLP16", 754.0},      {"32C", 1507.0},     {"32E", 1808.0},   {"64E", 2600.0},
+      {"64E_S2.1", 3472.17}, {"64E_S3", 5787.03}, {"VLS128", 6253.9}};
+  std::istringstream doc(test::slurp(std::string(LIDAREMU_TEST_DOCS_DIR) + "/drivers.md"));
+  int rows = 0;
+  for (std::string line; std::getline(doc, line);) {
+    if (!line.starts_with("| `") || line.starts_with("| `--") ||
+        std::count(line.begin(), line.end(), '|') != 7) {
+      continue;
+    }
+    std::vector<std::string> cells;
+    std::istringstream split(line.substr(2));
+    for (std::string cell; std::getline(split, cell, '|');) {
+      cell.erase(0, cell.find_first_not_of(' '));
+      cell.erase(cell.find_last_not_of(' ') + 1);
+      cells.push_back(cell);
+    }
+    REQUIRE(cells.size() >= 6);
+    INFO(line);
+    ++rows;
+    const std::string model = cells[0].substr(1, cells[0].size() - 2);
+    const bool dual = cells[1] == "dual";
+    const auto* m = core::find_sensor_model(model);
+    REQUIRE(m != nullptr);
+    const auto scan = core::make_velodyne_scan(*m, 600);
+    const auto encoder = core::make_encoder(
+        *scan.pattern, {}, dual ? core::EchoMode::kDual : core::EchoMode::kStrongest);
+    REQUIRE(encoder);
+    const double rate = 1.0 / encoder->data_packet_period_s();
+    const double per_turn = rate * scan.pattern->frame_period_s;
+    CHECK(std::stod(cells[2]) == Approx(rate).margin(0.06));
+    const std::string driver_model = cells[3].substr(1, cells[3].size() - 2);
+    REQUIRE(driver_rate.contains(driver_model));
+    const double driver_count = std::ceil(driver_rate.at(driver_model) / 10.0);
+    for (const std::string& setting : {cells[4], cells[5]}) {
+      if (setting == "defaults") {
+        // The driver's own count is a revolution, within the one packet it rounds up.
+        CHECK(driver_count - per_turn >= 0.0);
+        CHECK(driver_count - per_turn < 1.0);
+      } else if (setting.starts_with("`npackets: ")) {
+        // A revolution's packets, to the packet (the driver cannot count fractions).
+        CHECK(std::abs(std::stoi(setting.substr(11)) - per_turn) < 1.0);
+      } else {
+        CHECK(setting == "`cut_angle: 0.0`");
+      }
+    }
+  }
+  CHECK(rows == 11);  // every Velodyne model, in each return mode it has
 }
