@@ -289,3 +289,28 @@ TEST_CASE("Every driver setting in docs/drivers.md makes one revolution", "[docs
   }
   CHECK(rows == 11);  // every Velodyne model, in each return mode it has
 }
+
+TEST_CASE("README and docs/: every relative link leads to a file", "[docs]") {
+  // The README is the front door and the reference lives in docs/: links between them must not
+  // break when a section moves.
+  const std::filesystem::path root = std::filesystem::path(LIDAREMU_TEST_DOCS_DIR).parent_path();
+  std::vector<std::filesystem::path> pages{root / "README.md"};
+  for (const auto& entry : std::filesystem::directory_iterator(root / "docs")) {
+    if (entry.path().extension() == ".md") pages.push_back(entry.path());
+  }
+  int links = 0;
+  for (const auto& page : pages) {
+    const std::string text = test::slurp(page.string());
+    for (auto at = text.find("]("); at != std::string::npos; at = text.find("](", at + 2)) {
+      const auto end = text.find(')', at);
+      std::string target = text.substr(at + 2, end - at - 2);
+      if (target.starts_with("http") || target.starts_with('#') || target.starts_with("mailto"))
+        continue;
+      target = target.substr(0, target.find('#'));
+      INFO(page.filename().string() << " -> " << target);
+      CHECK(std::filesystem::exists(page.parent_path() / target));
+      ++links;
+    }
+  }
+  CHECK(links > 20);
+}

@@ -482,17 +482,18 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
             .ouster.azimuth_window_end_mdeg == 180000);
 }
 
-TEST_CASE("The README's config example loads: the documentation is the loader's", "[settings]") {
-  std::ifstream in(std::string(LIDAREMU_TEST_CONFIG_DIR) + "/../README.md");
+TEST_CASE("The config reference's example loads: the documentation is the loader's",
+          "[settings][docs]") {
+  std::ifstream in(std::string(LIDAREMU_TEST_CONFIG_DIR) + "/../docs/config.md");
   const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto section = readme.find("## Config file");
+  const auto section = readme.find("# The config file");
   REQUIRE(section != std::string::npos);
   const auto begin = readme.find("```toml\n", section);
   const auto end = readme.find("```\n", begin + 8);
   REQUIRE(begin != std::string::npos);
   const std::string example = readme.substr(begin + 8, end - begin - 8);
   DaemonSettings d;
-  REQUIRE_NOTHROW(d = load_config_text(example, "README.md"));
+  REQUIRE_NOTHROW(d = load_config_text(example, "docs/config.md"));
   CHECK(d.sensors.size() == 1);
   // Every key the example shows is one the loader knows (an unknown one would have thrown),
   // and it shows every sensor key the loader knows.

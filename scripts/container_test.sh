@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The container, tested: docker/Dockerfile built with podman (format docker, so the health check
+# stays), run on the host network, fed the demo scene from outside, its packets decoded and its
+# /healthz read. No image registry is reachable here, but Debian's packages are: the base images
+# (debian:12, debian:12-slim) come from debootstrap --variant=minbase bookworm, imported.
+# Needs root (podman, debootstrap) and the host's build (build/clients tools); CI runs it after
+# the test suite. Usage: scripts/container_test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+work=/tmp/lidaremu-container
+image=localhost/lidaremu:ci
+name=lidaremu-ci-$$
+mkdir -p "$work"
+fail() { echo "container: FAIL: $*" >&2; exit 1; }
+cleanup() { podman --runtime runc rm -f "$name" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+# Tools, from Debian.
+missing=()
+for p in podman debootstrap runc curl; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Podman's default ulimits ask for more open files than some CI hosts allow: inherit the host's.
+if (($(ulimit -n) < 1048576)); then
+  printf '[containers]\ndefault_ulimits = []\n' > "$work/containers.conf"
+  export CONTAINERS_CONF="$work/containers.conf"
+fi
+pod() { podman --runtime runc "$@"; }  # runc: crun refuses hybrid cgroup hosts
+
+# Base images from debootstrap, once per machine.
+if ! pod image exists docker.io/library/debian:12; then
+  rootfs="$work/rootfs"
+  rm -rf "$rootfs"
+  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 \
+    || fail "debootstrap: $(tail -5 "$work/debootstrap.log")"
+  tar -C "$rootfs" -c . | pod import - docker.io/library/debian:12 >/dev/null
+  rm -rf "$rootfs"
+fi
+pod image exists docker.io/library/debian:12-slim \
+  || pod tag docker.io/library/debian:12 docker.io/library/debian:12-slim
+
+# The image, exactly as the README builds it (docker format keeps HEALTHCHECK).
+start=$(date +%s)
+pod build --pull=never --format docker -f docker/Dockerfile -t "$image" . >"$work/build.log" 2>&1 \
+  || fail "podman build: $(tail -20 "$work/build.log")"
+echo "container: image built in $(($(date +%s) - start)) s"
+health=$(pod inspect --format '{{json .Config.Healthcheck}}' "$image")
+[[ $health == *healthz* ]] || fail "the image has no health check: $health"
+
+# Run it on the host network with its own ports, feed it from outside, decode what it sends.
+hits=19870 out=12368 http=19880
+pod run -d --name "$name" --network host --entrypoint lidaremud "$image" \
+  --model vlp16 --hits "udp://127.0.0.1:$hits" --out "udp://127.0.0.1:$out" \
+  --http "127.0.0.1:$http" --foxglove off --physics ideal >/dev/null
+for _ in $(seq 100); do
+  curl -fsS "http://127.0.0.1:$http/healthz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+answer=$(curl -fsS "http://127.0.0.1:$http/healthz") || fail "no /healthz: $(pod logs "$name" 2>&1 | tail -5)"
+echo "container: /healthz -> $answer"
+"$repo/build/clients/lidaremu-inspect" --model vlp16 --port "$out" --duration 6 --frames 10 \
+  >"$work/inspect.log" 2>&1 &
+inspector=$!
+sleep 0.5
+"$repo/build/clients/lidaremu-scene" --model vlp16 --hits "udp://127.0.0.1:$hits" --frames 20 \
+  >"$work/scene.log" 2>&1 || fail "the scene could not send: $(cat "$work/scene.log")"
+wait "$inspector" || true
+cat "$work/inspect.log"
+# Frames with the scene in them (the demo scene gives some 20,000 points a VLP-16 frame).
+frames=$(awk '/^frame/ { for (i = 1; i < NF; i++) if ($i == "points" && $(i + 1) + 0 > 1000) n++ }
+              END { print n + 0 }' "$work/inspect.log")
+((frames >= 5)) || fail "decoded $frames frames with points from the container (expected 5 or more)"
+pod stop -t 20 "$name" >/dev/null
+status=$(pod inspect --format '{{.State.ExitCode}}' "$name")
+[[ $status == 0 ]] || fail "the containerised daemon exited $status on SIGTERM"
+pod logs "$name" 2>/dev/null | grep -q "lidaremu_packets_out_total" \
+  || fail "the daemon's exit counters are missing from its log"
+echo "container: all checks passed ($frames frames decoded, clean stop)"
