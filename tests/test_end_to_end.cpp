@@ -531,13 +531,19 @@ std::uint16_t free_udp_port() {
 std::string api_port() { return ::geteuid() == 0 ? "80" : "18080"; }
 }  // namespace
 
-TEST_CASE("Ouster HTTP API and TCP 7501: the SDK client's exact request sequence", "[e2e][api]") {
+namespace {
+
+// An emulated OS1-64 at 127.0.0.2, fed raw rows in real time (the daemon finds each beam in
+// whatever mode a client switches it to), while a client script from tests/support talks to it
+// with HOST HTTP_PORT LIDAR_PORT IMU_PORT after `leading_args`. The script's exit status and
+// transcript; the daemon must stop cleanly.
+std::pair<int, std::string> run_ouster_client(const std::string& script,
+                                              const std::string& leading_args) {
   test::UdpReceiver first_output;
   test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format",
                               "raw7", "--out", first_output.url(), "--physics", "ideal",
                               "--sensor-ip", "127.0.0.2", "--api-port", api_port()});
   CHECK(daemon.output().find("API http://127.0.0.2:" + api_port()) != std::string::npos);
-  // The engine keeps streaming (raw rows: the daemon finds each beam in whatever mode it runs).
   const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
   const auto rows = scene_rows(pattern);
   std::atomic<bool> done{false};
@@ -546,20 +552,27 @@ TEST_CASE("Ouster HTTP API and TCP 7501: the SDK client's exact request sequence
     clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
     while (!done) streamer.send_frame(rows);
   });
-  const std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) +
-                              "/ouster_client_sequence.py 127.0.0.2 " + api_port() + " " +
+  const std::string log = "/tmp/lidaremu-ouster-client-" + std::to_string(::getpid()) + ".log";
+  const std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) + "/" + script +
+                              " " + leading_args + "127.0.0.2 " + api_port() + " " +
                               std::to_string(free_udp_port()) + " " +
-                              std::to_string(free_udp_port()) + " > /tmp/lidaremu-api.log 2>&1";
+                              std::to_string(free_udp_port()) + " > " + log + " 2>&1";
   const int status = std::system(command.c_str());  // NOLINT(cert-env33-c)
   done = true;
   engine.join();
-  std::ifstream log("/tmp/lidaremu-api.log");
-  const std::string transcript((std::istreambuf_iterator<char>(log)),
-                               std::istreambuf_iterator<char>());
+  CHECK(daemon.stop() == 0);
+  std::string transcript = test::slurp(log);
+  std::remove(log.c_str());
+  return {status, transcript};
+}
+
+}  // namespace
+
+TEST_CASE("Ouster HTTP API and TCP 7501: the SDK client's exact request sequence", "[e2e][api]") {
+  const auto [status, transcript] = run_ouster_client("ouster_client_sequence.py", "");
   INFO(transcript);
   CHECK(status == 0);
   CHECK(transcript.find("checks passed") != std::string::npos);
-  CHECK(daemon.stop() == 0);
 }
 
 TEST_CASE("Ouster SDK generations: each older client's own request sequence configures the unit",
@@ -569,32 +582,11 @@ TEST_CASE("Ouster SDK generations: each older client's own request sequence conf
   // its client's requests as sent (tests/support/ouster_sdk_generations.py) on a fresh unit.
   const std::string generation = GENERATE(as<std::string>{}, "http-0.10", "tcp-0.10", "tcp-1.x");
   INFO(generation);
-  test::UdpReceiver first_output;
-  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format",
-                              "raw7", "--out", first_output.url(), "--physics", "ideal",
-                              "--sensor-ip", "127.0.0.2", "--api-port", api_port()});
-  const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
-  const auto rows = scene_rows(pattern);
-  std::atomic<bool> done{false};
-  std::thread engine([&] {
-    clients::UdpSender sender(hits_url(daemon));
-    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
-    while (!done) streamer.send_frame(rows);
-  });
-  const std::string log = "/tmp/lidaremu-sdk-" + generation + ".log";
-  const std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) +
-                              "/ouster_sdk_generations.py " + generation + " 127.0.0.2 " +
-                              api_port() + " " + std::to_string(free_udp_port()) + " " +
-                              std::to_string(free_udp_port()) + " > " + log + " 2>&1";
-  const int status = std::system(command.c_str());  // NOLINT(cert-env33-c)
-  done = true;
-  engine.join();
-  const std::string transcript = test::slurp(log);
+  const auto [status, transcript] =
+      run_ouster_client("ouster_sdk_generations.py", generation + " ");
   INFO(transcript);
   CHECK(status == 0);
   CHECK(transcript.find("all checks passed") != std::string::npos);
-  CHECK(daemon.stop() == 0);
-  std::remove(log.c_str());
 }
 
 TEST_CASE("Velodyne web interface: the endpoints nebula and Autoware's monitor read",
