@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
+  file  # cpack's .deb: dpkg-shlibdeps finds the dependencies of the binaries it identifies
   libboost-dev libboost-program-options-dev
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
   libeigen3-dev libtbb-dev catch2 libbenchmark-dev

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Soak: four sensors (VLP-16, VLP-32C, HDL-32E, OS1-64) fed by the demo scene at their nominal
-# rates for SOAK_SECONDS (default 600, ten minutes); reports resident memory after warm-up and
-# at the end, dropped frames and the worst pacing error from /metrics. Fails if memory grew by
-# 1 MiB or more after warm-up.
+# rates for SOAK_SECONDS (default 600, ten minutes), with a hostile neighbour beside them
+# (scripts/hostile_neighbour.py: 40 slowloris connections on the control port, a loop of
+# reinitialize requests on the OS1-64's API, a /healthz probe; SOAK_HOSTILE=0 leaves it out).
+# Reports resident memory after warm-up and at the end, dropped frames and the worst pacing
+# error from /metrics, and the probe's latency. Fails if memory grew by 1 MiB or more after
+# warm-up, if a sensor not being reinitialised dropped a frame, or if /healthz p99 >= 100 ms.
 #   SOAK_SECONDS=600 bash scripts/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +20,9 @@ http=127.0.0.1:9899
   printf '[daemon]\nhttp = "%s"\n' "$http"
   i=0
   for model in vlp16 vlp32c hdl32e os1-64; do
-    printf '[[sensor]]\nname = "%s"\nmodel = "%s"\nsensor_id = %d\napi_port = 0\n' "$model" "$model" "$i"
+    api=0
+    [[ $model == os1-64 ]] && api=18081  # the reinitialize loop's target
+    printf '[[sensor]]\nname = "%s"\nmodel = "%s"\nsensor_id = %d\napi_port = %d\n' "$model" "$model" "$i" "$api"
     printf 'hits = "udp://127.0.0.1:%d"\nout = "udp://127.0.0.1:%d"\ntelemetry = "udp://127.0.0.1:%d"\n' \
       $((9870 + i)) $((20000 + 10 * i)) $((20001 + 10 * i))
     i=$((i + 1))
@@ -32,6 +37,10 @@ for model in vlp16 vlp32c hdl32e os1-64; do
     --sensor-id "$i" --duration "$seconds" >/dev/null 2>&1 &
   i=$((i + 1))
 done
+if [[ ${SOAK_HOSTILE:-1} != 0 ]]; then
+  # The OS1-64 is sensor 3: its address is 127.0.0.5.
+  python3 scripts/hostile_neighbour.py "$seconds" "$http" 127.0.0.5:18081 >"$work/hostile.out" 2>&1 &
+fi
 rss() { awk '/VmRSS/ {print $2}' "/proc/$daemon/status"; }
 sleep "$warmup"
 rss_warm=$(rss)
@@ -42,8 +51,26 @@ echo "soak: ${seconds}s, 4 sensors"
 echo "resident memory after ${warmup}s warm-up: ${rss_warm} KiB, at the end: ${rss_end} KiB (growth $((rss_end - rss_warm)) KiB)"
 echo "$metrics" | grep -E '^lidaremu_(frames_dropped_total|frames_processed_total|packets_out_total|pacing_error_max_seconds|pacing_resyncs_total)'
 wait "$daemon" || true
+failed=0
 if ((rss_end - rss_warm >= 1024)); then
   echo "soak: FAILED, memory grew by $((rss_end - rss_warm)) KiB after warm-up" >&2
-  exit 1
+  failed=1
 fi
-echo "soak: memory growth under 1 MiB after warm-up"
+for model in vlp16 vlp32c hdl32e; do
+  dropped=$(echo "$metrics" | awk -v s="lidaremu_frames_dropped_total{sensor=\"$model\"}" '$1 == s {print $2}')
+  if [[ $dropped != 0 ]]; then
+    echo "soak: FAILED, $model dropped $dropped frames" >&2
+    failed=1
+  fi
+done
+if [[ ${SOAK_HOSTILE:-1} != 0 ]]; then
+  wait
+  cat "$work/hostile.out"
+  p99=$(sed -n 's/.*hostile_p99_ms=\([0-9.]*\).*/\1/p' "$work/hostile.out")
+  if [[ -z $p99 ]] || awk -v p="$p99" 'BEGIN { exit !(p >= 100) }'; then
+    echo "soak: FAILED, /healthz p99 ${p99:-unknown} ms beside the hostile neighbour" >&2
+    failed=1
+  fi
+fi
+((failed == 0)) || exit 1
+echo "soak: memory growth under 1 MiB after warm-up, no frame dropped, /healthz p99 under 100 ms"

@@ -294,6 +294,20 @@ TEST_CASE("Host names in addresses resolve at load; one that does not is a named
   CHECK_THROWS_WITH(sensor_from_flags(f),
                     Catch::Contains("--out = 'udp://no-such-host.invalid:2368': expected a host "
                                     "that resolves to an IPv4 address"));
+  // The daemon's own endpoints (--http, --foxglove) take names too.
+  const auto http = parse_http_address("localhost:9880");
+  REQUIRE(http);
+  CHECK(http->first == "127.0.0.1");
+  CHECK(http->second == 9880);
+  CHECK_FALSE(parse_http_address("no-such-host.invalid:9880"));
+  CHECK_THROWS_WITH(load_config_text("[daemon]\nfoxglove = \"no-such-host.invalid:1\"\n"
+                                     "[[sensor]]\nmodel = \"vlp16\"\n",
+                                     "d.toml"),
+                    Catch::Contains("a host name that resolves"));
+  CHECK_NOTHROW(
+      load_config_text("[daemon]\nhttp = \"localhost:0\"\nfoxglove = "
+                       "\"localhost:0\"\n[[sensor]]\nmodel = \"vlp16\"\n",
+                       "d.toml"));
 }
 
 TEST_CASE("Daemon keys and sensor names that would hurt are refused, each named",
@@ -571,7 +585,8 @@ model = "vlp16"
   } catch (const SettingsError& e) {
     const std::string msg = e.what();
     CHECK_THAT(msg,
-               Catch::Contains("daemon.foxglove = 'localhost': expected HOST:PORT or \"off\""));
+               Catch::Contains("daemon.foxglove = 'localhost': expected HOST:PORT (an IPv4 address "
+                               "or a host name that resolves) or \"off\""));
     CHECK_THAT(msg, Catch::Contains("daemon.export_formats = 'pcd,las'"));
     CHECK_THAT(msg, Catch::Contains("daemon.export_every = 0: expected 1..1000000"));
     CHECK_THAT(msg, Catch::Contains("daemon.export_frames = 1000000: expected 1..100000"));

@@ -199,7 +199,9 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
           read_value(dn, path, d.http, problems);
           d.http_explicit = true;
           if (d.http != "off" && !parse_http_address(d.http)) {
-            problems.push_back(path + " = '" + d.http + "': expected HOST:PORT or \"off\"");
+            problems.push_back(
+                path + " = '" + d.http +
+                "': expected HOST:PORT (an IPv4 address or a host name that resolves) or \"off\"");
           }
         } else if (dk.str() == "http_token")
           read_value(dn, path, d.http_token, problems);

@@ -410,7 +410,8 @@ int main(int argc, char** argv) {
   if (app.count("--record")) settings.record = record;
   if (app.count("--http")) {
     if (http != "off" && !daemon::parse_http_address(http)) {
-      std::cerr << "lidaremud: --http '" << http << "': expected HOST:PORT or off\n";
+      std::cerr << "lidaremud: --http '" << http
+                << "': expected HOST:PORT (an IPv4 address or a host name that resolves) or off\n";
       return kExitUsage;
     }
     settings.http = http;

@@ -40,10 +40,10 @@ std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const st
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data() + colon + 1, end, port);
   if (ec != std::errc() || ptr != end || port < 0 || port > 65535) return std::nullopt;
-  boost::system::error_code bad;
-  boost::asio::ip::make_address_v4(text.substr(0, colon), bad);
-  if (bad) return std::nullopt;
-  return std::pair{text.substr(0, colon), static_cast<std::uint16_t>(port)};
+  // A host name (a compose service, "localhost") resolves here, once, like every address.
+  Endpoint e{text.substr(0, colon), static_cast<std::uint16_t>(port)};
+  if (e.host.empty() || resolve_host(e)) return std::nullopt;
+  return std::pair{e.host, e.port};
 }
 
 std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::string& text) {
@@ -62,7 +62,9 @@ std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::st
 std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const std::string& at) {
   std::vector<std::string> problems;
   if (d.foxglove != "off" && !parse_http_address(d.foxglove)) {
-    problems.push_back(at + "foxglove = '" + d.foxglove + "': expected HOST:PORT or \"off\"");
+    problems.push_back(
+        at + "foxglove = '" + d.foxglove +
+        "': expected HOST:PORT (an IPv4 address or a host name that resolves) or \"off\"");
   }
   if (!parse_export_formats(d.export_formats)) {
     problems.push_back(at + "export_formats = '" + d.export_formats +

@@ -99,7 +99,8 @@ std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const st
 // A sensor name is a metric label, an export file name and a Foxglove topic: letters, digits,
 // '-', '_', '.', 1-64 characters, not starting with '.'.
 bool valid_sensor_name(const std::string& name);
-// "HOST:PORT" of --http; nothing for a malformed one.
+// "HOST:PORT" of --http or --foxglove, a host name resolved to its IPv4 address; nothing for a
+// malformed one or a name that does not resolve.
 std::optional<std::pair<std::string, std::uint16_t>> parse_http_address(const std::string& text);
 
 // Raised with every problem found, one per line, each naming where and what would be accepted.
