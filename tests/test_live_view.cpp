@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -345,6 +346,14 @@ TEST_CASE("A subscription flood is capped per viewer; memory stays flat; session
   // Session ids are small counters, one per viewer.
   CHECK(info["sessionId"] == "1");
   CHECK(second_info["sessionId"] == "2");
+  // One machine holds at most 8 of the 32 viewer connections: a ninth is refused, and a slot
+  // frees when one closes.
+  std::vector<std::unique_ptr<FoxgloveClient>> more;
+  for (int i = 0; i < 6; ++i) more.push_back(std::make_unique<FoxgloveClient>(view.port));
+  CHECK_THROWS(FoxgloveClient(view.port));
+  more.pop_back();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server sees it close
+  CHECK_NOTHROW(FoxgloveClient(view.port));
   CHECK(daemon.stop() == 0);
 }
 

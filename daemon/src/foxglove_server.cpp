@@ -37,6 +37,9 @@ constexpr std::size_t kMaxQueued = 64;
 // A viewer needs one subscription per channel (a sensor); more only grow a map on the server's
 // heap (the audit's 5 M subscriptions took 240 MB).
 constexpr std::size_t kMaxSubscriptions = 256;
+// One machine may hold at most this many of the server's viewer connections, so one client
+// cannot take every slot (32 in all).
+constexpr int kMaxConnectionsPerClient = 8;
 
 json channel_json(const FoxgloveChannel& c) {
   return {{"id", c.id},
@@ -66,6 +69,7 @@ struct FoxgloveServer::State {
   ServerLimits limits;
   std::shared_ptr<FoxgloveCounters> counters;
   int open = 0;
+  std::map<std::string, int> open_per_client;  // by remote address
 
   // Sessions to visit: a copy, since a session that overflows closes and leaves the set.
   static std::vector<std::shared_ptr<Session>> copy(const std::set<std::shared_ptr<Session>>& s) {
@@ -80,8 +84,11 @@ struct FoxgloveServer::State {
 
 class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<State> state)
-      : ws_(std::move(socket)), state_(std::move(state)), slot_(state_->open) {}
+  Session(tcp::socket socket, std::shared_ptr<State> state, std::string client)
+      : ws_(std::move(socket)),
+        state_(std::move(state)),
+        slot_(state_->open),
+        client_slot_(state_->open_per_client, std::move(client)) {}
 
   void start() {
     upgrade_.header_limit(static_cast<std::uint32_t>(state_->limits.max_header_bytes));
@@ -286,6 +293,19 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
     OpenSlot(const OpenSlot&) = delete;
     OpenSlot& operator=(const OpenSlot&) = delete;
   };
+  // A client's count of open connections; the entry goes with its last connection.
+  struct ClientSlot {
+    std::map<std::string, int>& counts;
+    std::string client;
+    ClientSlot(std::map<std::string, int>& c, std::string who) : counts(c), client(std::move(who)) {
+      ++counts[client];
+    }
+    ~ClientSlot() {
+      if (--counts[client] <= 0) counts.erase(client);
+    }
+    ClientSlot(const ClientSlot&) = delete;
+    ClientSlot& operator=(const ClientSlot&) = delete;
+  };
 
   websocket::stream<beast::tcp_stream> ws_;
   beast::flat_buffer buffer_;
@@ -293,6 +313,7 @@ class FoxgloveServer::Session : public std::enable_shared_from_this<Session> {
   http::request_parser<http::string_body> upgrade_;
   std::shared_ptr<State> state_;
   OpenSlot slot_;
+  ClientSlot client_slot_;                                // this client's connections
   std::map<std::uint32_t, std::uint32_t> subscriptions_;  // subscription id -> channel
   std::deque<Outgoing> outgoing_;
   std::size_t queued_data_ = 0;
@@ -310,7 +331,14 @@ FoxgloveServer::FoxgloveServer(const std::string& address, std::uint16_t port,
       state_->acceptor,
       [state = state_.get(), max = limits.max_connections] { return state->open >= max; },
       [state = state_](tcp::socket socket) {
-        auto session = std::make_shared<Session>(std::move(socket), state);
+        boost::system::error_code ec;
+        const std::string client = socket.remote_endpoint(ec).address().to_string();
+        if (const auto it = state->open_per_client.find(client);
+            it != state->open_per_client.end() && it->second >= kMaxConnectionsPerClient) {
+          ++state->counters->clients_refused;
+          return;  // the socket closes as it goes
+        }
+        auto session = std::make_shared<Session>(std::move(socket), state, client);
         state->sessions.insert(session);
         session->start();
       },
