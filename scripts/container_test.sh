@@ -44,24 +44,36 @@ pod image exists docker.io/library/debian:12-slim \
   || pod tag docker.io/library/debian:12 docker.io/library/debian:12-slim
 
 # The image, exactly as the README builds it (docker format keeps HEALTHCHECK).
-start=$(date +%s)
-pod build --pull=never --format docker -f docker/Dockerfile -t "$image" . >"$work/build.log" 2>&1 \
-  || fail "podman build: $(tail -20 "$work/build.log")"
-echo "container: image built in $(($(date +%s) - start)) s"
-health=$(pod inspect --format '{{json .Config.Healthcheck}}' "$image")
+# (LIDAREMU_CONTAINER_REUSE=1 keeps an image already built, while working on this script.)
+if [[ ${LIDAREMU_CONTAINER_REUSE:-0} == 1 ]] && pod image exists "$image"; then
+  echo "container: reusing $image"
+else
+  start=$(date +%s)
+  pod build --pull=never --format docker -f docker/Dockerfile -t "$image" . >"$work/build.log" 2>&1 \
+    || fail "podman build: $(tail -20 "$work/build.log")"
+  echo "container: image built in $(($(date +%s) - start)) s"
+fi
+health=$(pod image inspect "$image" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0].get("Healthcheck"))')
 [[ $health == *healthz* ]] || fail "the image has no health check: $health"
 
-# Run it on the host network with its own ports, feed it from outside, decode what it sends.
-hits=19870 out=12368 http=19880
-pod run -d --name "$name" --network host --entrypoint lidaremud "$image" \
-  --model vlp16 --hits "udp://127.0.0.1:$hits" --out "udp://127.0.0.1:$out" \
-  --http "127.0.0.1:$http" --foxglove off --physics ideal >/dev/null
+# Run it as the README does (its entry point: control on 9880, Foxglove on 8765) on the host
+# network, with its own hit and output ports; feed it from outside, decode what it sends.
+hits=19870 out=12368 http=9880
+for port in 9880 8765; do
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || fail "port $port is taken on this host"
+done
+# (Without systemd podman cannot time the health check itself; it is run by hand below.)
+pod run -d --name "$name" --network host "$image" \
+  --model vlp16 --hits "udp://127.0.0.1:$hits" --out "udp://127.0.0.1:$out" --physics ideal \
+  >/dev/null 2>"$work/run.log" || fail "podman run: $(cat "$work/run.log")"
 for _ in $(seq 100); do
   curl -fsS "http://127.0.0.1:$http/healthz" >/dev/null 2>&1 && break
   sleep 0.2
 done
 answer=$(curl -fsS "http://127.0.0.1:$http/healthz") || fail "no /healthz: $(pod logs "$name" 2>&1 | tail -5)"
 echo "container: /healthz -> $answer"
+pod healthcheck run "$name" >/dev/null 2>&1 || fail "the image's own health check failed"
+echo "container: the image's HEALTHCHECK passes"
 "$repo/build/clients/lidaremu-inspect" --model vlp16 --port "$out" --duration 6 --frames 10 \
   >"$work/inspect.log" 2>&1 &
 inspector=$!
@@ -74,9 +86,10 @@ cat "$work/inspect.log"
 frames=$(awk '/^frame/ { for (i = 1; i < NF; i++) if ($i == "points" && $(i + 1) + 0 > 1000) n++ }
               END { print n + 0 }' "$work/inspect.log")
 ((frames >= 5)) || fail "decoded $frames frames with points from the container (expected 5 or more)"
-pod stop -t 20 "$name" >/dev/null
+pod stop -t 20 "$name" >/dev/null 2>&1
 status=$(pod inspect --format '{{.State.ExitCode}}' "$name")
 [[ $status == 0 ]] || fail "the containerised daemon exited $status on SIGTERM"
-pod logs "$name" 2>/dev/null | grep -q "lidaremu_packets_out_total" \
-  || fail "the daemon's exit counters are missing from its log"
+pod logs "$name" >"$work/daemon.log" 2>&1 || true
+grep -q "lidaremu_packets_out_total" "$work/daemon.log" \
+  || fail "the daemon's exit counters are missing from its log: $(tail -5 "$work/daemon.log")"
 echo "container: all checks passed ($frames frames decoded, clean stop)"
