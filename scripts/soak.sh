@@ -3,7 +3,7 @@
 # rates for SOAK_SECONDS (default 600, ten minutes), with a hostile neighbour beside them
 # (scripts/hostile_neighbour.py: 40 slowloris connections on the control port, a loop of
 # reinitialize requests on the OS1-64's API, a /healthz probe; SOAK_HOSTILE=0 leaves it out).
-# Reports resident memory after warm-up and at the end, dropped frames and the worst pacing
+# Reports resident memory after warm-up and at the end (the smallest sample of a window each), dropped frames and the worst pacing
 # error from /metrics, and the probe's latency. Fails if memory grew by 1 MiB or more after
 # warm-up, if a sensor not being reinitialised dropped a frame, or if /healthz p99 >= 100 ms.
 #   SOAK_SECONDS=600 bash scripts/soak.sh
@@ -41,14 +41,24 @@ if [[ ${SOAK_HOSTILE:-1} != 0 ]]; then
   # The OS1-64 is sensor 3: its address is 127.0.0.5.
   python3 scripts/hostile_neighbour.py "$seconds" "$http" 127.0.0.5:18081 >"$work/hostile.out" 2>&1 &
 fi
-rss() { awk '/VmRSS/ {print $2}' "/proc/$daemon/status"; }
-sleep "$warmup"
-rss_warm=$(rss)
-sleep $((seconds - warmup))
-rss_end=$(rss)
+# Resident memory every 2 s. A reinitialisation holds two pipelines for a moment and glibc
+# returns freed memory in its own time, so single samples jump by megabytes: the growth is the
+# smallest sample of the last minute against the smallest of the minute after warm-up.
+(while kill -0 "$daemon" 2>/dev/null; do
+   echo "$(date +%s) $(awk '/VmRSS/ {print $2}' "/proc/$daemon/status" 2>/dev/null)"
+   sleep 2
+ done) >"$work/rss.log" &
+t0=$(date +%s)
+sleep "$seconds"
+window=$((seconds / 10 < 60 ? seconds / 10 + 1 : 60))
+rss_warm=$(awk -v a=$((t0 + warmup)) -v b=$((t0 + warmup + window)) \
+  '$1 >= a && $1 < b && $2 != "" { if (m == "" || $2 < m) m = $2 } END { print m }' "$work/rss.log")
+rss_end=$(awk -v a=$((t0 + seconds - window)) \
+  '$1 >= a && $2 != "" { if (m == "" || $2 < m) m = $2 } END { print m }' "$work/rss.log")
+rss_max=$(awk '$2 != "" { if ($2 > m) m = $2 } END { print m }' "$work/rss.log")
 metrics=$(python3 -c "import urllib.request as u; print(u.urlopen('http://$http/metrics').read().decode())")
 echo "soak: ${seconds}s, 4 sensors"
-echo "resident memory after ${warmup}s warm-up: ${rss_warm} KiB, at the end: ${rss_end} KiB (growth $((rss_end - rss_warm)) KiB)"
+echo "resident memory (smallest of ${window}s windows) after ${warmup}s warm-up: ${rss_warm} KiB, at the end: ${rss_end} KiB (growth $((rss_end - rss_warm)) KiB; largest sample ${rss_max} KiB)"
 echo "$metrics" | grep -E '^lidaremu_(frames_dropped_total|frames_processed_total|packets_out_total|pacing_error_max_seconds|pacing_resyncs_total)'
 wait "$daemon" || true
 failed=0

@@ -158,8 +158,10 @@ TEST_CASE("Capture lanes: packets from many threads reach the file in order, a f
   {
     daemon::CaptureFile capture(file);
     std::vector<std::shared_ptr<daemon::CaptureFile::Lane>> lanes;
+    lanes.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) lanes.push_back(capture.lane(t == 0 ? 2 : 4096, 1206));
     std::vector<std::thread> senders;
+    senders.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       senders.emplace_back([&, t] {
         for (int i = 0; i < kPackets; ++i) {
