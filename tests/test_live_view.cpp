@@ -342,7 +342,9 @@ TEST_CASE("A subscription flood is capped per viewer; memory stays flat; session
   const json second_info = second.next_text();
   const long after = resident_kib(daemon.pid());
   INFO("resident " << before << " KiB before the flood, " << after << " KiB after");
-  CHECK(after - before < 4096);
+  // (ASan keeps freed memory in quarantine, 256 MB by default: the parsing of the flood's
+  // messages shows there, not a subscription's growth.)
+  if (!test::kSanitized) CHECK(after - before < 4096);
   // Session ids are small counters, one per viewer.
   CHECK(info["sessionId"] == "1");
   CHECK(second_info["sessionId"] == "2");
