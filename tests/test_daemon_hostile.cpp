@@ -135,8 +135,13 @@ namespace {
 std::pair<int, double> timed_get(const std::string& ip, std::uint16_t port,
                                  const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
-  const auto reply = test::tcp_exchange(
-      ip, port, "GET " + path + " HTTP/1.1\r\nHost: " + ip + "\r\nConnection: close\r\n\r\n", 5s);
+  test::TcpReply reply;
+  try {
+    reply = test::tcp_exchange(
+        ip, port, "GET " + path + " HTTP/1.1\r\nHost: " + ip + "\r\nConnection: close\r\n\r\n", 5s);
+  } catch (const std::runtime_error&) {
+    return {0, 0.0};  // no connection: counted as unanswered by the caller
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = reply.bytes.starts_with("HTTP/1.1 ") ? std::stoi(reply.bytes.substr(9, 3)) : 0;

@@ -113,11 +113,12 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   // operation_aborted, and it is destroyed after them.
   runtime_->stop_input();
   retiring_ = true;
-  services_.reaper.retire(
-      [old = std::shared_ptr<SensorRuntime>(std::move(runtime_))] { old->join(); },
-      [alive = std::weak_ptr<bool>(alive_), this] {
-        if (!alive.expired()) retired();
-      });
+  // Both halves hold the old pipeline: the last reference goes with `done`, on the io thread.
+  const std::shared_ptr<SensorRuntime> old(std::move(runtime_));
+  services_.reaper.retire([old] { old->join(); },
+                          [old, alive = std::weak_ptr<bool>(alive_), this] {
+                            if (!alive.expired()) retired();
+                          });
   const auto make = [&](const SensorSettings& s) {
     return std::make_unique<SensorRuntime>(s, services_.materials, services_.io,
                                            services_.recorders);
