@@ -26,27 +26,3 @@ void leave_signals_to_the_main_thread() {
 }
 
 }  // namespace lidaremu::daemon
-
-#if defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
-extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
-#endif
-
-namespace lidaremu::daemon {
-namespace {
-[[maybe_unused]] int thread_stacks_token = 0;
-}  // namespace
-
-void threads_joined() {
-#if defined(__SANITIZE_THREAD__)
-  __tsan_release(&thread_stacks_token);
-#endif
-}
-
-void before_creating_threads() {
-#if defined(__SANITIZE_THREAD__)
-  __tsan_acquire(&thread_stacks_token);
-#endif
-}
-
-}  // namespace lidaremu::daemon

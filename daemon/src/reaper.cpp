@@ -56,7 +56,6 @@ void Reaper::run() {
     } catch (const std::exception& e) {
       spdlog::error("retiring a sensor: {}", e.what());
     }
-    threads_joined();
     job.first = nullptr;  // what it held goes with `done`, on the io thread
     boost::asio::post(io_, std::move(job.second));
     const std::lock_guard lock(mutex_);

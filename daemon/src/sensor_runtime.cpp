@@ -188,7 +188,6 @@ void SensorRuntime::start() {
                    local.port()};
   if (hits_address_.ip == 0) hits_address_.ip = 0x7F000001u;  // bound to any: loopback
   started_ = true;
-  before_creating_threads();
   // A failed thread keeps its queues moving (frames back to the input, the end marker on to
   // the sender), so the stop the failure asks for drains instead of hanging.
   processor_ = std::thread([this] {

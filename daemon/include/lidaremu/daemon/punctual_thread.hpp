@@ -18,14 +18,3 @@ bool make_thread_punctual();
 void leave_signals_to_the_main_thread();
 
 }  // namespace lidaremu::daemon
-
-namespace lidaremu::daemon {
-
-// Threads of a retired pipeline are joined on the reaper's thread and new ones are created on
-// the io thread; glibc hands a joined thread's stack to the next thread created, ordered by a
-// lock inside glibc that ThreadSanitizer does not see. These two calls state that order to TSan
-// (no-ops in other builds): the reaper after each join, the io thread before creating threads.
-void threads_joined();
-void before_creating_threads();
-
-}  // namespace lidaremu::daemon
