@@ -3,11 +3,11 @@
 #include "lidaremu/core/pipeline.hpp"
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "parallel_blocks.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core {
@@ -80,15 +80,11 @@ void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const F
     }
     std::size_t last = first;
     while (last < last_stage && !stages_[last].row->whole_frame) ++last;
-    LIDAREMU_TSAN_RELEASE(&out);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                        LIDAREMU_TSAN_ACQUIRE(&out);
-                        const BlockContext block = context(r.begin(), r.end());
-                        for (std::size_t s = first; s < last; ++s) stages_[s].stage->run(block);
-                        LIDAREMU_TSAN_RELEASE(&out);
-                      });
-    LIDAREMU_TSAN_ACQUIRE(&out);
+    parallel_blocks(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock), &out,
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      const BlockContext block = context(r.begin(), r.end());
+                      for (std::size_t s = first; s < last; ++s) stages_[s].stage->run(block);
+                    });
     first = last;
   }
 }

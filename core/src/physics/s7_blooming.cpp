@@ -3,7 +3,6 @@
 // around them; contributions at one range (within dR) add, different ranges do not: the dominant
 // bin is kept. Beams that cannot bloom are skipped (the seed's slice skipping).
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <array>
@@ -12,6 +11,7 @@
 #include <numbers>
 #include <vector>
 
+#include "parallel_blocks.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
@@ -89,21 +89,17 @@ class BloomingStage final : public Stage {
       scatter(b, 0, columns, {{{0, columns - 1}, {0, -1}, {0, -1}}});
       return;
     }
-    LIDAREMU_TSAN_RELEASE(&b.work);
-    tbb::parallel_for(tbb::blocked_range<int>(0, columns, kColumnsPerBlock),
-                      [&](const tbb::blocked_range<int>& r) {
-                        LIDAREMU_TSAN_ACQUIRE(&b.work);
-                        const int lo = r.begin() - column_reach_;
-                        const int hi = r.end() - 1 + column_reach_;
-                        // Source columns in ascending order: the wrapped-around low end, the
-                        // window itself, the wrapped-around high end.
-                        const SourceRanges sources{{{0, hi - columns},
-                                                    {std::max(lo, 0), std::min(hi, columns - 1)},
-                                                    {lo + columns, columns - 1}}};
-                        scatter(b, r.begin(), r.end(), sources);
-                        LIDAREMU_TSAN_RELEASE(&b.work);
-                      });
-    LIDAREMU_TSAN_ACQUIRE(&b.work);
+    parallel_blocks(tbb::blocked_range<int>(0, columns, kColumnsPerBlock), &b.work,
+                    [&](const tbb::blocked_range<int>& r) {
+                      const int lo = r.begin() - column_reach_;
+                      const int hi = r.end() - 1 + column_reach_;
+                      // Source columns in ascending order: the wrapped-around low end, the
+                      // window itself, the wrapped-around high end.
+                      const SourceRanges sources{{{0, hi - columns},
+                                                  {std::max(lo, 0), std::min(hi, columns - 1)},
+                                                  {lo + columns, columns - 1}}};
+                      scatter(b, r.begin(), r.end(), sources);
+                    });
   }
 
  private:

@@ -68,16 +68,3 @@ void for_each_merged(const BlockContext& b, Visit&& visit) {
 }
 
 }  // namespace lidaremu::core::stage_kit
-
-// Debian's libtbb is not built for ThreadSanitizer, so TSan cannot see that spawning the tasks
-// orders the caller's writes before the workers' reads, nor that parallel_for's join orders the
-// workers' writes before the caller's. State both edges, in TSan builds only.
-#if defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
-extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
-#define LIDAREMU_TSAN_RELEASE(addr) __tsan_release(addr)
-#define LIDAREMU_TSAN_ACQUIRE(addr) __tsan_acquire(addr)
-#else
-#define LIDAREMU_TSAN_RELEASE(addr) static_cast<void>(addr)
-#define LIDAREMU_TSAN_ACQUIRE(addr) static_cast<void>(addr)
-#endif

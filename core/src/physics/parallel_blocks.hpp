@@ -1,0 +1,51 @@
+#pragma once
+// tbb::parallel_for with the orderings ThreadSanitizer cannot see stated to it. Debian's libtbb
+// is not built for TSan, so it does not see that spawning the tasks orders the caller's writes
+// before the workers' reads, that the join orders the workers' last accesses (their bodies, and
+// TBB's own bookkeeping in the caller's stack frames) before the caller goes on, nor that task
+// memory libtbb recycles between threads was last used before it is handed out again. In TSan
+// builds these edges are stated; elsewhere this is tbb::parallel_for and nothing else.
+#include <tbb/parallel_for.h>
+
+namespace lidaremu::core::parallel_detail {
+
+#if defined(__SANITIZE_THREAD__)
+void before_fork(void* token);
+void task_begin(void* token);
+void task_end(void* token);
+void after_join(void* token);
+#else
+inline void before_fork(void* /*token*/) {}
+inline void task_begin(void* /*token*/) {}
+inline void task_end(void* /*token*/) {}
+inline void after_join(void* /*token*/) {}
+#endif
+
+}  // namespace lidaremu::core::parallel_detail
+
+namespace lidaremu::core {
+
+namespace parallel_detail {
+// Out of line, so that TBB's frames (its wait node) lie below the caller's, where after_join
+// finds them: one call per parallel_for.
+template <typename Range, typename Body>
+[[gnu::noinline]] void fork_join(const Range& range, const Body& body) {
+  tbb::parallel_for(range, body);
+}
+}  // namespace parallel_detail
+
+// Runs body(subrange) over `range` on TBB's workers and the calling thread. `token` is any
+// address private to this call site's data (the frame being processed): it carries the
+// fork and join orderings, so unrelated pipelines stay unordered, and checked, between them.
+template <typename Range, typename Body>
+void parallel_blocks(const Range& range, void* token, const Body& body) {
+  parallel_detail::before_fork(token);
+  parallel_detail::fork_join(range, [&](const Range& r) {
+    parallel_detail::task_begin(token);
+    body(r);
+    parallel_detail::task_end(token);
+  });
+  parallel_detail::after_join(token);
+}
+
+}  // namespace lidaremu::core
