@@ -1,0 +1,236 @@
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
+#include "lidaremu/daemon/frame_order.hpp"
+#include "lidaremu/daemon/sensor_runtime.hpp"
+#include "sensor_runtime_detail.hpp"
+
+// What the engine sends, on the io thread: datagrams checked, counted and gathered into frames.
+namespace lidaremu::daemon {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using runtime_detail::unix_now_s;
+using runtime_detail::worth_logging;
+
+void SensorRuntime::receive_next() {
+  hits_socket_.async_receive_from(
+      asio::buffer(receive_buffer_), sender_,
+      [this](const boost::system::error_code& ec, std::size_t size) {
+        if (ec == asio::error::operation_aborted || !hits_socket_.is_open()) return;
+        if (!ec) on_datagram(size);
+        receive_next();
+      });
+}
+
+void SensorRuntime::on_datagram(std::size_t size) {
+  ++counters_.datagrams_in;
+  counters_.bytes_in += size;
+  if (!settings_.allowed_senders.empty()) {
+    const auto& allowed = settings_.allowed_senders;
+    const bool known = sender_.address().is_v4() &&
+                       std::find(allowed.begin(), allowed.end(),
+                                 sender_.address().to_v4().to_uint()) != allowed.end();
+    if (!known) {
+      if (worth_logging(++counters_.datagrams_refused_sender)) {
+        spdlog::warn("sensor {}: datagram from {} refused: not on the allow-list ({} so far)",
+                     settings_.name, sender_.address().to_string(),
+                     counters_.datagrams_refused_sender.load());
+      }
+      return;
+    }
+  }
+  const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
+  if (recorders_.input && sender_.address().is_v4()) {
+    // Everything that arrived, good or bad, with its arrival time: a replay reproduces the run.
+    input_lane_->record(unix_now_s(), {sender_.address().to_v4().to_uint(), sender_.port()},
+                        hits_address_, datagram.first(std::min(size, protocol::kMaxDatagram)));
+  }
+  if (size > protocol::kMaxDatagram) {
+    log_rejection(protocol::BatchError::kOversized);
+    return;
+  }
+  if (protocol::identify(datagram) == protocol::MessageKind::kControl) {
+    on_control(datagram);
+    return;
+  }
+  if (paused_) {
+    ++counters_.batches_while_paused;
+    return;
+  }
+  if (raw_)
+    on_raw(datagram);
+  else
+    on_framed(datagram);
+  arm_idle_timer();
+}
+
+void SensorRuntime::log_rejection(protocol::BatchError e) {
+  counters_.reject(e);
+  const auto count = counters_.rejected[static_cast<std::size_t>(e)].load();
+  if (worth_logging(count)) {
+    spdlog::warn("sensor {}: datagram from {}:{} rejected: {} ({} so far)", settings_.name,
+                 sender_.address().to_string(), sender_.port(), protocol::to_string(e), count);
+  }
+}
+
+void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
+  protocol::BatchView batch;
+  auto error = protocol::decode_hit_batch(datagram, batch);
+  if (error == protocol::BatchError::kNone && batch.sensor_id != settings_.sensor_id) {
+    error = protocol::BatchError::kUnknownSensor;
+  }
+  if (error == protocol::BatchError::kNone) {
+    error = protocol::check_batch_shape(batch, settings_.pattern.columns_per_frame,
+                                        static_cast<std::uint16_t>(settings_.model->channels));
+  }
+  if (error != protocol::BatchError::kNone) {
+    log_rejection(error);
+    return;
+  }
+  const std::optional<std::uint32_t> reference =
+      current_ ? std::optional(current_->frame_number) : last_submitted_frame_;
+  if (reference) {
+    const FrameOrder order = frame_order(batch.frame, *reference);
+    if (order == FrameOrder::kStale || (order == FrameOrder::kSame && !current_)) {
+      ++counters_.batches_stale;
+      return;
+    }
+    if (order == FrameOrder::kResequence) {
+      const auto count = ++counters_.frames_resequenced;
+      if (worth_logging(count)) {
+        spdlog::warn(
+            "sensor {}: frame {} after frame {}: the engine renumbered its frames (or a "
+            "stray batch); a new sequence starts ({} so far)",
+            settings_.name, batch.frame, *reference, count);
+      }
+    }
+    if (current_ && order != FrameOrder::kSame) submit_current();
+  }
+  if (!current_) current_ = acquire_frame(batch.frame);
+  if (!current_->has_sim_time) {
+    const auto column_ns = static_cast<std::uint64_t>(
+        std::llround(settings_.pattern.column_period_s * 1e9 * batch.first_column));
+    current_->sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
+    current_->has_sim_time = batch.sim_time_ns != 0;
+  }
+  stamp_frame();  // a Control message takes effect from the next batch on
+  const auto rows = protocol::store_batch(batch, settings_.engine, materials_, *current_);
+  counters_.add_rows(rows);
+  if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
+    const auto bad =
+        counters_.rows_non_finite + counters_.rows_unknown_material + counters_.rows_out_of_range;
+    if (worth_logging(bad)) {
+      spdlog::warn(
+          "sensor {}: frame {}: dropped rows: {} non-finite, {} unknown material, {} absurd ({} so "
+          "far)",
+          settings_.name, batch.frame, rows.non_finite, rows.unknown_material, rows.out_of_range,
+          bad);
+    }
+  }
+  if (current_->columns_received == current_->shape.columns) submit_current();
+}
+
+void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
+  if (const auto error = raw_->check(datagram); error != protocol::BatchError::kNone) {
+    log_rejection(error);
+    return;
+  }
+  if (!current_) current_ = acquire_frame(raw_frame_counter_++);
+  stamp_frame();
+  const auto rows = raw_->store(datagram, settings_.engine, materials_, current_, [this] {
+    submit_current();
+    current_ = acquire_frame(raw_frame_counter_++);
+    stamp_frame();
+  });
+  counters_.add_rows(rows);
+}
+
+void SensorRuntime::stamp_frame() {
+  current_->weather = weather_;
+  if (control_pose_ && !current_->has_pose) {
+    current_->has_pose = true;
+    current_->pose_column = 0;
+    current_->world_from_sensor = *control_pose_;
+  }
+}
+
+void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
+  protocol::ControlView control;
+  const auto error = protocol::decode_control(datagram, control);
+  if (error == protocol::BatchError::kNone && control.sensor_id != settings_.sensor_id) {
+    log_rejection(protocol::BatchError::kUnknownSensor);
+    return;
+  }
+  if (error != protocol::BatchError::kNone) {
+    log_rejection(error);
+    return;
+  }
+  ++counters_.control_messages;
+  const core::Weather before = weather_;
+  const bool was_paused = paused_;
+  if (control.has_pose) {
+    control_pose_ = settings_.engine.pose(control.pose_position, control.pose_orientation);
+  }
+  if (control.pause) paused_ = true;
+  if (control.resume) paused_ = false;
+  if (control.fog_visibility_m > 0) weather_.visibility_m = control.fog_visibility_m;
+  if (control.rain_mm_per_h >= 0) weather_.rain_mm_per_h = control.rain_mm_per_h;
+  if (control.sun_irradiance_w_per_m2 >= 0) {
+    weather_.sun_irradiance_w_per_m2 = control.sun_irradiance_w_per_m2;
+  }
+  // Logged when the state changes, not per message: an engine may send its pose in a Control
+  // message every tick.
+  if (paused_ != was_paused || weather_.rain_mm_per_h != before.rain_mm_per_h ||
+      weather_.visibility_m != before.visibility_m ||
+      weather_.sun_irradiance_w_per_m2 != before.sun_irradiance_w_per_m2) {
+    spdlog::info("sensor {}: control: paused={} rain={} mm/h visibility={} m sun={} W/m^2",
+                 settings_.name, paused_, weather_.rain_mm_per_h, weather_.visibility_m,
+                 weather_.sun_irradiance_w_per_m2);
+  }
+}
+
+void SensorRuntime::arm_idle_timer() {
+  idle_timer_.expires_after(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(settings_.idle_timeout_s)));
+  idle_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !current_ || current_->columns_received == 0) return;
+    submit_current();  // the engine went quiet: what arrived is the frame
+    if (raw_) raw_->reset();
+  });
+}
+
+core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
+  // Never waits: of the frame buffers (at least 3), the processing thread holds at most one and
+  // none is being filled here, so one is free or waiting. Only when the processing thread is
+  // between returning one and taking the next can both queues look empty for an instant.
+  core::FrameHits* frame = nullptr;
+  while (!free_frames_.try_pop(frame)) {
+    // Processing is behind: give up the oldest waiting frame, whole.
+    if (ready_frames_.try_pop(frame) && frame) {
+      ++counters_.frames_dropped;
+      if (worth_logging(counters_.frames_dropped)) {
+        spdlog::warn("sensor {}: input outruns processing; dropped frame {} ({} so far)",
+                     settings_.name, frame->frame_number, counters_.frames_dropped.load());
+      }
+      break;
+    }
+    std::this_thread::yield();
+  }
+  frame->clear(frame_number);
+  return frame;
+}
+
+void SensorRuntime::submit_current() {
+  if (!current_) return;
+  if (current_->columns_received == current_->shape.columns)
+    ++counters_.frames_complete;
+  else
+    ++counters_.frames_incomplete;
+  last_submitted_frame_ = current_->frame_number;
+  ready_frames_.push(current_);
+  current_ = nullptr;
+}
+
+}  // namespace lidaremu::daemon

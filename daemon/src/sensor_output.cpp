@@ -1,0 +1,184 @@
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "lidaremu/daemon/punctual_thread.hpp"
+#include "lidaremu/daemon/sensor_runtime.hpp"
+#include "sensor_runtime_detail.hpp"
+
+// Frames through the physics and the encoder on the processing thread; packets onto the wire at
+// the sensor's pace on the sending thread.
+namespace lidaremu::daemon {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using runtime_detail::resolve;
+using runtime_detail::unix_now_s;
+
+class SensorRuntime::QueueSink final : public core::PacketSink {
+ public:
+  explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double sensor_time_s) override {
+    PacketSlot* slot = nullptr;
+    owner_.free_slots_.pop(slot);  // blocks while the emitter is behind: back-pressure
+    std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
+    slot->size = bytes.size();
+    slot->sensor_time_s = sensor_time_s;
+    slot->channel = channel;
+    owner_.ready_slots_.push(slot);
+  }
+
+ private:
+  SensorRuntime& owner_;
+};
+
+// Packets to the emitter, and the data packets also into a live-view frame.
+class SensorRuntime::TeeSink final : public core::PacketSink {
+ public:
+  TeeSink(core::PacketSink& next, LiveFrame& frame) : next_(next), frame_(frame) {}
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double sensor_time_s) override {
+    if (channel == core::PacketChannel::kData) {
+      frame_.bytes.insert(frame_.bytes.end(), bytes.begin(), bytes.end());
+      frame_.packet_ends.push_back(frame_.bytes.size());
+    }
+    next_.on_packet(channel, bytes, sensor_time_s);
+  }
+
+ private:
+  core::PacketSink& next_;
+  LiveFrame& frame_;
+};
+
+double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
+  const double period = settings_.pattern.frame_period_s;
+  double start = 0;
+  if (settings_.clock == ClockSource::kSim) {
+    start = frame.has_sim_time ? frame.sim_time_ns * 1e-9
+                               : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
+  } else {
+    // UNIX time; the Ouster encoder turns it into its timestamp mode's clock.
+    const double now = unix_now_s();
+    start = last_frame_start_ ? *last_frame_start_ + period : now;
+    if (std::fabs(start - now) > 1.0) start = now;  // input paused or raced ahead: rejoin the clock
+  }
+  last_frame_start_ = start;
+  return start;
+}
+
+void SensorRuntime::process_loop() {
+  QueueSink sink(*this);
+  for (;;) {
+    core::FrameHits* frame = nullptr;
+    ready_frames_.pop(frame);
+    if (!frame) {
+      frames_ended_ = true;
+      break;
+    }
+    const auto begin = Clock::now();
+    pipeline_.process(*frame, returns_);
+    const double start = frame_start_time(*frame);
+    if (frame->has_pose) {
+      motion_.add(start + frame->pose_column * settings_.pattern.column_period_s,
+                  frame->world_from_sensor);
+      encoder_->set_motion(motion_.reading());
+    }
+    free_frames_.push(frame);
+    // Physics time only: encoding below may wait for the paced emitter (back-pressure).
+    const auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
+    store_max(counters_.processing_ns_max, ns);
+    counters_.processing.observe(static_cast<double>(ns) * 1e-9);
+    ++counters_.frames_processed;
+    if (LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr) {
+      TeeSink tee(sink, *live);
+      encoder_->encode_frame(returns_, start, tee);
+      tap_->submit(live, returns_);
+    } else {
+      encoder_->encode_frame(returns_, start, sink);
+    }
+  }
+  encoder_->flush(sink);
+  ready_slots_.push(nullptr);
+}
+
+void SensorRuntime::emit_loop() {
+  if (settings_.pace == Pace::kRealtime && !make_thread_punctual()) {
+    spdlog::info(
+        "sensor {}: pacing runs in the normal scheduling class (no permission for real-time "
+        "priority): packets may leave up to milliseconds late when the CPU is saturated",
+        settings_.name);
+  }
+  asio::io_context local_io;  // synchronous sends only; no handlers run here
+  asio::ip::udp::socket socket(local_io);
+  socket.open(asio::ip::udp::v4());
+  socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
+  // Packets come from the sensor's own address: the newest Ouster client drops any other.
+  boost::system::error_code ec;
+  if (!settings_.sensor_ip.empty()) {
+    socket.bind({asio::ip::make_address_v4(settings_.sensor_ip, ec), 0}, ec);
+    if (ec) {
+      spdlog::error("sensor {}: cannot send from {}: {}; packets leave from any address",
+                    settings_.name, settings_.sensor_ip, ec.message());
+    }
+  }
+  if (settings_.sensor_ip.empty() || ec) socket.bind({asio::ip::address_v4::any(), 0}, ec);
+  const auto data_to = resolve(settings_.out, "output address");
+  const auto telemetry_to = resolve(settings_.telemetry, "telemetry address");
+  // What a capture shows as the source: the bound address, or loopback when bound to any.
+  auto source = socket.local_endpoint(ec);
+  if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
+  std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
+  for (;;) {
+    PacketSlot* slot = nullptr;
+    ready_slots_.pop(slot);
+    if (!slot) {
+      slots_ended_ = true;
+      break;
+    }
+    if (settings_.pace == Pace::kRealtime) {
+      const auto now = Clock::now();
+      auto deadline = now;
+      if (anchor) {
+        deadline = anchor->first +
+                   std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
+      }
+      // Out of step by more than a moment (input stalled, or time jumped): start afresh, the
+      // margin ahead.
+      if (!anchor || deadline < now - std::chrono::milliseconds(50) ||
+          deadline > now + std::chrono::seconds(2)) {
+        if (anchor) ++counters_.pacing_resyncs;
+        deadline = now + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(settings_.pacing_margin_s));
+        anchor.emplace(deadline, slot->sensor_time_s);
+      }
+      std::this_thread::sleep_until(deadline);
+      const auto late_ns = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - deadline).count());
+      store_max(counters_.pacing_error_ns_max, late_ns);
+      counters_.pacing_error.observe(static_cast<double>(late_ns) * 1e-9);
+    }
+    const bool data = slot->channel == core::PacketChannel::kData;
+    socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,
+                   ec);
+    if (!ec && output_lane_) {
+      const auto& to = data ? data_to : telemetry_to;
+      output_lane_->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
+                           {to.address().to_v4().to_uint(), to.port()},
+                           std::span(slot->bytes.data(), slot->size));
+    }
+    if (ec) {
+      ++counters_.send_errors;
+    } else if (data) {
+      ++counters_.packets_out;
+      counters_.bytes_out += slot->size;
+    } else {
+      ++counters_.telemetry_packets_out;
+    }
+    free_slots_.push(slot);
+  }
+}
+
+}  // namespace lidaremu::daemon
