@@ -21,15 +21,15 @@
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/daemon/thread_guard.hpp"
+#include "round_trip.hpp"
 
 using namespace lidaremu;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Port 80, as drivers expect, when the test may bind it; otherwise another one.
-std::string api_port() { return ::geteuid() == 0 ? "80" : "18080"; }
-
+using test::api_port;
+using test::port_of;
+using test::scene_rows;
 }  // namespace
 
 TEST_CASE("Web pages cannot change state; tools and allowed pages can", "[e2e][http][hostile]") {
@@ -154,16 +154,6 @@ double percentile(std::vector<double> values, double p) {
   return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
 }
 
-std::uint16_t port_of(const std::string& url) {
-  return static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
-}
-
-std::vector<float> scene_rows(const core::ScanPattern& pattern) {
-  std::vector<float> rows;
-  clients::DemoScene().render(core::BeamGeometry(pattern), rows);
-  return rows;
-}
-
 }  // namespace
 
 TEST_CASE("A reinitialisation storm on one sensor does not starve the others or /healthz",
@@ -243,8 +233,7 @@ TEST_CASE("A reinitialisation storm on one sensor does not starve the others or 
   if (!test::kSanitized) {
     CHECK(daemon.counter("lidaremu_frames_dropped_total{sensor=\"neighbour\"}") == 0);
     CHECK(daemon.counter("lidaremu_input_kernel_drops_total{sensor=\"neighbour\"}") == 0);
-    CHECK(daemon.counter("lidaremu_frames_processed_total{sensor=\"neighbour\"}") >=
-          kFrames - 1);
+    CHECK(daemon.counter("lidaremu_frames_processed_total{sensor=\"neighbour\"}") >= kFrames - 1);
     CHECK(neighbour_packets >= static_cast<std::size_t>(kFrames * 75 * 0.95));
     CHECK(percentile(health, 0.99) < 0.1);
   }

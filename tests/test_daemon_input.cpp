@@ -1,0 +1,284 @@
+// What an engine (or anyone else) sends the real daemon: hostile datagrams, floods, strangers,
+// columns out of order, frame numbers far ahead or restarted, input the kernel drops.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "daemon_process.hpp"
+#include "lidaremu/clients/bench.hpp"
+#include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/pcap.hpp"
+#include "lidaremu/core/velodyne.hpp"
+#include "lidaremu/daemon/settings.hpp"
+#include "round_trip.hpp"
+
+using namespace lidaremu;
+using namespace std::chrono_literals;
+
+namespace {
+using test::api_port;
+using test::check_ouster_round_trip;
+using test::check_velodyne_round_trip;
+using test::free_udp_port;
+using test::hits_url;
+using test::scene_rows;
+using test::steady_rate;
+using test::valid_rows;
+}  // namespace
+
+TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2e][hostile]") {
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--pace", "afap"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  clients::BatchHeader h{.column_count = 2};
+  const auto good_batch =
+      clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7));
+  // Truncated, wrong identifier, failing verification.
+  sender.send(std::span(good_batch).first(5));
+  auto wrong_id = good_batch;
+  wrong_id[4] = 'Z';
+  sender.send(wrong_id);
+  auto corrupt = good_batch;
+  corrupt[0] = 0xFF, corrupt[1] = 0xFF, corrupt[2] = 0xFF;
+  sender.send(corrupt);
+  // Row count disagreeing with the header, unknown sensor, columns past the frame.
+  h.column_count = 3;
+  sender.send(clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7)));
+  h.column_count = 2;
+  h.sensor_id = 9;
+  sender.send(clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7)));
+  h.sensor_id = 0;
+  h.first_column = 5000;
+  sender.send(clients::build_hit_batch(h, std::span(rows).first(std::size_t{2} * 16 * 7)));
+  // Random bytes and a Control message with NaN weather.
+  std::vector<std::uint8_t> noise(1000);
+  for (std::size_t i = 0; i < noise.size(); ++i)
+    noise[i] = static_cast<std::uint8_t>(i * 7919 % 251);
+  sender.send(noise);
+  sender.send(clients::build_control({.fog_visibility_m = std::nanf("")}));
+  // Then a whole good frame with poisoned rows in it: NaN, infinity, unknown material.
+  const std::size_t valid = valid_rows(rows);
+  std::size_t poisoned_valid = 0;
+  for (std::size_t beam : {100u, 2000u, 3000u, 7000u}) poisoned_valid += rows[beam * 7 + 6] != 0;
+  rows[100 * 7 + 0] = std::nanf("");
+  rows[2000 * 7 + 2] = INFINITY;
+  rows[3000 * 7 + 6] = 77;
+  rows[7000 * 7 + 6] = 5000;
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(rows);
+  const auto packets = data.receive(75, 3s, 20s);
+  CHECK(packets.size() == 75);
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"";
+  auto rejected = [&](const char* reason) {
+    return daemon.counter("lidaremu_batches_rejected_total" + s + ",reason=\"" + reason + "\"}");
+  };
+  CHECK(rejected("too_short") == 1);
+  CHECK(rejected("unknown_identifier") == 2);  // the wrong id and the noise
+  CHECK(rejected("verify_failed") == 1);
+  CHECK(rejected("row_count_mismatch") == 1);
+  CHECK(rejected("unknown_sensor") == 1);
+  CHECK(rejected("columns_out_of_range") == 1);
+  CHECK(rejected("bad_layout") == 1);  // the NaN weather
+  CHECK(daemon.counter("lidaremu_rows_non_finite_total" + s + "}") == 2);
+  CHECK(daemon.counter("lidaremu_rows_unknown_material_total" + s + "}") == 2);
+  CHECK(daemon.counter("lidaremu_rows_stored_total" + s + "}") == valid - poisoned_valid);
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s + "}") == 1);
+  // The daemon said why, in its log (stderr is inherited; the counters above are the proof).
+  const auto tail = data.receive(1, 500ms, 2s);
+  auto all = packets;
+  all.insert(all.end(), tail.begin(), tail.end());
+  CHECK(check_velodyne_round_trip(all, scene_rows(pattern)) == valid - poisoned_valid);
+}
+
+TEST_CASE("A sender allow-list refuses and counts everyone else", "[e2e][hostile]") {
+  test::UdpReceiver data;
+  // Only 127.0.0.9 may send; the test sends from 127.0.0.1.
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--allow", "127.0.0.9", "--api-port", "0", "--http",
+                              "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(data.receive(10, 500ms, 2s).empty());
+  REQUIRE(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_datagrams_refused_sender_total{sensor=\"vlp16-0\"}") > 0);
+  CHECK(daemon.counter("lidaremu_rows_stored_total{sensor=\"vlp16-0\"}") == 0);
+  CHECK(daemon.output().find("not on the allow-list") != std::string::npos);  // a log says why
+}
+
+TEST_CASE("A flood on one sensor's input does not delay another's packets",
+          "[e2e][hostile][pacing]") {
+  test::UdpReceiver calm_out, flooded_out;
+  const std::string config = "/tmp/lidaremu-e2e-isolation.toml";
+  {
+    std::ofstream f(config);
+    f << "[daemon]\nhttp = \"off\"\n"
+      << "[[sensor]]\nname = \"calm\"\nmodel = \"vlp16\"\nsensor_id = 0\napi_port = 0\n"
+      << "hits = \"udp://127.0.0.1:0\"\nout = \"" << calm_out.url() << "\"\n"
+      << "[[sensor]]\nname = \"flooded\"\nmodel = \"vlp16\"\nsensor_id = 1\napi_port = 0\n"
+      << "hits = \"udp://127.0.0.1:0\"\nout = \"" << flooded_out.url() << "\"\n";
+  }
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("sensor flooded", 5s));
+  // Both inputs' ports, from the start-up lines.
+  auto port_of = [&](const std::string& name) {
+    const auto& out = daemon.output();
+    const auto line = out.find("sensor " + name + " (");
+    const auto at = out.find("hits udp://127.0.0.1:", line) + 21;
+    return "udp://127.0.0.1:" + out.substr(at, out.find(' ', at) - at);
+  };
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  std::atomic<bool> done{false};
+  // The flooded input gets whole frames as fast as the loopback takes them (far beyond ten
+  // times the sensor's rate) mixed with garbage.
+  std::thread flood([&] {
+    clients::UdpSender sender(port_of("flooded"));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+    const std::vector<std::uint8_t> junk(1400, 0x5A);
+    while (!done) {
+      streamer.send_frame(rows);
+      for (int i = 0; i < 200; ++i) sender.send(junk);
+    }
+  });
+  std::thread engine([&] {
+    clients::UdpSender sender(port_of("calm"));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
+    for (int f = 0; f < 25; ++f) streamer.send_frame(rows);
+  });
+  const auto packets = calm_out.receive(1500, 1s, 10s);
+  engine.join();
+  done = true;
+  flood.join();
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() > 1200);
+  const double rate = steady_rate(packets, 100, 50);
+  INFO("calm sensor: " << rate << " packets/s while its neighbour was flooded");
+  CHECK(rate == Approx(1e6 / 1327.104).epsilon(0.01));
+  if (!test::kSanitized)
+    CHECK(daemon.counter("lidaremu_frames_dropped_total{sensor=\"calm\"}") == 0);
+  CHECK(daemon.counter("lidaremu_batches_rejected_total{sensor=\"flooded\",reason="
+                       "\"unknown_identifier\"}") > 1000);
+  std::remove(config.c_str());
+}
+
+TEST_CASE("Columns out of order or twice, absurd rows, a frame that never completes",
+          "[e2e][hostile]") {
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", "150", "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  auto rows = scene_rows(pattern);
+  // Absurd values: a hit 1e30 m away, a normal of length 0.
+  rows[500 * 7 + 0] = 1e30f;
+  rows[500 * 7 + 6] = 8;
+  rows[900 * 7 + 3] = rows[900 * 7 + 4] = rows[900 * 7 + 5] = 0;
+  rows[900 * 7 + 6] = 8;
+  clients::UdpSender sender(hits_url(daemon));
+  auto batches = clients::build_frame_batches(
+      {.frame = 0, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame)}, 16, rows,
+      0, 60000);
+  // Frame 0: its batches last to first, the middle one twice.
+  std::reverse(batches.begin(), batches.end());
+  batches.insert(batches.begin() + 3, batches[batches.size() / 2]);
+  for (const auto& b : batches) sender.send(b);
+  // Frame 1: only its first half, then silence.
+  auto half = clients::build_frame_batches(
+      {.frame = 1, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame / 2)}, 16,
+      std::span(rows).first(rows.size() / 2), 0, 60000);
+  for (const auto& b : half) sender.send(b);
+  const auto packets = data.receive(200, 1s, 10s);
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s) == 1);
+  CHECK(daemon.counter("lidaremu_frames_incomplete_total" + s) == 1);  // the idle timeout ends it
+  CHECK(daemon.counter("lidaremu_frames_processed_total" + s) == 2);
+  CHECK(daemon.counter("lidaremu_rows_out_of_range_total" + s) == 4);  // in both frames
+  // Both frames' packets went out: the whole first frame, the half second one (and the rest
+  // of the second frame's firing sequences, empty, as the sensor's stream continues).
+  CHECK(packets.size() >= 75 + 37);
+}
+
+TEST_CASE("Frame numbers: a stray far ahead and an engine restart do not silence the sensor",
+          "[e2e][hostile]") {
+  // The audit: one batch numbered 1,000 ahead made every later frame stale, and so did an
+  // engine that restarted its frame counter. Now both start a new sequence (counted).
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", "100", "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  const auto frame = [&](std::uint32_t number) {
+    return clients::build_frame_batches(
+        {.frame = number, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame)},
+        16, rows, 0, 60000);
+  };
+  // Each frame's packets are awaited before the next is sent, so none is dropped for load.
+  std::size_t packets = 0;
+  const auto send_frame = [&](std::uint32_t f) {
+    for (const auto& b : frame(f)) sender.send(b);
+    packets += data.receive(75, 300ms, 5s).size();
+  };
+  send_frame(100);
+  send_frame(101);
+  sender.send(frame(2000).front());                                      // a stray batch, far ahead
+  for (const std::uint32_t f : {102u, 103u, 0u, 1u, 2u}) send_frame(f);  // on, then a restart
+  packets += data.receive(100, 500ms, 5s).size();
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s) == 7);
+  CHECK(daemon.counter("lidaremu_frames_incomplete_total" + s) == 1);   // the stray's lone batch
+  CHECK(daemon.counter("lidaremu_frames_resequenced_total" + s) == 3);  // 2000, 102, 0
+  CHECK(daemon.counter("lidaremu_batches_stale_total" + s) == 0);
+  CHECK(daemon.counter("lidaremu_frames_dropped_total" + s) == 0);
+  CHECK(packets >= 7 * 75);
+}
+
+TEST_CASE("Input the kernel drops while the daemon cannot read is counted, datagram for datagram",
+          "[e2e][hostile]") {
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              "udp://127.0.0.1:9", "--api-port", "0", "--http", "off", "--pace",
+                              "afap"});
+  // A stopped process reads nothing: 40 MB of 60 KB datagrams overflow its 16 MiB buffer.
+  daemon.send_signal(SIGSTOP);
+  clients::UdpSender sender(hits_url(daemon));
+  const std::vector<std::uint8_t> junk(60000, 0x5A);
+  constexpr std::uint64_t kSent = 700;
+  for (std::uint64_t i = 0; i < kSent; ++i) REQUIRE(sender.send(junk));
+  daemon.send_signal(SIGCONT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE(daemon.stop() == 0);
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  const auto in = daemon.counter("lidaremu_datagrams_in_total" + s);
+  const auto dropped = daemon.counter("lidaremu_input_kernel_drops_total" + s);
+  CHECK(in > 0);  // how many fit depends on the buffer the kernel granted (rmem_max)
+  CHECK(dropped > 100);
+  CHECK(in + dropped == kSent);
+  CHECK(daemon.counter(
+            "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"unknown_identifier\"}") ==
+        in);
+}

@@ -1,0 +1,218 @@
+// The daemon as an operator runs it: start-up errors, the control endpoint, host names,
+// SIGHUP reloads, signals at any moment.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "daemon_process.hpp"
+#include "lidaremu/clients/bench.hpp"
+#include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/pcap.hpp"
+#include "lidaremu/core/velodyne.hpp"
+#include "lidaremu/daemon/settings.hpp"
+#include "round_trip.hpp"
+
+using namespace lidaremu;
+using namespace std::chrono_literals;
+
+namespace {
+using test::api_port;
+using test::check_ouster_round_trip;
+using test::check_velodyne_round_trip;
+using test::free_udp_port;
+using test::hits_url;
+using test::scene_rows;
+using test::valid_rows;
+}  // namespace
+
+TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]") {
+  // Exit codes as the README states: 2 usage, 3 configuration.
+  const std::string binary = test::daemon_path();
+  CHECK(WEXITSTATUS(std::system((binary + " --no-such-flag 2>/dev/null").c_str())) == 2);
+  CHECK(WEXITSTATUS(std::system((binary + " --rpm 5000 2>/dev/null").c_str())) == 3);
+  CHECK(WEXITSTATUS(std::system((binary + " --help >/dev/null").c_str())) == 0);
+  test::UdpReceiver taken;
+  // The hits port is taken by another socket (UDP on the same address and port).
+  try {
+    test::DaemonProcess daemon({"--hits", "udp://127.0.0.1:" + std::to_string(taken.port())});
+    FAIL("started on a taken port");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(e.what(),
+               Catch::Contains("cannot listen on") && Catch::Contains("pick another with --hits"));
+  }
+  try {
+    test::DaemonProcess daemon({"--config", "/nonexistent/lidaremu.toml"});
+    FAIL("started without a config");
+  } catch (const std::runtime_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("cannot open: No such file"));
+  }
+  // A device aborted start-up on out-of-memory, a FIFO hung it: both refused at once, exit 3.
+  const std::string fifo = "/tmp/lidaremu-e2e-fifo.toml";
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& config : {std::string("/dev/zero"), fifo}) {
+    INFO(config);
+    CHECK(WEXITSTATUS(std::system((binary + " --config " + config + " 2>/dev/null").c_str())) == 3);
+  }
+  std::remove(fifo.c_str());
+}
+
+TEST_CASE("The daemon's HTTP endpoint: health, metrics, sensors, weather with a token",
+          "[e2e][http]") {
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--pace", "afap", "--http", "127.0.0.1:0", "--http-token", "s3cret",
+                              "--api-port", "0"});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon);
+  CHECK(test::http_request("GET", base + "/healthz").status == 200);
+  // Traffic, then the metrics show it.
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  streamer.send_frame(scene_rows(pattern));
+  REQUIRE(data.receive(150, 2s, 10s).size() >= 150);
+  const auto metrics = test::http_request("GET", base + "/metrics");
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("lidaremu_packets_out_total{sensor=\"vlp16-0\"}") != std::string::npos);
+  CHECK(metrics.body.find("lidaremu_processing_seconds_bucket{sensor=\"vlp16-0\",le=\"+Inf\"}") !=
+        std::string::npos);
+  CHECK(metrics.body.find("lidaremu_processing_seconds_count{sensor=\"vlp16-0\"} ") !=
+        std::string::npos);
+  CHECK(metrics.body.find("lidaremu_frames_queued{sensor=\"vlp16-0\"}") != std::string::npos);
+  const auto sensors =
+      nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
+  REQUIRE(sensors.size() == 1);
+  CHECK(sensors[0]["model"] == "vlp16");
+  CHECK(sensors[0]["rpm"] == 600);
+  CHECK(sensors[0]["frames_processed"].get<int>() >= 1);
+  // Changing the weather needs the token; values are checked like the config file's.
+  const std::string weather = base + "/api/v1/sensors/vlp16-0/weather";
+  CHECK(test::http_request("PUT", weather, R"({"rain_mm_per_h": 25})").status == 401);
+  CHECK(test::http_request("PUT", weather, R"({"rain_mm_per_h": 25})", "wrong").status == 401);
+  CHECK(test::http_request("PUT", weather, R"({"rain_mm_per_h": 9000})", "s3cret").status == 400);
+  CHECK(test::http_request("PUT", weather, R"({"hail": 1})", "s3cret").status == 400);
+  CHECK(test::http_request("PUT", weather, "not json", "s3cret").status == 400);
+  const auto set =
+      test::http_request("PUT", weather, R"({"rain_mm_per_h": 25, "visibility_m": 900})", "s3cret");
+  CHECK(set.status == 200);
+  const auto now = nlohmann::json::parse(test::http_request("GET", weather).body);
+  CHECK(now["rain_mm_per_h"] == 25.0);
+  CHECK(now["visibility_m"] == 900.0);
+  CHECK(test::http_request("GET", base + "/api/v1/sensors/nope").status == 404);
+  CHECK(test::http_request("GET", base + "/nothing").status == 404);
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("A host name in --out: the daemon resolves it and sends there", "[e2e]") {
+  // The audit: `--out udp://HOSTNAME:2368` ended the daemon (an exception on the emit thread).
+  // This machine's own name where it resolves to 127.0.0.1 (as /etc/hosts usually has it),
+  // else "localhost"; either goes through the resolver.
+  std::string host = "localhost";
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0) {
+    daemon::Endpoint e{name, 0};
+    if (!daemon::resolve_host(e) && e.host == "127.0.0.1") host = name;
+  }
+  INFO("host " << host);
+  test::UdpReceiver data;
+  const std::string port = data.url().substr(data.url().rfind(':') + 1);
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://" + host + ":0", "--out",
+                              "udp://" + host + ":" + port, "--physics", "ideal", "--pace", "afap",
+                              "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(data.receive(75, 1s, 10s).size() >= 75);
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and says why",
+          "[e2e][reload]") {
+  const std::string config = "/tmp/lidaremu-e2e-reload.toml";
+  test::UdpReceiver out_a, out_b;
+  auto write = [&](const std::string& text) {
+    std::ofstream f(config);
+    f << "[daemon]\nhttp = \"127.0.0.1:0\"\n" << text;
+  };
+  const std::string sensor_a =
+      "[[sensor]]\nname = \"a\"\nmodel = \"vlp16\"\napi_port = 0\n"
+      "hits = \"udp://127.0.0.1:0\"\nout = \"" +
+      out_a.url() + "\"\n";
+  write(sensor_a);
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon);
+  // A second sensor and a new rate for the first.
+  write(sensor_a +
+        "rpm = 1200\n[[sensor]]\nname = \"b\"\nmodel = \"os1-32\"\nsensor_id = 1\n"
+        "api_port = 0\nhits = \"udp://127.0.0.1:0\"\nout = \"" +
+        out_b.url() + "\"\n");
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("reloaded", 30s));  // sanitized builds are slow
+  auto sensors = nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
+  REQUIRE(sensors.size() == 2);
+  CHECK(sensors[0]["rpm"] == 1200);
+  CHECK(sensors[1]["model"] == "os1-32");
+  // A broken file: everything keeps running, the log says why.
+  write("[[sensor]]\nmodel = \"vlp99\"\n");
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("keeping the running configuration", 30s));
+  CHECK(daemon.output().find("vlp99") != std::string::npos);
+  // A file that crashed the loader (a header nested 40,000 deep overflowed toml++'s stack) and
+  // one that hung it (a FIFO): refused with the reason, nothing stops.
+  {
+    std::string deep = "[";
+    for (int i = 0; i < 39999; ++i) deep += "a.";
+    write(deep + "a]\n");
+  }
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("levels deep", 30s));
+  std::remove(config.c_str());
+  REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("not a regular file", 30s));
+  std::remove(config.c_str());
+  sensors = nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
+  CHECK(sensors.size() == 2);
+  // The reloaded sensor works: a frame in, packets out.
+  const auto hits = sensors[0]["hits"].get<std::string>();
+  clients::UdpSender sender(hits);
+  const auto pattern = clients::scan_for("vlp16", 1200, "");
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(out_a.receive(30, 1s, 5s).size() >= 30);
+  CHECK(daemon.stop() == 0);
+  std::remove(config.c_str());
+}
+
+TEST_CASE("A signal sent the moment the daemon first speaks is handled, not fatal",
+          "[e2e][reload]") {
+  // The daemon once installed its handlers after printing its sensors and control address;
+  // a supervisor quick enough met SIGHUP's default action (the process died, exit 129).
+  for (int round = 0; round < 10; ++round) {
+    test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                                "udp://127.0.0.1:9", "--api-port", "0", "--http", "127.0.0.1:0"});
+    daemon.send_signal(SIGHUP);  // right after the first line, before the control endpoint
+    REQUIRE(daemon.wait_for_output("nothing to reload", 5s));
+    REQUIRE(daemon.stop() == 0);
+  }
+}
