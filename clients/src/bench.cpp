@@ -203,7 +203,9 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
   if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
   std::vector<float> rows;
-  DemoScene().render(core::BeamGeometry(l.pattern), rows, nullptr, o.rays_per_beam);
+  const DemoScene scene =
+      o.scene == "all-returning" ? DemoScene::enclosing_sphere(20.0) : DemoScene();
+  scene.render(core::BeamGeometry(l.pattern), rows, nullptr, o.rays_per_beam);
   const int channels = l.pattern.model->channels;
   l.rays_per_frame = rows.size() / 7;
   if (o.raw) {
@@ -446,6 +448,9 @@ std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int chann
 
 BenchReport run_bench(const BenchOptions& o) {
   if (o.sensors.empty()) throw std::runtime_error("bench: no sensor given (--sensor MODEL)");
+  if (o.scene != "demo" && o.scene != "all-returning") {
+    throw std::runtime_error("bench: scene '" + o.scene + "': expected demo or all-returning");
+  }
   std::vector<std::unique_ptr<SensorLoad>> loads;
   for (std::size_t i = 0; i < o.sensors.size(); ++i) {
     auto l = std::make_unique<SensorLoad>();
@@ -621,9 +626,9 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
   out << "lidaremu-bench: " << o.sensors.size() << " sensor(s), "
       << (o.rate > 0 ? std::to_string(o.rate) + "x real time"
                      : "as fast as taken (in flight " + std::to_string(o.in_flight) + ")")
-      << ", " << (o.raw ? "raw7" : "framed") << ", " << o.rays_per_beam << " ray(s)/beam, rain "
-      << o.rain_mm_per_h << " mm/h, physics " << o.physics << ", " << o.seconds
-      << " s measured after " << o.warmup_seconds << " s warm-up, "
+      << ", " << (o.raw ? "raw7" : "framed") << ", " << o.scene << " scene, " << o.rays_per_beam
+      << " ray(s)/beam, rain " << o.rain_mm_per_h << " mm/h, physics " << o.physics << ", "
+      << o.seconds << " s measured after " << o.warmup_seconds << " s warm-up, "
       << std::thread::hardware_concurrency() << " cores\n";
   out << "  sensor                         frames in/out  datagrams  dropped  rejected  "
          "latency p50/p99/max ms  physics ms/frame  pacing p99/max us\n";

@@ -32,6 +32,15 @@ DemoScene::DemoScene(double sensor_height_m) : ground_z_(-sensor_height_m) {
   boxes_.push_back({V(-20, -10, g), V(-12, -8.5, g + 1.2), material::kGreenVegetation, 32});
 }
 
+DemoScene DemoScene::enclosing_sphere(double radius_m, std::uint16_t material_id) {
+  DemoScene scene;
+  scene.has_ground_ = false;
+  scene.boxes_.clear();
+  scene.cylinders_.clear();
+  scene.spheres_ = {{Eigen::Vector3d::Zero(), radius_m, material_id, 1}};
+  return scene;
+}
+
 std::optional<SceneHit> DemoScene::cast(const Eigen::Vector3d& o, const Eigen::Vector3d& d,
                                         double max_range_m) const {
   double best = max_range_m;
@@ -43,7 +52,7 @@ std::optional<SceneHit> DemoScene::cast(const Eigen::Vector3d& o, const Eigen::V
       hit = SceneHit{o + t * d, normal, material, id};
     }
   };
-  if (d.z() < 0) {
+  if (has_ground_ && d.z() < 0) {
     const double t = (ground_z_ - o.z()) / d.z();
     const Eigen::Vector3d p = o + t * d;
     // Dashed lane lines 1.75 m either side of the centre, solid edge lines at 5.5 m.
@@ -99,8 +108,13 @@ std::optional<SceneHit> DemoScene::cast(const Eigen::Vector3d& o, const Eigen::V
     const double bq = oc.dot(d), cq = oc.squaredNorm() - s.radius * s.radius;
     const double disc = bq * bq - cq;
     if (disc < 0) continue;
-    const double t = -bq - std::sqrt(disc);
-    take(t, (o + t * d - s.centre) / s.radius, s.material, s.object_id);
+    const double near = -bq - std::sqrt(disc);
+    if (near > 1e-6) {
+      take(near, (o + near * d - s.centre) / s.radius, s.material, s.object_id);
+    } else {  // from inside: the far wall, its normal facing back in
+      const double far = -bq + std::sqrt(disc);
+      take(far, (s.centre - (o + far * d)) / s.radius, s.material, s.object_id);
+    }
   }
   return hit;
 }

@@ -49,6 +49,24 @@ int run(int argc, char** argv) {
   app.add_option("--ceiling-seconds", o.ceiling_seconds, "plain UDP sink run (0: skip)")
       ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
+  app.add_option("--scene", o.scene,
+                 "demo: the built-in street; all-returning: every beam returns at 20 m")
+      ->check(CLI::IsMember({"demo", "all-returning"}))
+      ->capture_default_str();
+  bool zero_loss = false;
+  double start_rate = 1, max_rate = 64, precision = 0.1;
+  app.add_flag("--zero-loss", zero_loss,
+               "search the highest offered rate that loses nothing (runs of --seconds each, "
+               "from --start-rate, growing by half, then bisected to --precision)");
+  app.add_option("--start-rate", start_rate, "zero-loss search: first rate (x real time)")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
+  app.add_option("--max-rate", max_rate, "zero-loss search: highest rate tried")
+      ->check(CLI::Range(0.01, 100.0))
+      ->capture_default_str();
+  app.add_option("--precision", precision, "zero-loss search: relative width of the result")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
   app.add_option("--daemon", o.daemon, "lidaremud to start")->capture_default_str();
   app.add_option("--seed", o.seed)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -65,6 +83,12 @@ int run(int argc, char** argv) {
     }
   }
   for (const auto& s : sensors) o.sensors.push_back(BenchSensor::parse(s));
+  if (zero_loss) {
+    std::cout << "lidaremu-bench: zero-loss search over " << o.sensors.size() << " sensor(s)\n";
+    const auto result = find_zero_loss(o, start_rate, max_rate, precision, &std::cout);
+    print_zero_loss(std::cout, o, result);
+    return 0;
+  }
   const auto report = run_bench(o);
   print_report(std::cout, o, report);
   return report.daemon_exit_code == 0 ? 0 : 1;

@@ -30,6 +30,7 @@ struct BenchOptions {
   double warmup_seconds = 1;  // of load before measuring (first frames allocate, caches fill)
   bool raw = false;           // headerless raw7 rows instead of HitBatch datagrams
   int rays_per_beam = 1;
+  std::string scene = "demo";  // or "all-returning": every beam returns, at 20 m (the worst case)
   double rain_mm_per_h = 10;
   std::string physics = "default";  // or "ideal"
   int threads = 0;                  // the daemon's worker threads (0: all cores)
@@ -87,6 +88,32 @@ struct BenchReport {
 // Throws std::runtime_error when the daemon cannot be started or a sensor name is wrong.
 BenchReport run_bench(const BenchOptions& options);
 void print_report(std::ostream& out, const BenchOptions& options, const BenchReport& report);
+
+// A run lost something when a frame sent did not come out whole, the daemon dropped a frame or
+// refused a batch, or a datagram sent was not counted in (the kernel dropped it).
+bool lost_anything(const BenchReport& report);
+// Beams per second offered to the daemon at `rate` times real time, over every sensor.
+double offered_beams_per_s(const BenchOptions& options, double rate);
+
+// The zero-loss throughput, as RFC 2544 measures a device: the offered rate (a factor of real
+// time) grows by half until a run loses something, then bisection narrows the step between the
+// last clean rate and the first lossy one to `precision` (relative). One run per step, each of
+// options.seconds.
+struct ZeroLossStep {
+  double rate = 0;
+  double offered_beams_per_s = 0;
+  bool lossless = false;
+  BenchReport report;
+};
+struct ZeroLossResult {
+  std::vector<ZeroLossStep> steps;
+  double rate = 0;              // the highest clean rate (0: none was)
+  double beams_per_s = 0;       // offered at that rate
+  double first_lossy_rate = 0;  // 0: none lost up to max_rate
+};
+ZeroLossResult find_zero_loss(const BenchOptions& options, double start_rate, double max_rate,
+                              double precision, std::ostream* progress);
+void print_zero_loss(std::ostream& out, const BenchOptions& options, const ZeroLossResult& result);
 
 // Percentiles of frame latencies (seconds in, milliseconds out); nearest rank.
 LatencySummary summarise_latencies(std::vector<double> seconds);

@@ -11,6 +11,13 @@
 
 namespace lidaremu::clients {
 
+// Material ids of seed 000 used by the scene.
+namespace material {
+inline constexpr std::uint16_t kRetroreflector = 1, kOpaqueMetal = 2, kGlass = 4, kRubber = 5,
+                               kAsphalt = 6, kStripes = 7, kConcrete = 8, kGreenVegetation = 11,
+                               kNonGreenVegetation = 12;
+}
+
 struct SceneHit {
   Eigen::Vector3d point;
   Eigen::Vector3d normal;
@@ -21,6 +28,10 @@ struct SceneHit {
 class DemoScene {
  public:
   explicit DemoScene(double sensor_height_m = 1.8);
+  // The bench's worst case: every beam returns. A sphere of `radius_m` around the sensor, of one
+  // material, its inside facing the sensor; no ground, nothing else.
+  static DemoScene enclosing_sphere(double radius_m = 20.0,
+                                    std::uint16_t material_id = material::kConcrete);
   [[nodiscard]] std::optional<SceneHit> cast(const Eigen::Vector3d& origin,
                                              const Eigen::Vector3d& direction,
                                              double max_range_m) const;
@@ -50,16 +61,10 @@ class DemoScene {
     std::uint32_t object_id;
   };
   double ground_z_;
+  bool has_ground_ = true;
   std::vector<Box> boxes_;
   std::vector<Cylinder> cylinders_;
   std::vector<Sphere> spheres_;
 };
-
-// Material ids of seed 000 used by the scene.
-namespace material {
-inline constexpr std::uint16_t kRetroreflector = 1, kOpaqueMetal = 2, kGlass = 4, kRubber = 5,
-                               kAsphalt = 6, kStripes = 7, kConcrete = 8, kGreenVegetation = 11,
-                               kNonGreenVegetation = 12;
-}
 
 }  // namespace lidaremu::clients
