@@ -1,51 +1,100 @@
+#include <netinet/in.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
+#include <array>
+#include <boost/asio/ip/address_v4.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "lidaremu/daemon/frame_order.hpp"
 #include "lidaremu/daemon/sensor_runtime.hpp"
 #include "sensor_runtime_detail.hpp"
 
-// What the engine sends, on the io thread: datagrams checked, counted and gathered into frames.
+// What the engine sends, on the sensor's input thread: datagrams received in batches, checked,
+// counted and gathered into frames.
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using runtime_detail::unix_now_s;
 using runtime_detail::worth_logging;
 
-void SensorRuntime::receive_next() {
-  hits_socket_.async_receive_from(
-      asio::buffer(receive_buffer_), sender_,
-      [this](const boost::system::error_code& ec, std::size_t size) {
-        if (ec == asio::error::operation_aborted || !hits_socket_.is_open()) return;
-        if (!ec) on_datagram(size);
-        receive_next();
-      });
+void SensorRuntime::input_loop() {
+  const int fd = hits_socket_.native_handle();
+  constexpr std::size_t kSlot = protocol::kMaxDatagram + 1;
+  std::array<mmsghdr, kReceiveBatch> messages{};
+  std::array<iovec, kReceiveBatch> vectors{};
+  std::array<sockaddr_in, kReceiveBatch> senders{};
+  for (int i = 0; i < kReceiveBatch; ++i) {
+    vectors[i] = {&receive_buffers_[i * kSlot], kSlot};
+    messages[i].msg_hdr.msg_iov = &vectors[i];
+    messages[i].msg_hdr.msg_iovlen = 1;
+    messages[i].msg_hdr.msg_name = &senders[i];
+  }
+  const auto idle = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(settings_.idle_timeout_s));
+  std::array<pollfd, 2> watch{{{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}}};
+  while (!input_stopping_.load(std::memory_order_acquire)) {
+    // Asleep until a datagram, the stop, or (with a frame partly filled) the idle timeout.
+    int timeout_ms = -1;
+    if (current_ && current_->columns_received > 0) {
+      const auto left = last_batch_at_ + idle - Clock::now();
+      timeout_ms = static_cast<int>(
+          std::max<std::int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+    }
+    const int ready = ::poll(watch.data(), watch.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("poll on the hit socket: ") + std::strerror(errno));
+    }
+    if (ready == 0) {
+      if (current_ && current_->columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
+        submit_current();  // the engine went quiet: what arrived is the frame
+        if (raw_) raw_->reset();
+      }
+      continue;
+    }
+    if (!(watch[0].revents & POLLIN)) continue;
+    for (auto& m : messages) m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    const int received = ::recvmmsg(fd, messages.data(), kReceiveBatch, MSG_DONTWAIT, nullptr);
+    if (received < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+      // ECONNREFUSED and the like: an ICMP error queued on the socket, not input.
+      continue;
+    }
+    for (int i = 0; i < received; ++i) {
+      sender_ = {ntohl(senders[i].sin_addr.s_addr), ntohs(senders[i].sin_port)};
+      on_datagram({&receive_buffers_[i * kSlot], messages[i].msg_len});
+    }
+  }
 }
 
-void SensorRuntime::on_datagram(std::size_t size) {
+std::string SensorRuntime::sender_text() const {
+  return asio::ip::address_v4(sender_.ip).to_string() + ":" + std::to_string(sender_.port);
+}
+
+void SensorRuntime::on_datagram(std::span<const std::uint8_t> datagram) {
+  const std::size_t size = datagram.size();
   ++counters_.datagrams_in;
   counters_.bytes_in += size;
   if (!settings_.allowed_senders.empty()) {
     const auto& allowed = settings_.allowed_senders;
-    const bool known = sender_.address().is_v4() &&
-                       std::find(allowed.begin(), allowed.end(),
-                                 sender_.address().to_v4().to_uint()) != allowed.end();
-    if (!known) {
+    if (std::find(allowed.begin(), allowed.end(), sender_.ip) == allowed.end()) {
       if (worth_logging(++counters_.datagrams_refused_sender)) {
         spdlog::warn("sensor {}: datagram from {} refused: not on the allow-list ({} so far)",
-                     settings_.name, sender_.address().to_string(),
+                     settings_.name, asio::ip::address_v4(sender_.ip).to_string(),
                      counters_.datagrams_refused_sender.load());
       }
       return;
     }
   }
-  const std::span<const std::uint8_t> datagram(receive_buffer_.data(), size);
-  if (recorders_.input && sender_.address().is_v4()) {
+  if (recorders_.input) {
     // Everything that arrived, good or bad, with its arrival time: a replay reproduces the run.
-    input_lane_->record(unix_now_s(), {sender_.address().to_v4().to_uint(), sender_.port()},
-                        hits_address_, datagram.first(std::min(size, protocol::kMaxDatagram)));
+    input_lane_->record(unix_now_s(), sender_, hits_address_,
+                        datagram.first(std::min(size, protocol::kMaxDatagram)));
   }
   if (size > protocol::kMaxDatagram) {
     log_rejection(protocol::BatchError::kOversized);
@@ -55,7 +104,7 @@ void SensorRuntime::on_datagram(std::size_t size) {
     on_control(datagram);
     return;
   }
-  if (paused_) {
+  if (paused_.load(std::memory_order_relaxed)) {
     ++counters_.batches_while_paused;
     return;
   }
@@ -63,15 +112,15 @@ void SensorRuntime::on_datagram(std::size_t size) {
     on_raw(datagram);
   else
     on_framed(datagram);
-  arm_idle_timer();
+  last_batch_at_ = Clock::now();
 }
 
 void SensorRuntime::log_rejection(protocol::BatchError e) {
   counters_.reject(e);
   const auto count = counters_.rejected[static_cast<std::size_t>(e)].load();
   if (worth_logging(count)) {
-    spdlog::warn("sensor {}: datagram from {}:{} rejected: {} ({} so far)", settings_.name,
-                 sender_.address().to_string(), sender_.port(), protocol::to_string(e), count);
+    spdlog::warn("sensor {}: datagram from {} rejected: {} ({} so far)", settings_.name,
+                 sender_text(), protocol::to_string(e), count);
   }
 }
 
@@ -147,7 +196,16 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
   counters_.add_rows(rows);
 }
 
+void SensorRuntime::refresh_weather() {
+  const std::uint64_t version = weather_version_.load(std::memory_order_acquire);
+  if (version == weather_seen_) return;  // the common case: no lock
+  const std::lock_guard lock(shared_weather_mutex_);
+  weather_ = shared_weather_;
+  weather_seen_ = weather_version_.load(std::memory_order_relaxed);
+}
+
 void SensorRuntime::stamp_frame() {
+  refresh_weather();
   current_->weather = weather_;
   if (control_pose_ && !current_->has_pose) {
     current_->has_pose = true;
@@ -168,37 +226,42 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
     return;
   }
   ++counters_.control_messages;
+  refresh_weather();
   const core::Weather before = weather_;
-  const bool was_paused = paused_;
+  const bool was_paused = paused_.load(std::memory_order_relaxed);
   if (control.has_pose) {
     control_pose_ = settings_.engine.pose(control.pose_position, control.pose_orientation);
   }
-  if (control.pause) paused_ = true;
-  if (control.resume) paused_ = false;
-  if (control.fog_visibility_m > 0) weather_.visibility_m = control.fog_visibility_m;
-  if (control.rain_mm_per_h >= 0) weather_.rain_mm_per_h = control.rain_mm_per_h;
+  if (control.pause) paused_.store(true, std::memory_order_relaxed);
+  if (control.resume) paused_.store(false, std::memory_order_relaxed);
+  const bool paused = paused_.load(std::memory_order_relaxed);
+  core::Weather after = before;
+  if (control.fog_visibility_m > 0) after.visibility_m = control.fog_visibility_m;
+  if (control.rain_mm_per_h >= 0) after.rain_mm_per_h = control.rain_mm_per_h;
   if (control.sun_irradiance_w_per_m2 >= 0) {
-    weather_.sun_irradiance_w_per_m2 = control.sun_irradiance_w_per_m2;
+    after.sun_irradiance_w_per_m2 = control.sun_irradiance_w_per_m2;
   }
+  const bool weather_changed = after.rain_mm_per_h != before.rain_mm_per_h ||
+                               after.visibility_m != before.visibility_m ||
+                               after.sun_irradiance_w_per_m2 != before.sun_irradiance_w_per_m2;
+  if (weather_changed) {
+    // Only the fields the message sets: a weather the API set in between keeps the others.
+    const std::lock_guard lock(shared_weather_mutex_);
+    if (control.fog_visibility_m > 0) shared_weather_.visibility_m = control.fog_visibility_m;
+    if (control.rain_mm_per_h >= 0) shared_weather_.rain_mm_per_h = control.rain_mm_per_h;
+    if (control.sun_irradiance_w_per_m2 >= 0) {
+      shared_weather_.sun_irradiance_w_per_m2 = control.sun_irradiance_w_per_m2;
+    }
+    weather_version_.fetch_add(1, std::memory_order_release);
+  }
+  refresh_weather();
   // Logged when the state changes, not per message: an engine may send its pose in a Control
   // message every tick.
-  if (paused_ != was_paused || weather_.rain_mm_per_h != before.rain_mm_per_h ||
-      weather_.visibility_m != before.visibility_m ||
-      weather_.sun_irradiance_w_per_m2 != before.sun_irradiance_w_per_m2) {
+  if (paused != was_paused || weather_changed) {
     spdlog::info("sensor {}: control: paused={} rain={} mm/h visibility={} m sun={} W/m^2",
-                 settings_.name, paused_, weather_.rain_mm_per_h, weather_.visibility_m,
+                 settings_.name, paused, weather_.rain_mm_per_h, weather_.visibility_m,
                  weather_.sun_irradiance_w_per_m2);
   }
-}
-
-void SensorRuntime::arm_idle_timer() {
-  idle_timer_.expires_after(std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(settings_.idle_timeout_s)));
-  idle_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || !current_ || current_->columns_received == 0) return;
-    submit_current();  // the engine went quiet: what arrived is the frame
-    if (raw_) raw_->reset();
-  });
 }
 
 core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {

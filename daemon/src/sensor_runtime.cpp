@@ -1,10 +1,14 @@
 #include "lidaremu/daemon/sensor_runtime.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -75,11 +79,12 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
     : settings_(settings),
       materials_(materials),
       hits_socket_(io),
-      idle_timer_(io),
+      receive_buffers_(std::size_t{kReceiveBatch} * (protocol::kMaxDatagram + 1)),
       pipeline_(settings.pattern, materials, settings.pipeline),
       encoder_(core::make_encoder(settings.pattern, settings.identity, settings.pipeline.echoes,
                                   ouster_output(settings))),
       weather_(settings.pipeline.params.weather),
+      shared_weather_(settings.pipeline.params.weather),
       recorders_(recorders) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
@@ -122,6 +127,18 @@ SensorRuntime::~SensorRuntime() {
   } catch (const std::exception& e) {
     spdlog::error("sensor {}: stopping failed: {}", settings_.name, e.what());
   }
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void SensorRuntime::set_weather(const core::Weather& weather) {
+  const std::lock_guard lock(shared_weather_mutex_);
+  shared_weather_ = weather;
+  weather_version_.fetch_add(1, std::memory_order_release);
+}
+
+core::Weather SensorRuntime::weather() const {
+  const std::lock_guard lock(shared_weather_mutex_);
+  return shared_weather_;
 }
 
 void SensorRuntime::start() {
@@ -141,6 +158,12 @@ void SensorRuntime::start() {
   hits_address_ = {local.address().is_v4() ? local.address().to_v4().to_uint() : 0x7F000001u,
                    local.port()};
   if (hits_address_.ip == 0) hits_address_.ip = 0x7F000001u;  // bound to any: loopback
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    throw std::runtime_error(
+        "sensor " + settings_.name +
+        ": cannot create its input thread's wake-up eventfd: " + std::strerror(errno));
+  }
   started_ = true;
   // A failed thread keeps its queues moving (frames back to the input, the end marker on to
   // the sender), so the stop the failure asks for drains instead of hanging.
@@ -172,7 +195,11 @@ void SensorRuntime::start() {
           }
         });
   });
-  receive_next();
+  // A failed input thread ends its input; the stop it asks for hands what it gathered on.
+  receiver_ = std::thread([this] {
+    leave_signals_to_the_main_thread();
+    run_guarded("sensor " + settings_.name + ": input", [this] { input_loop(); });
+  });
 }
 
 std::size_t SensorRuntime::frames_queued() const {
@@ -218,10 +245,16 @@ void SensorRuntime::drain_and_stop() {
 void SensorRuntime::stop_input() {
   if (!started_ || input_stopped_) return;
   input_stopped_ = true;
-  // On the io thread (or after it stopped): no handler races with this.
-  boost::system::error_code ignored;
-  idle_timer_.cancel();
   kernel_drops_at_close_ = input_kernel_drops();
+  // The input thread finishes the datagram in hand and ends; what it gathered is ours then.
+  input_stopping_.store(true, std::memory_order_release);
+  const std::uint64_t one = 1;
+  if (::write(wake_fd_, &one, sizeof one) != sizeof one) {
+    spdlog::error("sensor {}: waking the input thread failed: {}", settings_.name,
+                  std::strerror(errno));
+  }
+  receiver_.join();
+  boost::system::error_code ignored;
   hits_socket_.close(ignored);
   submit_current();
   ready_frames_.push(nullptr);

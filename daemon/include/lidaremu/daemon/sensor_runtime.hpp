@@ -1,16 +1,19 @@
 #pragma once
-// One emulated sensor: its input socket (on the shared io_context), a processing thread that
-// runs the physics under TBB and encodes, and an emit thread that paces packets like the real
-// unit. Bounded queues join them; when input outruns processing the oldest whole frame is
-// dropped and counted.
+// One emulated sensor: an input thread that receives the engine's datagrams in batches
+// (recvmmsg) and gathers them into frames, a processing thread that runs the physics under TBB
+// and encodes, and an emit thread that paces packets like the real unit. Bounded queues join
+// them; when input outruns processing the oldest whole frame is dropped and counted. Each
+// sensor's input has its own thread, so one sensor's flood (or the io thread's HTTP work)
+// never delays another's receiving.
 #include <tbb/concurrent_queue.h>
 
 #include <array>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -40,17 +43,19 @@ class SensorRuntime {
   void start();
   // Stops input, processes what was accepted, sends it, and joins the threads.
   void drain_and_stop();
-  // The two halves of drain_and_stop. stop_input (io thread) closes the hit socket, so the port
-  // is free at once, and hands the frame being filled to the threads; join (any thread) waits
-  // until they processed and sent everything accepted.
+  // The two halves of drain_and_stop. stop_input (io thread) stops the input thread (at once:
+  // it wakes on a signal of its own), closes the hit socket, so the port is free, and hands the
+  // frame being filled on; join (any thread) waits until everything accepted was processed and
+  // sent.
   void stop_input();
   void join();
 
   [[nodiscard]] Endpoint bound_hits() const;
-  // Weather from the next batch on (io thread only: where Control messages change it too).
-  void set_weather(const core::Weather& weather) { weather_ = weather; }
-  [[nodiscard]] const core::Weather& weather() const { return weather_; }
-  [[nodiscard]] bool paused() const { return paused_; }
+  // Weather from the next batch on (any thread; Control messages change it too, on the input
+  // thread, which takes the lock only when the weather changed).
+  void set_weather(const core::Weather& weather);
+  [[nodiscard]] core::Weather weather() const;
+  [[nodiscard]] bool paused() const { return paused_.load(std::memory_order_relaxed); }
   // Frames waiting for physics, packets waiting to be sent (approximate, for metrics).
   [[nodiscard]] std::size_t frames_queued() const;
   [[nodiscard]] std::size_t packets_queued() const;
@@ -79,13 +84,13 @@ class SensorRuntime {
   class QueueSink;
   class TeeSink;
 
-  // ingest (io_context thread)
-  void receive_next();
-  void on_datagram(std::size_t size);
+  // ingest (input thread)
+  void input_loop();
+  void on_datagram(std::span<const std::uint8_t> datagram);
+  [[nodiscard]] std::string sender_text() const;
   void on_framed(std::span<const std::uint8_t> datagram);
   void on_raw(std::span<const std::uint8_t> datagram);
   void on_control(std::span<const std::uint8_t> datagram);
-  void arm_idle_timer();
   std::uint64_t kernel_drops_at_close_ = 0;
   core::FrameHits* acquire_frame(std::uint32_t frame_number);
   void submit_current();
@@ -99,9 +104,13 @@ class SensorRuntime {
   SensorSettings settings_;
   const core::MaterialTable& materials_;
   boost::asio::ip::udp::socket hits_socket_;
-  boost::asio::steady_timer idle_timer_;
-  boost::asio::ip::udp::endpoint sender_;
-  std::array<std::uint8_t, protocol::kMaxDatagram + 1> receive_buffer_{};
+  // Input thread: where the datagram being handled came from, when the last batch arrived.
+  core::UdpAddress sender_;
+  std::chrono::steady_clock::time_point last_batch_at_;
+  // recvmmsg's buffers: one datagram each, a byte more than the largest accepted (so a larger
+  // one shows as oversized, not as a truncated good one).
+  static constexpr int kReceiveBatch = 32;
+  std::vector<std::uint8_t> receive_buffers_;
 
   core::Pipeline pipeline_;
   std::unique_ptr<core::Encoder> encoder_;
@@ -113,8 +122,14 @@ class SensorRuntime {
   core::FrameHits* current_ = nullptr;
   std::optional<std::uint32_t> last_submitted_frame_;
   std::uint32_t raw_frame_counter_ = 0;
-  bool paused_ = false;
-  core::Weather weather_;  // receive thread only; stamped on every frame a batch lands in
+  core::Weather weather_;  // input thread's copy; stamped on every frame a batch lands in
+  // The weather as the API and Control messages set it; weather_version_ moves on each change,
+  // so the input thread copies it (under the lock) only then.
+  mutable std::mutex shared_weather_mutex_;
+  core::Weather shared_weather_;
+  std::atomic<std::uint64_t> weather_version_{0};
+  std::uint64_t weather_seen_ = 0;  // input thread
+  void refresh_weather();
   // From Control messages: the sensor's pose for frames whose batches carry none.
   std::optional<Eigen::Isometry3d> control_pose_;
   void stamp_frame();  // weather, and the Control pose, onto the current frame
@@ -122,8 +137,6 @@ class SensorRuntime {
   std::vector<std::unique_ptr<PacketSlot>> slot_pool_;
   tbb::concurrent_bounded_queue<PacketSlot*> free_slots_;
   tbb::concurrent_bounded_queue<PacketSlot*> ready_slots_;
-  bool frames_ended_ = false;  // processing thread: the end marker of ready_frames_ arrived
-  bool slots_ended_ = false;   // sending thread: the end marker of ready_slots_ arrived
 
   // processing-thread state
   core::FrameReturns returns_;
@@ -133,11 +146,18 @@ class SensorRuntime {
   SensorCounters counters_;
   Recorders recorders_;
   std::shared_ptr<CaptureFile::Lane> output_lane_;  // --pcap, from the sending thread
-  std::shared_ptr<CaptureFile::Lane> input_lane_;   // --record, from the io thread
+  std::shared_ptr<CaptureFile::Lane> input_lane_;   // --record, from the input thread
   std::shared_ptr<SensorTap> tap_;  // outlives the threads that use it (declared after)
   core::UdpAddress hits_address_;   // where datagrams arrive, as a recording shows it
+  std::thread receiver_;
   std::thread processor_;
   std::thread emitter_;
+  // The small members together, so the class wastes no padding between large ones.
+  int wake_fd_ = -1;  // eventfd: stop_input wakes the input thread with it
+  std::atomic<bool> input_stopping_{false};
+  std::atomic<bool> paused_{false};  // by Control messages
+  bool frames_ended_ = false;        // processing thread: the end marker of ready_frames_ arrived
+  bool slots_ended_ = false;         // sending thread: the end marker of ready_slots_ arrived
   bool started_ = false;
   bool input_stopped_ = false;
 };
