@@ -16,11 +16,14 @@
 #include <vector>
 
 #include "lidaremu/clients/demo_scene.hpp"
+#include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/cloud.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/daemon/live_view.hpp"
+#include "lidaremu/protocol/raw_rows.hpp"
+#include "lidaremu/protocol/wire_decode.hpp"
 
 #ifndef LIDAREMU_BENCH_MATERIALS
 #define LIDAREMU_BENCH_MATERIALS "config/materials.toml"
@@ -145,6 +148,54 @@ void whole_chain(benchmark::State& state, const SceneKey& key, core::EchoMode ec
                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The input thread's work for one frame where every beam returns (the bench's all-returning
+// scene): HitBatch datagrams (their columns named) or headerless raw7 rows (each beam found from
+// its direction) stored into the frame the physics reads.
+void input(benchmark::State& state, const std::string& model, const std::string& mode, bool raw) {
+  const auto pattern = clients::scan_for(model, 0, mode);
+  const core::BeamGeometry geometry(pattern);
+  const auto channels = static_cast<std::uint16_t>(pattern.model->channels);
+  std::vector<float> rows;
+  clients::DemoScene::enclosing_sphere(20.0).render(geometry, rows);
+  std::vector<std::vector<std::uint8_t>> datagrams;
+  if (raw) {
+    for (const auto& part : clients::raw_datagrams(rows, std::size_t{channels} * 7)) {
+      datagrams.emplace_back(part.bytes.begin(), part.bytes.end());
+    }
+  } else {
+    clients::BatchHeader h;
+    h.frame = 1;
+    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
+    h.sim_time_ns = 1'000'000'000;
+    datagrams = clients::build_frame_batches(
+        h, channels, rows, static_cast<std::uint64_t>(pattern.column_period_s * 1e9));
+  }
+  core::FrameHits frame;
+  frame.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), channels}, {1, 1});
+  const protocol::EngineConventions engine;
+  protocol::RawRowAssembler assembler(geometry, 7, {1, 1});
+  const auto begin = std::chrono::steady_clock::now();
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the idiom
+    frame.clear(1);
+    core::FrameHits* current = &frame;
+    for (const auto& d : datagrams) {
+      if (raw) {
+        assembler.store(d, engine, materials(), current, [] {});
+      } else {
+        protocol::BatchView view;
+        protocol::decode_hit_batch(d, view);
+        protocol::store_batch(view, engine, materials(), frame);
+      }
+    }
+    assembler.reset();
+    benchmark::DoNotOptimize(frame.x.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  state.counters["ns_per_beam"] = ns_per(seconds, state.iterations(), frame.shape.beams());
+  state.counters["columns"] = static_cast<double>(frame.columns_received);
+}
+
 class DiscardingSink final : public core::PacketSink {
  public:
   void on_packet(core::PacketChannel, std::span<const std::uint8_t> bytes, double) override {
@@ -240,6 +291,14 @@ void register_all() {
     benchmark::RegisterBenchmark(
         ("chain/os1-128-2048x10/rays" + std::to_string(key->rays)).c_str(),
         [key = *key](benchmark::State& st) { whole_chain(st, key, core::EchoMode::kStrongest); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  for (const bool raw : {false, true}) {
+    benchmark::RegisterBenchmark(
+        (std::string("input/") + (raw ? "raw7" : "framed") + "/os1-128-2048x10/all-returning")
+            .c_str(),
+        [raw](benchmark::State& st) { input(st, "os1-128", "2048x10", raw); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }

@@ -198,13 +198,16 @@ BeamIndex BeamGeometry::locate(const Eigen::Vector3d& point_in_sensor) const {
   BeamIndex index{0, 0};
   Eigen::Vector3d from_origin = q;
   // Refinements: the beam origin moves with the column, the column follows the direction (a few
-  // more close in, where the origin's offset weighs more).
+  // more close in, where the origin's offset weighs more). Once a refinement finds the beam it
+  // started from, every later one would too (it starts from the same origin): stop there.
   for (int iteration = 0; iteration < 4; ++iteration) {
     const double elevation = std::atan2(from_origin.z(), from_origin.head<2>().norm()) / kDeg;
-    index.channel = nearest_channel(elevation);
+    const std::uint16_t channel = nearest_channel(elevation);
     const double azimuth = std::atan2(from_origin.y(), from_origin.x());
-    const double encoder = azimuth + model_.azimuth_offset_deg[index.channel] * kDeg;
-    index.column = column_of(columns * (1.0 - encoder / (2.0 * std::numbers::pi)));
+    const double encoder = azimuth + model_.azimuth_offset_deg[channel] * kDeg;
+    const std::uint32_t column = column_of(columns * (1.0 - encoder / (2.0 * std::numbers::pi)));
+    if (iteration > 0 && channel == index.channel && column == index.column) break;
+    index = {column, channel};
     from_origin = q - ouster_beam_origin_lidar_mm(index.column);
   }
   return index;
