@@ -61,7 +61,8 @@ const std::vector<Family>& sensor_families() {
        "Frames submitted with columns missing (the next frame began, or the input went idle).",
        [](const SensorSnapshot& s) { return of(s.counters->frames_incomplete); }},
       {"lidaremu_frames_dropped_total", "counter",
-       "Frames dropped whole because physics had no free buffer (overload).",
+       "Frames dropped whole because physics fell behind (no free buffer, or in real time a "
+       "frame waited over two frame periods while a newer one waited).",
        [](const SensorSnapshot& s) { return of(s.counters->frames_dropped); }},
       {"lidaremu_frames_processed_total", "counter", "Frames through the physics chain.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_processed); }},
@@ -220,6 +221,9 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
   write_histogram(w, "lidaremu_pacing_error_seconds",
                   "How late each packet left in real-time pacing, seconds.", sensors,
                   &SensorCounters::pacing_error);
+  write_histogram(w, "lidaremu_frame_age_seconds",
+                  "From a frame's input being complete to its last packet leaving, seconds.",
+                  sensors, &SensorCounters::frame_age);
   for (const auto& f : view_families()) per_sensor(f, true);
   if (foxglove) {
     for (const auto& f : foxglove_families()) {
@@ -241,6 +245,7 @@ std::span<const std::string_view> metric_family_names() {
     all.push_back("lidaremu_batches_rejected_total");
     all.push_back("lidaremu_processing_seconds");
     all.push_back("lidaremu_pacing_error_seconds");
+    all.push_back("lidaremu_frame_age_seconds");
     for (const auto& f : view_families()) all.push_back(f.name);
     for (const auto& f : foxglove_families()) all.push_back(f.name);
     return all;

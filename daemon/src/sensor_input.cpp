@@ -292,6 +292,8 @@ void SensorRuntime::submit_current() {
   else
     ++counters_.frames_incomplete;
   last_submitted_frame_ = current_->frame_number;
+  current_->handed_on_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   ready_frames_.push(current_);
   current_ = nullptr;
 }

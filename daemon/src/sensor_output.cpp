@@ -14,10 +14,12 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using runtime_detail::resolve;
 using runtime_detail::unix_now_s;
+using runtime_detail::worth_logging;
 
 class SensorRuntime::QueueSink final : public core::PacketSink {
  public:
   explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
+  std::int64_t frame_handed_on_ns = 0;  // of the frame being encoded
   void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
                  double sensor_time_s) override {
     PacketSlot* slot = nullptr;
@@ -25,6 +27,7 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
     std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
     slot->size = bytes.size();
     slot->sensor_time_s = sensor_time_s;
+    slot->frame_handed_on_ns = frame_handed_on_ns;
     slot->channel = channel;
     owner_.ready_slots_.push(slot);
   }
@@ -67,15 +70,41 @@ double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
   return start;
 }
 
+core::FrameHits* SensorRuntime::newest_in_time(core::FrameHits* frame, bool& ending) {
+  const auto max_wait = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(kMaxFrameWaitPeriods * settings_.pattern.frame_period_s));
+  for (;;) {
+    const Clock::time_point handed_on{std::chrono::nanoseconds(frame->handed_on_ns)};
+    if (Clock::now() - handed_on <= max_wait) return frame;
+    core::FrameHits* next = nullptr;
+    if (!ready_frames_.try_pop(next)) return frame;  // nothing newer: late, but all there is
+    if (!next) {             // the stop: what was accepted is processed, late or not
+      frames_ended_ = true;  // the end marker is taken: a failure must not wait for it
+      ending = true;
+      return frame;
+    }
+    ++counters_.frames_dropped;
+    if (worth_logging(counters_.frames_dropped)) {
+      spdlog::warn(
+          "sensor {}: processing is behind real time; dropped frame {} ({:.0f} ms old, a newer "
+          "one waits) ({} so far)",
+          settings_.name, frame->frame_number,
+          std::chrono::duration<double, std::milli>(Clock::now() - handed_on).count(),
+          counters_.frames_dropped.load());
+    }
+    free_frames_.push(frame);
+    frame = next;
+  }
+}
+
 void SensorRuntime::process_loop() {
   QueueSink sink(*this);
-  for (;;) {
+  bool ending = false;
+  while (!ending) {
     core::FrameHits* frame = nullptr;
     ready_frames_.pop(frame);
-    if (!frame) {
-      frames_ended_ = true;
-      break;
-    }
+    if (!frame) break;
+    if (settings_.pace == Pace::kRealtime) frame = newest_in_time(frame, ending);
     const auto begin = Clock::now();
     pipeline_.process(*frame, returns_);
     const double start = frame_start_time(*frame);
@@ -91,6 +120,7 @@ void SensorRuntime::process_loop() {
     store_max(counters_.processing_ns_max, ns);
     counters_.processing.observe(static_cast<double>(ns) * 1e-9);
     ++counters_.frames_processed;
+    sink.frame_handed_on_ns = frame->handed_on_ns;
     if (LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr) {
       TeeSink tee(sink, *live);
       encoder_->encode_frame(returns_, start, tee);
@@ -99,6 +129,7 @@ void SensorRuntime::process_loop() {
       encoder_->encode_frame(returns_, start, sink);
     }
   }
+  frames_ended_ = true;
   encoder_->flush(sink);
   ready_slots_.push(nullptr);
 }
@@ -130,11 +161,21 @@ void SensorRuntime::emit_loop() {
   auto source = socket.local_endpoint(ec);
   if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
   std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
+  // The frame whose packets are leaving, and when its latest one left: its age is known once
+  // the next frame's first packet comes (or the stream ends).
+  std::int64_t frame_handed_on_ns = 0;
+  Clock::time_point frame_last_sent{};
+  const auto observe_frame_age = [&] {
+    if (frame_handed_on_ns == 0) return;
+    const Clock::time_point handed_on{std::chrono::nanoseconds(frame_handed_on_ns)};
+    counters_.frame_age.observe(std::chrono::duration<double>(frame_last_sent - handed_on).count());
+  };
   for (;;) {
     PacketSlot* slot = nullptr;
     ready_slots_.pop(slot);
     if (!slot) {
       slots_ended_ = true;
+      observe_frame_age();
       break;
     }
     if (settings_.pace == Pace::kRealtime) {
@@ -174,6 +215,11 @@ void SensorRuntime::emit_loop() {
     } else if (data) {
       ++counters_.packets_out;
       counters_.bytes_out += slot->size;
+      if (slot->frame_handed_on_ns != frame_handed_on_ns) {
+        observe_frame_age();
+        frame_handed_on_ns = slot->frame_handed_on_ns;
+      }
+      frame_last_sent = Clock::now();
     } else {
       ++counters_.telemetry_packets_out;
     }

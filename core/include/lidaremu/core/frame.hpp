@@ -51,6 +51,9 @@ struct FrameHits {
   std::uint32_t pose_column = 0;
   Eigen::Isometry3d world_from_sensor = Eigen::Isometry3d::Identity();
   Weather weather;
+  // When the input handed the frame to the physics (a monotonic clock's nanoseconds; the daemon
+  // sheds frames that waited too long in real time).
+  std::int64_t handed_on_ns = 0;
   std::vector<float> x, y, z, nx, ny, nz;
   std::vector<float> angle_deg;  // 8th float: angle between p_i - p_0 and p_1 - p_0
   std::vector<std::uint16_t> material;

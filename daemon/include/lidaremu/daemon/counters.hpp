@@ -55,6 +55,10 @@ struct SensorCounters {
   // Physics time per frame, and how late each packet left in real-time pacing (seconds).
   Histogram<9> processing{{1e-3, 2e-3, 5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 500e-3}};
   Histogram<9> pacing_error{{10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 5e-3, 20e-3}};
+  // From a frame's input being complete to its last packet leaving (seconds): how old what a
+  // driver receives is. Real-time pacing alone adds the margin and the frame's own period.
+  Histogram<11> frame_age{
+      {10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 300e-3, 500e-3, 1.0, 2.0, 5.0, 10.0}};
 
   void reject(protocol::BatchError e) { ++rejected[static_cast<std::size_t>(e)]; }
   void add_rows(const protocol::RowCounts& r);

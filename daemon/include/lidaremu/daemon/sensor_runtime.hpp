@@ -79,6 +79,7 @@ class SensorRuntime {
     std::vector<std::uint8_t> bytes;
     std::size_t size = 0;
     double sensor_time_s = 0;
+    std::int64_t frame_handed_on_ns = 0;  // the frame's FrameHits::handed_on_ns
     core::PacketChannel channel = core::PacketChannel::kData;
   };
   class QueueSink;
@@ -98,6 +99,11 @@ class SensorRuntime {
 
   // processing and emission (own threads)
   void process_loop();
+  // Real time: a frame that waited longer than this many frame periods for the physics is of no
+  // use to a driver once a newer one waits (it would leave late and make the newer one late):
+  // it is dropped whole, counted, and the next one taken. Bursts within the bound all leave.
+  static constexpr double kMaxFrameWaitPeriods = 2.0;
+  core::FrameHits* newest_in_time(core::FrameHits* frame, bool& ending);
   void emit_loop();
   double frame_start_time(const core::FrameHits& frame);
 
