@@ -579,6 +579,8 @@ BenchReport run_bench(const BenchOptions& o) {
     s.daemon_pacing_error_max_us = seconds("pacing_error_max_seconds") * 1e6;
     s.daemon_pacing_error_p99_us =
         histogram_quantile(daemon.output(), "pacing_error_seconds", name, 0.99) * 1e6;
+    s.daemon_frame_age_p99_ms =
+        histogram_quantile(daemon.output(), "frame_age_seconds", name, 0.99) * 1e3;
     const std::string& out = daemon.output();
     const std::string prefix = "lidaremu_batches_rejected_total{sensor=\"" + name + "\"";
     for (auto at = out.find(prefix); at != std::string::npos; at = out.find(prefix, at + 1)) {
@@ -631,7 +633,7 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << o.seconds << " s measured after " << o.warmup_seconds << " s warm-up, "
       << std::thread::hardware_concurrency() << " cores\n";
   out << "  sensor                         frames in/out  datagrams  dropped  rejected  "
-         "latency p50/p99/max ms  physics ms/frame  pacing p99/max us\n";
+         "latency p50/p99/max ms  physics ms/frame  pacing p99/max us  age p99 ms\n";
   for (const auto& s : r.sensors) {
     out << "  " << std::left << std::setw(30) << s.label << std::right << std::setw(7)
         << s.frames_sent << "/" << std::left << std::setw(7) << s.frames_out << std::right
@@ -640,7 +642,7 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
         << " /" << std::setw(6) << s.latency.p99_ms << " /" << std::setw(7) << s.latency.max_ms
         << std::setw(12) << s.daemon_processing_ms_mean << std::setw(10)
         << pacing_p99(s.daemon_pacing_error_p99_us) << " /" << std::setw(9)
-        << s.daemon_pacing_error_max_us << "\n";
+        << s.daemon_pacing_error_max_us << std::setw(11) << s.daemon_frame_age_p99_ms << "\n";
   }
   out << "  rays in            " << millions(r.rays_per_s) << "rays/s (" << millions(r.beams_per_s)
       << "beams/s, " << r.input_bytes_per_s / 1e6 << " MB/s)\n";
@@ -653,7 +655,8 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << r.kernel_udp_in_errors << " input errors (host-wide, during the run)\n";
   out << "  frame latency      p50 " << r.latency.p50_ms << " ms, p99 " << r.latency.p99_ms
       << " ms, max " << r.latency.max_ms << " ms over " << r.latency.frames
-      << " frames (last input datagram -> last whole output packet)\n";
+      << " frames (last input datagram -> last whole output packet; output frame k paired with "
+         "input frame k, so meaningless once the daemon dropped frames: see age p99)\n";
   out << "  CPU per ray        " << r.daemon_cpu_ns_per_ray << " ns (daemon); bench used "
       << r.bench_cpu_s << " CPU s\n";
   if (r.ceiling_rays_per_s > 0) {
