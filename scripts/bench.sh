@@ -28,4 +28,10 @@ run "$bench" --sensor os1-128:2048x10 --rate 1 --seconds "$seconds" --ceiling-se
 run "$bench" --sensor vlp16 --sensor vlp16 --sensor vlp32c --sensor os1-64:1024x10 --rate 1 \
   --seconds "$seconds" --ceiling-seconds 0
 run "$micro" --threads 1 --benchmark_filter='stage/.*/os1-128-2048x10/rays1|chain/os1-128-2048x10/rays1'
+# Zero-loss throughput on the all-returning scene (docs/performance.md, "Zero-loss throughput").
+zero_loss=("$bench" --sensor os1-128:2048x10 --scene all-returning --zero-loss --seconds 3 --warmup 1)
+run "${zero_loss[@]}" --physics ideal
+run "${zero_loss[@]}" --start-rate 0.5
+run "${zero_loss[@]}" --physics ideal --raw
+run "$micro" --benchmark_filter='input/'
 run "$micro" --digest
