@@ -2,28 +2,17 @@
 // SIGHUP reloads, signals at any moment.
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <thread>
 
 #include "daemon_process.hpp"
-#include "lidaremu/clients/bench.hpp"
-#include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
-#include "lidaremu/core/byte_io.hpp"
-#include "lidaremu/core/ouster.hpp"
-#include "lidaremu/core/pcap.hpp"
-#include "lidaremu/core/velodyne.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "round_trip.hpp"
 
@@ -32,12 +21,8 @@ using namespace std::chrono_literals;
 
 namespace {
 using test::api_port;
-using test::check_ouster_round_trip;
-using test::check_velodyne_round_trip;
-using test::free_udp_port;
 using test::hits_url;
 using test::scene_rows;
-using test::valid_rows;
 }  // namespace
 
 TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]") {
