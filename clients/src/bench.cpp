@@ -579,6 +579,8 @@ BenchReport run_bench(const BenchOptions& o) {
     s.daemon_pacing_error_max_us = seconds("pacing_error_max_seconds") * 1e6;
     s.daemon_pacing_error_p99_us =
         histogram_quantile(daemon.output(), "pacing_error_seconds", name, 0.99) * 1e6;
+    s.daemon_frame_age_p50_ms =
+        histogram_quantile(daemon.output(), "frame_age_seconds", name, 0.5) * 1e3;
     s.daemon_frame_age_p99_ms =
         histogram_quantile(daemon.output(), "frame_age_seconds", name, 0.99) * 1e3;
     const std::string& out = daemon.output();
@@ -633,7 +635,7 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << o.seconds << " s measured after " << o.warmup_seconds << " s warm-up, "
       << std::thread::hardware_concurrency() << " cores\n";
   out << "  sensor                         frames in/out  datagrams  dropped  rejected  "
-         "latency p50/p99/max ms  physics ms/frame  pacing p99/max us  age p99 ms\n";
+         "latency p50/p99/max ms  physics ms/frame  pacing p99/max us  age p50/p99 ms\n";
   for (const auto& s : r.sensors) {
     out << "  " << std::left << std::setw(30) << s.label << std::right << std::setw(7)
         << s.frames_sent << "/" << std::left << std::setw(7) << s.frames_out << std::right
@@ -642,7 +644,8 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
         << " /" << std::setw(6) << s.latency.p99_ms << " /" << std::setw(7) << s.latency.max_ms
         << std::setw(12) << s.daemon_processing_ms_mean << std::setw(10)
         << pacing_p99(s.daemon_pacing_error_p99_us) << " /" << std::setw(9)
-        << s.daemon_pacing_error_max_us << std::setw(11) << s.daemon_frame_age_p99_ms << "\n";
+        << s.daemon_pacing_error_max_us << std::setw(9) << s.daemon_frame_age_p50_ms << " /"
+        << std::setw(8) << s.daemon_frame_age_p99_ms << "\n";
   }
   out << "  rays in            " << millions(r.rays_per_s) << "rays/s (" << millions(r.beams_per_s)
       << "beams/s, " << r.input_bytes_per_s / 1e6 << " MB/s)\n";

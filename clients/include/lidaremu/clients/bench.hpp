@@ -64,6 +64,7 @@ struct BenchSensorReport {
   double daemon_pacing_error_p99_us = 0;  // upper bound of its histogram bucket; inf beyond
   // How old frames are when their last packet leaves (the daemon's histogram, bucket bound):
   // true under drops too, where the bench's own latency cannot tell which input a frame was.
+  double daemon_frame_age_p50_ms = 0;
   double daemon_frame_age_p99_ms = 0;
 };
 
