@@ -151,6 +151,55 @@ TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
   }
 }
 
+TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jumps ahead",
+          "[e2e][pacing]") {
+  // A packet due up to 2 s ahead used to be waited for: a frame whose start had jumped (a
+  // simulation clock skipping, or a wall-clock frame start catching up after processing lagged)
+  // left that much late and aged every frame behind it (1-2 s under overload).
+  test::UdpReceiver data, telemetry;
+  const std::string metadata =
+      "/tmp/lidaremu-e2e-clock-jump-" + std::to_string(::getpid()) + ".json";
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--clock", "sim", "--pace", "realtime", "--api-port", "0",
+                              "--metadata-out", metadata});
+  const auto pattern = clients::scan_for("os1-64", 0, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  const auto column_ns = static_cast<std::uint64_t>(pattern.column_period_s * 1e9);
+  // Frames at real time, 100 ms of simulation apart, except the last: 1.5 s further on.
+  const std::uint64_t starts_ms[] = {1000, 1100, 1200, 2700};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint32_t f = 0; f < 4; ++f) {
+    std::this_thread::sleep_until(t0 + f * 100ms);
+    clients::BatchHeader h;
+    h.frame = f + 1;
+    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
+    h.sim_time_ns = starts_ms[f] * 1'000'000;
+    for (const auto& d : clients::build_frame_batches(h, 64, rows, column_ns)) {
+      REQUIRE(sender.send(d));
+    }
+  }
+  // Arrival times count from here: the last frame's last datagram has just left.
+  const auto packets = data.receive(4 * 64, 2s, 6s);
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() == 4 * 64);
+  // The jumped frame's packets (their timestamps say 2.7 s on) left within the pacing margin
+  // (one frame period) and the frame's own span of its last datagram, not 1.5 s later.
+  core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
+  std::remove(metadata.c_str());
+  std::size_t jumped = 0;
+  for (const auto& p : packets) {
+    std::vector<core::ouster::Column> columns;
+    REQUIRE(decoder.decode(p.bytes, columns) == core::ouster::DecodeError::kNone);
+    if (columns.front().timestamp_ns < 2'700'000'000) continue;
+    ++jumped;
+    CHECK(p.arrival_s < 0.5);
+  }
+  CHECK(jumped == 64);
+  CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"os1-64-0\"}") >= 1);
+}
+
 TEST_CASE("Same input, config and seed give the same bytes, with 1 or 2 threads",
           "[e2e][determinism]") {
   for (const char* model : {"vlp16", "os1-64"}) {

@@ -161,6 +161,8 @@ void SensorRuntime::emit_loop() {
   auto source = socket.local_endpoint(ec);
   if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
   std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
+  const auto max_lead = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(settings_.pacing_margin_s + settings_.pattern.frame_period_s));
   // The frame whose packets are leaving, and when its latest one left: its age is known once
   // the next frame's first packet comes (or the stream ends).
   std::int64_t frame_handed_on_ns = 0;
@@ -187,9 +189,11 @@ void SensorRuntime::emit_loop() {
                        std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
       }
       // Out of step by more than a moment (input stalled, or time jumped): start afresh, the
-      // margin ahead.
-      if (!anchor || deadline < now - std::chrono::milliseconds(50) ||
-          deadline > now + std::chrono::seconds(2)) {
+      // margin ahead. In step, a packet is never due further ahead than the margin plus its
+      // frame's own span; further means the sensor clock jumped forward (a frame start caught
+      // up with the wall clock after a lag, a simulation clock skipping): waiting for it would
+      // hold the frame back for nothing, and age everything after it.
+      if (!anchor || deadline < now - std::chrono::milliseconds(50) || deadline > now + max_lead) {
         if (anchor) ++counters_.pacing_resyncs;
         deadline = now + std::chrono::duration_cast<Clock::duration>(
                              std::chrono::duration<double>(settings_.pacing_margin_s));
