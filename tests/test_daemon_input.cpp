@@ -206,6 +206,41 @@ TEST_CASE("Columns out of order or twice, absurd rows, a frame that never comple
   CHECK(packets.size() >= 75 + 37);
 }
 
+TEST_CASE("A partial frame leaves after the idle timeout while Control messages keep coming",
+          "[e2e][hostile]") {
+  // An engine that stops sending batches may go on sending its pose every tick: the idle timeout
+  // counts from the last batch, whatever else arrives.
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", "150", "--api-port", "0", "--http", "off"});
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  for (const auto& b : clients::build_frame_batches(
+           {.frame = 1, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame / 2)},
+           16, std::span(rows).first(rows.size() / 2), 0, 60000)) {
+    REQUIRE(sender.send(b));
+  }
+  std::atomic<bool> done{false};
+  std::thread ticks([&] {
+    clients::ControlMessage pose;
+    pose.has_pose = true;
+    while (!done) {
+      sender.send(clients::build_control(pose));
+      std::this_thread::sleep_for(200us);
+    }
+  });
+  const auto packets = data.receive(200, 500ms, 3s);
+  done = true;
+  ticks.join();
+  REQUIRE(daemon.stop() == 0);
+  // The half frame left while the ticks went on, not only when the daemon stopped.
+  CHECK(packets.size() >= 37);
+  CHECK(daemon.counter("lidaremu_frames_incomplete_total{sensor=\"vlp16-0\"}") == 1);
+  CHECK(daemon.counter("lidaremu_control_messages_total{sensor=\"vlp16-0\"}") > 5);
+}
+
 TEST_CASE("Frame numbers: a stray far ahead and an engine restart do not silence the sensor",
           "[e2e][hostile]") {
   // The audit: one batch numbered 1,000 ahead made every later frame stale, and so did an

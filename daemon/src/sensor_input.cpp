@@ -50,21 +50,18 @@ void SensorRuntime::input_loop() {
     if (ready < 0 && errno != EINTR) {
       throw std::runtime_error(std::string("poll on the hit socket: ") + std::strerror(errno));
     }
-    if (ready == 0) {
-      if (current_ && current_->columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
-        submit_current();  // the engine went quiet: what arrived is the frame
-        if (raw_) raw_->reset();
-      }
-      continue;
+    // The engine went quiet (no batch for the idle timeout, whatever else arrives: an engine
+    // may go on sending Control poses): what arrived is the frame.
+    if (current_ && current_->columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
+      submit_current();
+      if (raw_) raw_->reset();
     }
-    if (!(watch[0].revents & POLLIN)) continue;
+    // POLLERR too: reading takes a queued socket error off, or poll would report it forever.
+    if (ready <= 0 || !(watch[0].revents & (POLLIN | POLLERR))) continue;
     for (auto& m : messages) m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
     const int received = ::recvmmsg(fd, messages.data(), kReceiveBatch, MSG_DONTWAIT, nullptr);
-    if (received < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-      // ECONNREFUSED and the like: an ICMP error queued on the socket, not input.
-      continue;
-    }
+    // Nothing after all, a signal, or a queued socket error (ICMP), which the read took off.
+    if (received < 0) continue;
     for (int i = 0; i < received; ++i) {
       sender_ = {ntohl(senders[i].sin_addr.s_addr), ntohs(senders[i].sin_port)};
       on_datagram({&receive_buffers_[i * kSlot], messages[i].msg_len});
