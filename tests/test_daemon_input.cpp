@@ -275,7 +275,7 @@ TEST_CASE("Frame numbers: a stray far ahead and an engine restart do not silence
   CHECK(daemon.counter("lidaremu_frames_resequenced_total" + s) == 3);  // 2000, 102, 0
   CHECK(daemon.counter("lidaremu_batches_stale_total" + s) == 0);
   CHECK(daemon.counter("lidaremu_frames_dropped_total" + s) == 0);
-  CHECK(packets >= 7 * 75);
+  CHECK(packets >= std::size_t{7} * 75);
 }
 
 TEST_CASE("Input the kernel drops while the daemon cannot read is counted, datagram for datagram",

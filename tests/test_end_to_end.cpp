@@ -181,9 +181,9 @@ TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jum
     }
   }
   // Arrival times count from here: the last frame's last datagram has just left.
-  const auto packets = data.receive(4 * 64, 2s, 6s);
+  const auto packets = data.receive(std::size_t{4} * 64, 2s, 6s);
   REQUIRE(daemon.stop() == 0);
-  REQUIRE(packets.size() == 4 * 64);
+  REQUIRE(packets.size() == std::size_t{4} * 64);
   // The jumped frame's packets (their timestamps say 2.7 s on) left within the pacing margin
   // (one frame period) and the frame's own span of its last datagram, not 1.5 s later.
   core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
