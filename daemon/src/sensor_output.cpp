@@ -108,6 +108,8 @@ void SensorRuntime::process_loop() {
     const auto begin = Clock::now();
     pipeline_.process(*frame, returns_);
     const double start = frame_start_time(*frame);
+    // Read before the frame goes back to the input, which refills it at once.
+    sink.frame_handed_on_ns = frame->handed_on_ns;
     if (frame->has_pose) {
       motion_.add(start + frame->pose_column * settings_.pattern.column_period_s,
                   frame->world_from_sensor);
@@ -120,7 +122,6 @@ void SensorRuntime::process_loop() {
     store_max(counters_.processing_ns_max, ns);
     counters_.processing.observe(static_cast<double>(ns) * 1e-9);
     ++counters_.frames_processed;
-    sink.frame_handed_on_ns = frame->handed_on_ns;
     if (LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr) {
       TeeSink tee(sink, *live);
       encoder_->encode_frame(returns_, start, tee);
