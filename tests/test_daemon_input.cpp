@@ -26,6 +26,16 @@ using test::steady_rate;
 using test::valid_rows;
 }  // namespace
 
+namespace {
+// A VLP-16 with ideal physics, sending as soon as packets are complete, to `data`; a frame the
+// engine leaves unfinished ends after `idle_ms` without batches.
+test::DaemonProcess ideal_vlp16(const test::UdpReceiver& data, const std::string& idle_ms) {
+  return test::DaemonProcess({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--physics", "ideal", "--pace", "afap",
+                              "--idle-timeout-ms", idle_ms, "--api-port", "0", "--http", "off"});
+}
+}  // namespace
+
 TEST_CASE("Hostile datagrams are counted and never disturb the good input", "[e2e][hostile]") {
   test::UdpReceiver data, telemetry;
   test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
@@ -171,9 +181,7 @@ TEST_CASE("A flood on one sensor's input does not delay another's packets",
 TEST_CASE("Columns out of order or twice, absurd rows, a frame that never completes",
           "[e2e][hostile]") {
   test::UdpReceiver data;
-  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
-                              data.url(), "--physics", "ideal", "--pace", "afap",
-                              "--idle-timeout-ms", "150", "--api-port", "0", "--http", "off"});
+  test::DaemonProcess daemon = ideal_vlp16(data, "150");
   const auto pattern = clients::scan_for("vlp16", 600, "");
   auto rows = scene_rows(pattern);
   // Absurd values: a hit 1e30 m away, a normal of length 0.
@@ -211,9 +219,7 @@ TEST_CASE("A partial frame leaves after the idle timeout while Control messages 
   // An engine that stops sending batches may go on sending its pose every tick: the idle timeout
   // counts from the last batch, whatever else arrives.
   test::UdpReceiver data;
-  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
-                              data.url(), "--physics", "ideal", "--pace", "afap",
-                              "--idle-timeout-ms", "150", "--api-port", "0", "--http", "off"});
+  test::DaemonProcess daemon = ideal_vlp16(data, "150");
   const auto pattern = clients::scan_for("vlp16", 600, "");
   const auto rows = scene_rows(pattern);
   clients::UdpSender sender(hits_url(daemon));
@@ -246,9 +252,7 @@ TEST_CASE("Frame numbers: a stray far ahead and an engine restart do not silence
   // The audit: one batch numbered 1,000 ahead made every later frame stale, and so did an
   // engine that restarted its frame counter. Now both start a new sequence (counted).
   test::UdpReceiver data;
-  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
-                              data.url(), "--physics", "ideal", "--pace", "afap",
-                              "--idle-timeout-ms", "100", "--api-port", "0", "--http", "off"});
+  test::DaemonProcess daemon = ideal_vlp16(data, "100");
   const auto pattern = clients::scan_for("vlp16", 600, "");
   const auto rows = scene_rows(pattern);
   clients::UdpSender sender(hits_url(daemon));
