@@ -8,7 +8,7 @@ packages=(
   file  # cpack's .deb: dpkg-shlibdeps finds the dependencies of the binaries it identifies
   libboost-dev libboost-program-options-dev
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
-  libeigen3-dev libtbb-dev catch2 libbenchmark-dev
+  libeigen3-dev libtbb-dev catch2 libbenchmark-dev libhwy-dev libsleef-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
   python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump libpng-dev
   prometheus  # promtool checks /metrics; a real server scrapes the daemon in a test

@@ -19,6 +19,13 @@ struct DrawKey {
 
 class CounterRng {
  public:
+  // Philox-4x32's multipliers and key increments (Salmon et al., table 2); the vector kernel
+  // (simd.hpp) runs the same rounds in lanes.
+  static constexpr std::uint32_t kMul0 = 0xD2511F53u;
+  static constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
+  static constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
+  static constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
+
   explicit CounterRng(const DrawKey& key) : key_(key) {}
 
   // Four independent 32-bit words for draw number `draw` of this key.
@@ -98,10 +105,6 @@ class CounterRng {
     return (static_cast<double>(bits53) + 0.5) * 0x1.0p-53;
   }
 
-  static constexpr std::uint32_t kMul0 = 0xD2511F53u;
-  static constexpr std::uint32_t kMul1 = 0xCD9E8D57u;
-  static constexpr std::uint32_t kWeyl0 = 0x9E3779B9u;
-  static constexpr std::uint32_t kWeyl1 = 0xBB67AE85u;
   DrawKey key_;
 };
 
