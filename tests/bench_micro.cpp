@@ -21,6 +21,7 @@
 #include "lidaremu/core/cloud.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
@@ -114,6 +115,7 @@ std::size_t rays_of(const Scene& s) { return s.hits.shape.beams() * s.hits.layou
 // One stage of the default chain: the stages before it run untimed on each iteration, so the
 // iteration count is fixed (Google Benchmark would size it by the timed part alone).
 benchmark::IterationCount g_stage_iterations = 10;  // NOLINT: set once from the command line
+bool g_every_simd_target = false;                   // NOLINT: set once from the command line
 
 // One stage of the default chain: the stages before it run untimed on each iteration.
 void stage(benchmark::State& state, const SceneKey& key, std::size_t index) {
@@ -194,6 +196,48 @@ void input(benchmark::State& state, const std::string& model, const std::string&
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   state.counters["ns_per_beam"] = ns_per(seconds, state.iterations(), frame.shape.beams());
   state.counters["columns"] = static_cast<double>(frame.columns_received);
+}
+
+// The vector kernel's samplers: ns per draw for a 1024-beam block, on the instruction set in use
+// (--simd-target), beside the scalar generator's double-precision draws.
+void draws(benchmark::State& state, const std::string& sampler) {
+  constexpr std::size_t kBeams = 1024;
+  const core::DrawKey key{1, 0, 7, 0, 2};
+  std::vector<float> values(kBeams);
+  std::vector<float> means(kBeams);
+  for (std::size_t i = 0; i < kBeams; ++i) means[i] = 0.02f * static_cast<float>(i);  // 0..20
+  std::vector<std::uint32_t> counts(kBeams);
+  std::uint32_t draw = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the idiom
+    ++draw;
+    if (sampler == "normal") {
+      core::simd::normals(key, 0, draw, values);
+    } else if (sampler == "uniform") {
+      core::simd::uniforms(key, 0, draw, values);
+    } else if (sampler == "poisson") {
+      core::simd::poissons(key, 0, draw, means, counts);
+    } else if (sampler == "normal-scalar-double") {
+      for (std::size_t i = 0; i < kBeams; ++i) {
+        core::DrawKey k = key;
+        k.beam = static_cast<std::uint32_t>(i);
+        values[i] = static_cast<float>(core::CounterRng(k).normal(draw));
+      }
+    } else {
+      for (std::size_t i = 0; i < kBeams; ++i) {
+        core::DrawKey k = key;
+        k.beam = static_cast<std::uint32_t>(i);
+        std::uint32_t d = draw;
+        counts[i] = core::CounterRng(k).poisson(means[i], d);
+      }
+    }
+    benchmark::DoNotOptimize(values.data());
+    benchmark::DoNotOptimize(counts.data());
+  }
+  state.counters["ns_per_draw"] = benchmark::Counter(
+      static_cast<double>(kBeams),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.SetLabel(sampler.find("scalar") == std::string::npos ? core::simd::current_target()
+                                                             : "scalar double");
 }
 
 class DiscardingSink final : public core::PacketSink {
@@ -293,6 +337,11 @@ void register_all() {
         [key = *key](benchmark::State& st) { whole_chain(st, key, core::EchoMode::kStrongest); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+  }
+  for (const char* sampler :
+       {"uniform", "normal", "poisson", "normal-scalar-double", "poisson-scalar-double"}) {
+    benchmark::RegisterBenchmark((std::string("draws/") + sampler).c_str(),
+                                 [sampler](benchmark::State& st) { draws(st, sampler); });
   }
   for (const bool raw : {false, true}) {
     benchmark::RegisterBenchmark(
@@ -445,6 +494,23 @@ int print_digests() {
   return 0;
 }
 
+// The differences between this build's digests (on the instruction set in use) and the expected
+// lines, each printed.
+int compare_digests(const std::vector<std::string>& expected, const std::string& target) {
+  const auto actual = digest_lines();
+  int differences = 0;
+  for (std::size_t i = 0; i < std::max(actual.size(), expected.size()); ++i) {
+    const std::string a = i < actual.size() ? actual[i] : "(none)";
+    const std::string e = i < expected.size() ? expected[i] : "(none)";
+    if (a != e) {
+      std::printf("differs on %s:\n  baseline %s\n  now      %s\n", target.c_str(), e.c_str(),
+                  a.c_str());
+      ++differences;
+    }
+  }
+  return differences;
+}
+
 // Compares the digests with a baseline file (tests/data/output_digests.txt): the output bytes
 // change only in a commit that re-baselines the file and says why.
 int check_digests(const char* baseline_path) {
@@ -461,18 +527,16 @@ int check_digests(const char* baseline_path) {
     if (!line.empty() && line[0] != '#') expected.push_back(line);
   }
   std::fclose(f);
-  const auto actual = digest_lines();
+  // Every instruction set the build dispatches to must give the baseline's bytes.
+  const auto targets = g_every_simd_target ? core::simd::available_targets()
+                                           : std::vector<std::string>{core::simd::current_target()};
   int differences = 0;
-  for (std::size_t i = 0; i < std::max(actual.size(), expected.size()); ++i) {
-    const std::string a = i < actual.size() ? actual[i] : "(none)";
-    const std::string e = i < expected.size() ? expected[i] : "(none)";
-    if (a != e) {
-      std::printf("differs:\n  baseline %s\n  now      %s\n", e.c_str(), a.c_str());
-      ++differences;
-    }
+  for (const auto& target : targets) {
+    core::simd::use_target(target);
+    differences += compare_digests(expected, target);
   }
-  std::printf("%d of %zu output digests differ from %s\n", differences, actual.size(),
-              baseline_path);
+  std::printf("%d output digests differ from %s (instruction sets: %zu)\n", differences,
+              baseline_path, targets.size());
   return differences == 0 ? 0 : 1;
 }
 
@@ -482,6 +546,7 @@ int main(int argc, char** argv) {
   // --digest: the output's fingerprint instead of timings; --digest-check FILE: compared with a
   // baseline. --threads N: TBB threads.
   // --stage-iterations N: iterations of each one-stage benchmark (default 10).
+  // --simd-target NAME: the vector kernel's instruction set ("every": the digest check on each).
   int threads = 0;
   bool digest = false;
   const char* digest_baseline = nullptr;
@@ -494,6 +559,10 @@ int main(int argc, char** argv) {
       digest_baseline = argv[++i];
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (arg == "--simd-target" && i + 1 < argc) {
+      const std::string target = argv[++i];
+      g_every_simd_target = target == "every";
+      if (!g_every_simd_target) core::simd::use_target(target);
     } else if (arg == "--stage-iterations" && i + 1 < argc) {
       g_stage_iterations = std::max(1, std::atoi(argv[++i]));
     } else {
