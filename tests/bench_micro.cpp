@@ -48,6 +48,7 @@ struct SceneKey {
   bool all_retroreflector = false;
   double visibility_m = 23000.0;
   double sun_w_per_m2 = 0.0;
+  bool all_returning = false;  // a 20 m concrete sphere instead of the demo scene
   auto operator<=>(const SceneKey&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
@@ -65,7 +66,9 @@ const Scene& scene(const SceneKey& key) {
   slot->pattern = clients::scan_for(key.model, 0, key.mode);
   std::vector<float> rows;
   std::vector<std::uint32_t> ids;
-  clients::DemoScene().render(core::BeamGeometry(slot->pattern), rows, &ids, key.rays);
+  const auto demo =
+      key.all_returning ? clients::DemoScene::enclosing_sphere(20.0) : clients::DemoScene();
+  demo.render(core::BeamGeometry(slot->pattern), rows, &ids, key.rays);
   auto& f = slot->hits;
   f.reshape({static_cast<std::uint32_t>(slot->pattern.columns_per_frame),
              static_cast<std::uint16_t>(slot->pattern.model->channels)},
@@ -489,6 +492,50 @@ std::vector<std::string> digest_lines() {
   return lines;
 }
 
+// Every echo of a few frames through the default chain in rain, on the demo scene, where every
+// beam returns, and in heavy rain (rain-drop echoes are rare at 10 mm/h), as CSV
+// (scene,frame,beam,echo,range_m,reflectivity,kind): the samples scripts/compare_returns.py
+// compares before and after a change of the output's bytes.
+int write_returns_csv(const char* path) {
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", path);
+    return 2;
+  }
+  std::fprintf(f, "scene,frame,beam,echo,range_m,reflectivity,kind\n");
+  struct Case {
+    const char* name;
+    bool sphere;
+    double rain_mm_per_h;
+  };
+  for (const auto& [name, sphere, rain] :
+       {Case{"demo", false, 10.0}, Case{"all-returning", true, 10.0},
+        Case{"demo rain 50 mm/h", false, 50.0}}) {
+    SceneKey key{"os1-128", "2048x10"};
+    key.all_returning = sphere;
+    key.rain_mm_per_h = rain;
+    const Scene& s = scene(key);
+    core::Pipeline pipeline(s.pattern, materials(),
+                            default_chain(s.pattern, core::EchoMode::kDual));
+    core::FrameReturns out;
+    core::FrameHits hits = s.hits;
+    for (std::uint32_t frame = 1; frame <= 4; ++frame) {
+      hits.frame_number = frame;
+      pipeline.process(hits, out);
+      for (int echo = 0; echo < core::FrameReturns::kMaxEchoes; ++echo) {
+        for (std::size_t beam = 0; beam < out.shape.beams(); ++beam) {
+          const std::size_t i = out.slot(beam, echo);
+          if (!(out.range_m[i] > 0)) continue;
+          std::fprintf(f, "%s,%u,%zu,%d,%.4f,%u,%u\n", name, frame, beam, echo,
+                       static_cast<double>(out.range_m[i]), out.reflectivity[i], out.kind[i]);
+        }
+      }
+    }
+  }
+  std::fclose(f);
+  return 0;
+}
+
 int print_digests() {
   for (const auto& line : digest_lines()) std::printf("%s\n", line.c_str());
   return 0;
@@ -547,9 +594,11 @@ int main(int argc, char** argv) {
   // baseline. --threads N: TBB threads.
   // --stage-iterations N: iterations of each one-stage benchmark (default 10).
   // --simd-target NAME: the vector kernel's instruction set ("every": the digest check on each).
+  // --returns-csv FILE: every echo of a few frames in rain, for scripts/compare_returns.py.
   int threads = 0;
   bool digest = false;
   const char* digest_baseline = nullptr;
+  const char* returns_csv = nullptr;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -559,6 +608,8 @@ int main(int argc, char** argv) {
       digest_baseline = argv[++i];
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (arg == "--returns-csv" && i + 1 < argc) {
+      returns_csv = argv[++i];
     } else if (arg == "--simd-target" && i + 1 < argc) {
       const std::string target = argv[++i];
       g_every_simd_target = target == "every";
@@ -574,6 +625,7 @@ int main(int argc, char** argv) {
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
   if (digest_baseline) return check_digests(digest_baseline);
   if (digest) return print_digests();
+  if (returns_csv) return write_returns_csv(returns_csv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   register_all();
