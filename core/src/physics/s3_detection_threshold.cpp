@@ -2,11 +2,14 @@
 // ambient sunlight on the target, and a threshold of k sigma, per merged return; and the noise's
 // own false alarms, on every beam whether it hit something or not.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <numbers>
+#include <span>
 #include <vector>
 
+#include "lidaremu/core/simd.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
@@ -60,36 +63,47 @@ class ThresholdDetectionStage final : public Stage {
         std::lower_bound(alarms_.data(), alarms_.data() + alarms_.size(), b.begin,
                          [](const FalseAlarm& a, std::size_t beam) { return a.beam < beam; });
     const auto* alarms_end = alarms_.data() + alarms_.size();
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      for (; alarm != alarms_end && alarm->beam == beam; ++alarm) {
-        // The threshold follows the noise (the ambient the channel sees included), so the rate
-        // of false alarms stays what the threshold was set for, in the sun as in the dark.
-        const double sigma = dark * receiver.noise_factor(b.work.ambient_w[beam]);
-        Pulse noise;
-        noise.range_m = alarm->range_m;
-        noise.noise_w = static_cast<float>(sigma);
-        noise.threshold_w = static_cast<float>(k * sigma);
-        noise.power_w = static_cast<float>((k + alarm->excess_sigmas) * sigma);
-        noise.kind = ReturnKind::kNoise;
-        stage_kit::add_pulse(b, beam, noise);
+    const DrawKey key = stage_kit::key_for(b, StageId::kDetection);
+    // Merged return i of a beam takes draw i of the beam's stream.
+    std::array<std::array<float, stage_kit::kDrawRun>, BeamWork::kMaxPulses> z;
+    stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
+      int most = 0;
+      for (std::size_t beam = first; beam < last; ++beam) {
+        for (; alarm != alarms_end && alarm->beam == beam; ++alarm) {
+          // The threshold follows the noise (the ambient the channel sees included), so the rate
+          // of false alarms stays what the threshold was set for, in the sun as in the dark.
+          const double sigma = dark * receiver.noise_factor(b.work.ambient_w[beam]);
+          Pulse noise;
+          noise.range_m = alarm->range_m;
+          noise.noise_w = static_cast<float>(sigma);
+          noise.threshold_w = static_cast<float>(k * sigma);
+          noise.power_w = static_cast<float>((k + alarm->excess_sigmas) * sigma);
+          noise.kind = ReturnKind::kNoise;
+          stage_kit::add_pulse(b, beam, noise);
+        }
+        most = std::max(most, stage_kit::merge_pulses(b, beam));
       }
-      const int count = stage_kit::merge_pulses(b, beam);
-      Pulse* pulses = stage_kit::pulses_of(b, beam);
-      const CounterRng rng = stage_kit::rng_for(b, beam, StageId::kDetection);
-      for (int i = 0; i < count; ++i) {
-        Pulse& p = pulses[i];
-        if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
-        const double sigma = dark * receiver.noise_factor(p.ambient_w);
-        const double out = p.power_w + sigma * rng.normal(static_cast<std::uint32_t>(i));
-        p.threshold_w = static_cast<float>(k * sigma);
-        p.noise_w = static_cast<float>(sigma);
-        if (out > k * sigma) {
-          p.power_w = static_cast<float>(out);
-        } else {
-          p.kind = ReturnKind::kNone;
+      for (int i = 0; i < most; ++i) {
+        simd::normals(key, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(i),
+                      std::span(z[static_cast<std::size_t>(i)].data(), last - first));
+      }
+      for (std::size_t beam = first; beam < last; ++beam) {
+        Pulse* pulses = stage_kit::pulses_of(b, beam);
+        for (int i = 0; i < b.work.pulse_count[beam]; ++i) {
+          Pulse& p = pulses[i];
+          if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
+          const double sigma = dark * receiver.noise_factor(p.ambient_w);
+          const double out = p.power_w + sigma * z[static_cast<std::size_t>(i)][beam - first];
+          p.threshold_w = static_cast<float>(k * sigma);
+          p.noise_w = static_cast<float>(sigma);
+          if (out > k * sigma) {
+            p.power_w = static_cast<float>(out);
+          } else {
+            p.kind = ReturnKind::kNone;
+          }
         }
       }
-    }
+    });
   }
 
  private:

@@ -9,7 +9,9 @@
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <span>
 
+#include "lidaremu/core/simd.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
@@ -90,53 +92,86 @@ class RainStage final : public Stage {
     const auto& c = b.constants;
     if (!(c.rain_drops_per_m3 > 0)) return;
     const auto& prm = b.params;
-    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      Pulse* pulses = stage_kit::pulses_of(b, beam);
-      const int targets = b.work.pulse_count[beam];
-      double reach = 0;
-      for (int k = 0; k < targets; ++k) reach = std::max<double>(reach, pulses[k].range_m);
-      if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
-      const CounterRng count_rng = stage_kit::rng_for(b, beam, StageId::kRainCount);
-      std::uint32_t draw = 0;
-      const double mu_all = c.rain_drops_per_m3 * c.beam.volume_m3(0.0, reach);
-      const double mu_detectable = std::min(drops_.expected_within(reach), mu_all);
-      const std::uint32_t detectable = count_rng.poisson(mu_detectable, draw);
-      const std::uint32_t crossed = detectable + count_rng.poisson(mu_all - mu_detectable, draw);
-      b.work.drops_crossed[beam] =
-          static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
-      // Extinction and jitter of what the beam hit.
-      const CounterRng jitter_rng = stage_kit::rng_for(b, beam, StageId::kRainJitter);
-      const double sigma = prm.rain_range_jitter_m_per_drop * std::sqrt(double(crossed));
-      for (int k = 0; k < targets; ++k) {
-        Pulse& p = pulses[k];
-        p.power_w *=
-            static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
-        p.range_m += static_cast<float>(sigma * jitter_rng.normal(static_cast<std::uint32_t>(k)));
+    const DrawKey count_key = stage_kit::key_for(b, StageId::kRainCount);
+    const DrawKey jitter_key = stage_kit::key_for(b, StageId::kRainJitter);
+    // Per beam of a run: the expected drops (detectable ones, the others), their counts (draws 0
+    // and 1 of the count stream), and a jitter draw per candidate (draw k for candidate k).
+    std::array<float, stage_kit::kDrawRun> mu_detectable;
+    std::array<float, stage_kit::kDrawRun> mu_rest;
+    std::array<std::uint32_t, stage_kit::kDrawRun> detectable;
+    std::array<std::uint32_t, stage_kit::kDrawRun> rest;
+    std::array<std::array<float, stage_kit::kDrawRun>, BeamWork::kMaxPulses> jitter;
+    stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
+      const std::size_t n = last - first;
+      const auto first_beam = static_cast<std::uint32_t>(first);
+      int most = 0;
+      for (std::size_t beam = first; beam < last; ++beam) {
+        const Pulse* pulses = stage_kit::pulses_of(b, beam);
+        const int targets = b.work.pulse_count[beam];
+        most = std::max(most, targets);
+        double reach = 0;
+        for (int k = 0; k < targets; ++k) reach = std::max<double>(reach, pulses[k].range_m);
+        if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
+        const double all = c.rain_drops_per_m3 * c.beam.volume_m3(0.0, reach);
+        const double seen = std::min(drops_.expected_within(reach), all);
+        mu_detectable[beam - first] = static_cast<float>(seen);
+        mu_rest[beam - first] = static_cast<float>(all - seen);
       }
-      const CounterRng drop_rng = stage_kit::rng_for(b, beam, StageId::kRainDrops);
-      for (std::uint32_t d = 0; d < std::min<std::uint32_t>(detectable, kMaxDropPulses); ++d) {
-        const auto u = drop_rng.words(d);
-        const double u_position = (u[0] + 0.5) * 0x1.0p-32;
-        const double u_size = (u[1] + 0.5) * 0x1.0p-32;
-        const double r = drops_.range_at(u_position * mu_detectable);
-        const double diameter_m =
-            detectable_drop_diameter_m(c, prm, r) - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
-        const double share = physics::drop_brdf_area_ratio(diameter_m, c.beam.radius_m(r),
-                                                           prm.rain_drop_reflectance);
-        Pulse drop;
-        drop.range_m = static_cast<float>(r);
-        drop.power_w = static_cast<float>(physics::received_power(
-            c.system_constant, share, r,
-            physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r),
-            physics::crossover(prm.optics, r)));
-        drop.lambertian = static_cast<float>(share * std::numbers::pi);
-        drop.kind = ReturnKind::kRainDrop;
-        stage_kit::add_pulse(b, beam, drop);
+      simd::poissons(count_key, first_beam, 0, std::span(mu_detectable.data(), n),
+                     std::span(detectable.data(), n));
+      simd::poissons(count_key, first_beam, 1, std::span(mu_rest.data(), n),
+                     std::span(rest.data(), n));
+      for (int k = 0; k < most; ++k) {
+        simd::normals(jitter_key, first_beam, static_cast<std::uint32_t>(k),
+                      std::span(jitter[static_cast<std::size_t>(k)].data(), n));
       }
-    }
+      for (std::size_t beam = first; beam < last; ++beam) {
+        const std::size_t i = beam - first;
+        const std::uint32_t crossed = detectable[i] + rest[i];
+        b.work.drops_crossed[beam] =
+            static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
+        // Extinction and jitter of what the beam hit.
+        const double sigma = prm.rain_range_jitter_m_per_drop * std::sqrt(double(crossed));
+        Pulse* pulses = stage_kit::pulses_of(b, beam);
+        for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+          Pulse& p = pulses[k];
+          p.power_w *=
+              static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
+          p.range_m += static_cast<float>(sigma * jitter[static_cast<std::size_t>(k)][i]);
+        }
+        add_drops(b, beam, detectable[i], mu_detectable[i]);
+      }
+    });
   }
 
  private:
+  // The detectable drops of a beam as returns, each placed from the frame's drop table.
+  void add_drops(const BlockContext& b, std::size_t beam, std::uint32_t detectable,
+                 double mu_detectable) const {
+    const auto& c = b.constants;
+    const auto& prm = b.params;
+    const CounterRng drop_rng = stage_kit::rng_for(b, beam, StageId::kRainDrops);
+    for (std::uint32_t d = 0; d < std::min<std::uint32_t>(detectable, kMaxDropPulses); ++d) {
+      const auto u = drop_rng.words(d);
+      const double u_position = (u[0] + 0.5) * 0x1.0p-32;
+      const double u_size = (u[1] + 0.5) * 0x1.0p-32;
+      const double r = drops_.range_at(u_position * mu_detectable);
+      const double diameter_m =
+          detectable_drop_diameter_m(c, prm, r) - std::log(u_size) / c.rain_slope_per_mm * 1e-3;
+      const double share =
+          physics::drop_brdf_area_ratio(diameter_m, c.beam.radius_m(r), prm.rain_drop_reflectance);
+      Pulse drop;
+      drop.range_m = static_cast<float>(r);
+      drop.power_w = static_cast<float>(physics::received_power(
+          c.system_constant, share, r,
+          physics::two_way_transmission(c.rain_extinction_per_m + c.clear_extinction_per_m, r),
+          physics::crossover(prm.optics, r)));
+      drop.lambertian = static_cast<float>(share * std::numbers::pi);
+      drop.kind = ReturnKind::kRainDrop;
+      stage_kit::add_pulse(b, beam, drop);
+    }
+  }
+
   RainDropTable drops_;
 };
 

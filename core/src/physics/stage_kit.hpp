@@ -20,6 +20,25 @@ inline CounterRng rng_for(const BlockContext& block, std::size_t beam, StageId s
   return CounterRng(k);
 }
 
+// The key of a stage's draws in this block (the beam is each draw's own).
+inline DrawKey key_for(const BlockContext& block, StageId stage) {
+  DrawKey k = block.key;
+  k.stage = static_cast<std::uint16_t>(stage);
+  return k;
+}
+
+// The stages that draw random numbers draw a run of beams' at once, in SIMD lanes (simd.hpp):
+// runs of at most kDrawRun beams, small enough for buffers on the stack.
+inline constexpr std::size_t kDrawRun = 256;
+
+// Calls body(first, last) for consecutive runs [first, last) covering the block.
+template <typename Body>
+void for_each_run(const BlockContext& b, Body&& body) {
+  for (std::size_t first = b.begin; first < b.end; first += kDrawRun) {
+    body(first, std::min(first + kDrawRun, b.end));
+  }
+}
+
 inline Pulse* pulses_of(const BlockContext& b, std::size_t beam) {
   return b.work.pulses.data() + beam * BeamWork::kMaxPulses;
 }

@@ -24,8 +24,9 @@ std::string current_target();
 void use_target(std::string_view name);
 
 // Means above this are drawn from the normal approximation N(mu, mu), rounded (the skew it drops,
-// 1/sqrt(mu) < 0.18, is far below what the stages that draw such counts can show).
-inline constexpr float kPoissonInversionLimit = 32.0f;
+// 1/sqrt(mu) < 0.25, is far below what the stages that draw such counts can show: rain's crossed
+// drops only set the range jitter, as sqrt(count)).
+inline constexpr float kPoissonInversionLimit = 16.0f;
 
 // Draw `draw` of the streams of beams first_beam, first_beam + 1, ... (one per element of `out`),
 // each keyed as CounterRng(key with .beam = that beam) keys it: the same Philox-4x32-10 words.
