@@ -16,13 +16,9 @@ void BeamWork::resize(std::size_t beams) {
 
 namespace stage_kit {
 
-void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
+void replace_weakest(const BlockContext& b, std::size_t beam, const Pulse& p) {
   Pulse* pulses = pulses_of(b, beam);
-  auto& count = b.work.pulse_count[beam];
-  if (count < BeamWork::kMaxPulses) {
-    pulses[count++] = p;
-    return;
-  }
+  const int count = b.work.pulse_count[beam];
   Pulse* weakest = std::min_element(
       pulses, pulses + count, [](const Pulse& l, const Pulse& r) { return l.power_w < r.power_w; });
   if (weakest->power_w < p.power_w) *weakest = p;
@@ -44,6 +40,11 @@ int merge_pulses(const BlockContext& b, std::size_t beam) {
   if (bloom.kind != ReturnKind::kNone) {
     add_pulse(b, beam, bloom);
     count = b.work.pulse_count[beam];
+  }
+  if (count <= 1) {  // nothing to sort or merge: the commonest case by far
+    if (count == 1 && pulses[0].kind == ReturnKind::kNone) count = 0;
+    b.work.pulse_count[beam] = static_cast<std::uint8_t>(count);
+    return count;
   }
   count =
       static_cast<int>(std::remove_if(pulses, pulses + count,

@@ -48,8 +48,18 @@ inline int rays_used(const BlockContext& b) {
   return std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
 }
 
+// When the beam is full: the candidate replaces the weakest if stronger.
+void replace_weakest(const BlockContext& b, std::size_t beam, const Pulse& p);
+
 // Adds a candidate; when the beam is full, it replaces the weakest if stronger.
-void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p);
+inline void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
+  auto& count = b.work.pulse_count[beam];
+  if (count < BeamWork::kMaxPulses) {
+    pulses_of(b, beam)[count++] = p;
+    return;
+  }
+  replace_weakest(b, beam, p);
+}
 
 // Calls visit(beam, pulse) for every candidate of every beam of the block.
 template <typename Visit>
