@@ -30,6 +30,10 @@ TEST_CASE("Start-up errors: a clear message and an exit code", "[e2e][hostile]")
   const std::string binary = test::daemon_path();
   CHECK(WEXITSTATUS(std::system((binary + " --no-such-flag 2>/dev/null").c_str())) == 2);
   CHECK(WEXITSTATUS(std::system((binary + " --rpm 5000 2>/dev/null").c_str())) == 3);
+  // An instruction set this build or CPU does not run: usage, naming the choices.
+  CHECK(WEXITSTATUS(std::system(
+            (binary + " --simd-target neon 2>&1 | grep -q 'choose from: best, '").c_str())) == 0);
+  CHECK(WEXITSTATUS(std::system((binary + " --simd-target neon 2>/dev/null").c_str())) == 2);
   CHECK(WEXITSTATUS(std::system((binary + " --help >/dev/null").c_str())) == 0);
   test::UdpReceiver taken;
   // The hits port is taken by another socket (UDP on the same address and port).

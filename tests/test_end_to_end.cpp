@@ -16,6 +16,7 @@
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/pcap.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/core/velodyne.hpp"
 #include "round_trip.hpp"
 
@@ -200,17 +201,24 @@ TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jum
   CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"os1-64-0\"}") >= 1);
 }
 
-TEST_CASE("Same input, config and seed give the same bytes, with 1 or 2 threads",
-          "[e2e][determinism]") {
+TEST_CASE(
+    "Same input, config and seed give the same bytes, with 1 or 2 threads, on any SIMD target",
+    "[e2e][determinism]") {
+  // The best instruction set with 1 and 2 threads, then the plainest this build has (SCALAR).
+  const std::string plainest = core::simd::available_targets().back();
+  const std::pair<const char*, std::string> runs_of[] = {
+      {"1", "best"}, {"2", "best"}, {"2", plainest}};
   for (const char* model : {"vlp16", "os1-64"}) {
     INFO(model);
-    std::vector<std::vector<std::uint8_t>> runs[2];
-    for (int run = 0; run < 2; ++run) {
+    std::vector<std::vector<std::uint8_t>> runs[3];
+    for (int run = 0; run < 3; ++run) {
+      const auto& [threads, target] = runs_of[run];
+      INFO("threads " << threads << ", SIMD target " << target);
       test::UdpReceiver data, telemetry;
       test::DaemonProcess daemon({"--model", model, "--hits", "udp://127.0.0.1:0", "--out",
                                   data.url(), "--telemetry", telemetry.url(), "--pace", "afap",
-                                  "--clock", "sim", "--seed", "99", "--threads",
-                                  run == 0 ? "1" : "2"});
+                                  "--clock", "sim", "--seed", "99", "--threads", threads,
+                                  "--simd-target", target});
       const auto pattern = clients::scan_for(model, 0, "");
       const auto rows = scene_rows(pattern);
       clients::UdpSender sender(hits_url(daemon));
@@ -222,6 +230,7 @@ TEST_CASE("Same input, config and seed give the same bytes, with 1 or 2 threads"
       REQUIRE(runs[run].size() == expected);
     }
     CHECK(runs[0] == runs[1]);
+    CHECK(runs[0] == runs[2]);
   }
 }
 

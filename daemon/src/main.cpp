@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/daemon/control_api.hpp"
 #include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/live_view.hpp"
@@ -113,6 +114,9 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   }
   const auto materials = core::MaterialTable::load(settings.materials);
   std::cout << "lidaremud: material table " << settings.materials.string() << std::endl;
+  std::cout << "lidaremud: physics kernel on " << core::simd::current_target() << " (of "
+            << core::simd::available_targets().size() << " instruction sets this CPU runs)"
+            << std::endl;
   // Sensors attach to the live view; it outlives them, including the ones retired sensors leave
   // queued on the io_context (destroyed with it).
   daemon::LiveView view(settings);
@@ -336,6 +340,11 @@ int main(int argc, char** argv) {
   app.add_option("--materials", materials, "material table (TOML)")->capture_default_str();
   app.add_option("--threads", threads, "physics worker threads (0: all cores)")
       ->capture_default_str();
+  std::string simd_target = "best";
+  app.add_option("--simd-target", simd_target,
+                 "instruction set of the physics kernel: best, or one this CPU runs (AVX3, AVX2, "
+                 "SSE4, SSSE3, SCALAR); the output bytes are the same on each")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error")->capture_default_str();
   app.add_option("--duration", duration_s,
                  "stop by itself after this many seconds (0: run until SIGTERM)");
@@ -403,6 +412,12 @@ int main(int argc, char** argv) {
   }
   if (settings.materials.empty() || app.count("--materials")) settings.materials = materials;
   if (app.count("--threads") || settings.threads == 0) settings.threads = threads;
+  try {
+    core::simd::use_target(simd_target);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "lidaremud: --simd-target: " << e.what() << '\n';
+    return kExitUsage;
+  }
   if (app.count("--log-level")) settings.log_level = log_level;
   if (app.count("--duration")) settings.duration_s = duration_s;
   if (app.count("--stats-interval")) settings.stats_interval_s = stats_interval_s;
