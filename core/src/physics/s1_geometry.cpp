@@ -23,6 +23,7 @@ class GeometryStage final : public Stage {
     const auto& receiver = b.params.receiver;
     const float sky_w = static_cast<float>(receiver.sky_w(sun_w));
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      stage_kit::prefetch_ahead(b, beam);
       b.work.pulse_count[beam] = 0;
       b.work.range_offset_m[beam] = 0;
       b.work.drops_crossed[beam] = 0;
