@@ -119,6 +119,17 @@ TEST_CASE("Vector draws use the scalar generator's Philox words", "[simd]") {
   std::vector<float> middle(17);
   simd::normals(kKey, kFirstBeam + 100, 2, middle);
   CHECK(std::equal(middle.begin(), middle.end(), z.begin() + 100));
+  // Scattered draws are the same numbers: draw 2 of every third beam, among other draws.
+  std::vector<std::uint32_t> beams, draws;
+  for (std::uint32_t i = 0; i < kBeams; i += 3) {
+    beams.insert(beams.end(), {kFirstBeam + i, kFirstBeam + i});
+    draws.insert(draws.end(), {2u, 5u});
+  }
+  std::vector<float> scattered(beams.size());
+  simd::normals_at(kKey, beams, draws, scattered);
+  for (std::size_t j = 0; j < beams.size(); j += 2) {
+    REQUIRE(scattered[j] == z[(beams[j] - kFirstBeam)]);
+  }
 }
 
 TEST_CASE("Vector normals are standard normal", "[simd]") {
@@ -186,12 +197,14 @@ TEST_CASE("Vector draws are the same bits on every instruction set", "[simd][det
   std::vector<float> means(kBeams);
   for (std::size_t i = 0; i < kBeams; ++i) means[i] = 0.01f * static_cast<float>(i % 6000);
   const auto draw_all = [&] {
-    std::vector<float> u(kBeams), z(kBeams);
-    std::vector<std::uint32_t> k(kBeams);
+    std::vector<float> u(kBeams), z(kBeams), scattered(kBeams);
+    std::vector<std::uint32_t> k(kBeams), draws(kBeams);
     simd::uniforms(kKey, kFirstBeam, 1, u);
     simd::normals(kKey, kFirstBeam, 1, z);
     simd::poissons(kKey, kFirstBeam, 1, means, k);
-    return std::make_tuple(u, z, k);
+    for (std::size_t i = 0; i < kBeams; ++i) draws[i] = static_cast<std::uint32_t>(i % 13);
+    simd::normals_at(kKey, k, draws, scattered);  // the counts as beam numbers: any will do
+    return std::make_tuple(u, z, k, scattered);
   };
   const TargetGuard guard;
   const auto targets = simd::available_targets();

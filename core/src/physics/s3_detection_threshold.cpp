@@ -2,14 +2,11 @@
 // ambient sunlight on the target, and a threshold of k sigma, per merged return; and the noise's
 // own false alarms, on every beam whether it hit something or not.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <memory>
 #include <numbers>
-#include <span>
 #include <vector>
 
-#include "lidaremu/core/simd.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
@@ -65,9 +62,9 @@ class ThresholdDetectionStage final : public Stage {
     const auto* alarms_end = alarms_.data() + alarms_.size();
     const DrawKey key = stage_kit::key_for(b, StageId::kDetection);
     // Merged return i of a beam takes draw i of the beam's stream.
-    std::array<std::array<float, stage_kit::kDrawRun>, BeamWork::kMaxPulses> z;
+    stage_kit::RunNormals z;
     stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
-      int most = 0;
+      z.clear();
       for (std::size_t beam = first; beam < last; ++beam) {
         for (; alarm != alarms_end && alarm->beam == beam; ++alarm) {
           // The threshold follows the noise (the ambient the channel sees included), so the rate
@@ -81,19 +78,20 @@ class ThresholdDetectionStage final : public Stage {
           noise.kind = ReturnKind::kNoise;
           stage_kit::add_pulse(b, beam, noise);
         }
-        most = std::max(most, stage_kit::merge_pulses(b, beam));
+        const int count = stage_kit::merge_pulses(b, beam);
+        const Pulse* pulses = stage_kit::pulses_of(b, beam);
+        for (int i = 0; i < count; ++i) {
+          if (pulses[i].kind != ReturnKind::kNoise) z.ask(beam, i);
+        }
       }
-      for (int i = 0; i < most; ++i) {
-        simd::normals(key, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(i),
-                      std::span(z[static_cast<std::size_t>(i)].data(), last - first));
-      }
+      z.draw_all(key);
       for (std::size_t beam = first; beam < last; ++beam) {
         Pulse* pulses = stage_kit::pulses_of(b, beam);
         for (int i = 0; i < b.work.pulse_count[beam]; ++i) {
           Pulse& p = pulses[i];
           if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
           const double sigma = dark * receiver.noise_factor(p.ambient_w);
-          const double out = p.power_w + sigma * z[static_cast<std::size_t>(i)][beam - first];
+          const double out = p.power_w + sigma * z.take();
           p.threshold_w = static_cast<float>(k * sigma);
           p.noise_w = static_cast<float>(sigma);
           if (out > k * sigma) {

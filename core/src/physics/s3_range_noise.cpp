@@ -1,11 +1,8 @@
 // PHYSICS.md sections 0 and 3 (seed 002, II-D): Gaussian range noise on every reported echo,
 // growing as the echo weakens: sigma = max(floor, dR / sqrt(2 SNR)), SNR the detected power over
 // the noise sigma it was detected against.
-#include <array>
 #include <memory>
-#include <span>
 
-#include "lidaremu/core/simd.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
@@ -18,27 +15,24 @@ class RangeNoiseStage final : public Stage {
     const double pulse = b.params.range_noise_pulse_m;
     const DrawKey key = stage_kit::key_for(b, StageId::kRangeNoise);
     // Echo e of a beam takes draw e of the beam's stream.
-    std::array<std::array<float, stage_kit::kDrawRun>, FrameReturns::kMaxEchoes> z;
+    stage_kit::RunNormals z;
     stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
-      int echoes = 0;
+      z.clear();
       for (std::size_t beam = first; beam < last; ++beam) {
         const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
-        for (int e = echoes; e < FrameReturns::kMaxEchoes; ++e) {
-          if (pick[e] >= 0) echoes = e + 1;
+        for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
+          if (pick[e] >= 0) z.ask(beam, e);
         }
       }
-      for (int e = 0; e < echoes; ++e) {
-        simd::normals(key, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(e),
-                      std::span(z[static_cast<std::size_t>(e)].data(), last - first));
-      }
+      z.draw_all(key);
       for (std::size_t beam = first; beam < last; ++beam) {
         Pulse* pulses = stage_kit::pulses_of(b, beam);
         const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
-        for (int e = 0; e < echoes; ++e) {
+        for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
           if (pick[e] < 0) continue;
           Pulse& p = pulses[pick[e]];
           const double sigma = physics::range_noise_sigma_m(p.power_w, p.noise_w, floor, pulse);
-          p.range_m += static_cast<float>(sigma * z[static_cast<std::size_t>(e)][beam - first]);
+          p.range_m += static_cast<float>(sigma * z.take());
         }
       }
     });

@@ -100,15 +100,15 @@ class RainStage final : public Stage {
     std::array<float, stage_kit::kDrawRun> mu_rest;
     std::array<std::uint32_t, stage_kit::kDrawRun> detectable;
     std::array<std::uint32_t, stage_kit::kDrawRun> rest;
-    std::array<std::array<float, stage_kit::kDrawRun>, BeamWork::kMaxPulses> jitter;
+    stage_kit::RunNormals jitter;
     stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
       const std::size_t n = last - first;
       const auto first_beam = static_cast<std::uint32_t>(first);
-      int most = 0;
+      jitter.clear();
       for (std::size_t beam = first; beam < last; ++beam) {
         const Pulse* pulses = stage_kit::pulses_of(b, beam);
         const int targets = b.work.pulse_count[beam];
-        most = std::max(most, targets);
+        for (int k = 0; k < targets; ++k) jitter.ask(beam, k);
         double reach = 0;
         for (int k = 0; k < targets; ++k) reach = std::max<double>(reach, pulses[k].range_m);
         if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
@@ -121,10 +121,7 @@ class RainStage final : public Stage {
                      std::span(detectable.data(), n));
       simd::poissons(count_key, first_beam, 1, std::span(mu_rest.data(), n),
                      std::span(rest.data(), n));
-      for (int k = 0; k < most; ++k) {
-        simd::normals(jitter_key, first_beam, static_cast<std::uint32_t>(k),
-                      std::span(jitter[static_cast<std::size_t>(k)].data(), n));
-      }
+      jitter.draw_all(jitter_key);
       for (std::size_t beam = first; beam < last; ++beam) {
         const std::size_t i = beam - first;
         const std::uint32_t crossed = detectable[i] + rest[i];
@@ -137,7 +134,7 @@ class RainStage final : public Stage {
           Pulse& p = pulses[k];
           p.power_w *=
               static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
-          p.range_m += static_cast<float>(sigma * jitter[static_cast<std::size_t>(k)][i]);
+          p.range_m += static_cast<float>(sigma * jitter.take());
         }
         add_drops(b, beam, detectable[i], mu_detectable[i]);
       }

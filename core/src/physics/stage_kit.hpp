@@ -3,9 +3,13 @@
 // of the beam, merging pulses the detector cannot separate.
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 
 #include "lidaremu/core/physics/stage.hpp"
+#include "lidaremu/core/simd.hpp"
 
 namespace lidaremu::core::stage_kit {
 
@@ -38,6 +42,31 @@ void for_each_run(const BlockContext& b, Body&& body) {
     body(first, std::min(first + kDrawRun, b.end));
   }
 }
+
+// The normal draws a run of beams needs (draw d of beam b for some pairs only), drawn together in
+// SIMD lanes, then taken back in the order they were asked for.
+class RunNormals {
+ public:
+  static constexpr std::size_t kCapacity = kDrawRun * BeamWork::kMaxPulses;
+  void clear() { size_ = taken_ = 0; }
+  void ask(std::size_t beam, int draw) {
+    beams_[size_] = static_cast<std::uint32_t>(beam);
+    draws_[size_] = static_cast<std::uint32_t>(draw);
+    ++size_;
+  }
+  void draw_all(const DrawKey& key) {
+    simd::normals_at(key, std::span(beams_.data(), size_), std::span(draws_.data(), size_),
+                     std::span(values_.data(), size_));
+  }
+  float take() { return values_[taken_++]; }
+
+ private:
+  std::array<std::uint32_t, kCapacity> beams_;
+  std::array<std::uint32_t, kCapacity> draws_;
+  std::array<float, kCapacity> values_;
+  std::size_t size_ = 0;
+  std::size_t taken_ = 0;
+};
 
 inline Pulse* pulses_of(const BlockContext& b, std::size_t beam) {
   return b.work.pulses.data() + beam * BeamWork::kMaxPulses;

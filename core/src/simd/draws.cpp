@@ -120,6 +120,28 @@ void normals_impl(const DrawKey& key, std::uint32_t first_beam, std::uint32_t dr
                   });
 }
 
+void normals_at_impl(const DrawKey& key, const std::uint32_t* beams, const std::uint32_t* draws,
+                     float* out, std::size_t n) {
+  const U32Tag du;
+  const std::size_t lanes = hn::Lanes(du);
+  HWY_ALIGN std::uint32_t lane_beams[hn::MaxLanes(du)] = {};
+  HWY_ALIGN std::uint32_t lane_draws[hn::MaxLanes(du)] = {};
+  for (std::size_t i = 0; i < n; i += lanes) {
+    const std::size_t c = std::min(lanes, n - i);
+    U32Vec b, d;
+    if (c == lanes) {
+      b = hn::LoadU(du, beams + i);
+      d = hn::LoadU(du, draws + i);
+    } else {
+      std::copy_n(beams + i, c, lane_beams);
+      std::copy_n(draws + i, c, lane_draws);
+      b = hn::Load(du, lane_beams);
+      d = hn::Load(du, lane_draws);
+    }
+    store_first(F32Tag(), normal_lanes(philox_lanes(key, b, d)), out + i, c);
+  }
+}
+
 void poissons_impl(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
                    const float* means, std::uint32_t* out, std::size_t n) {
   const F32Tag df;
@@ -144,6 +166,7 @@ namespace lidaremu::core::simd {
 
 HWY_EXPORT(uniforms_impl);
 HWY_EXPORT(normals_impl);
+HWY_EXPORT(normals_at_impl);
 HWY_EXPORT(poissons_impl);
 HWY_EXPORT(target_impl);
 
@@ -203,6 +226,12 @@ void uniforms(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
 void normals(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
              std::span<float> out) {
   HWY_DYNAMIC_DISPATCH(normals_impl)(key, first_beam, draw, out.data(), out.size());
+}
+
+void normals_at(const DrawKey& key, std::span<const std::uint32_t> beams,
+                std::span<const std::uint32_t> draws, std::span<float> out) {
+  const std::size_t n = std::min({beams.size(), draws.size(), out.size()});
+  HWY_DYNAMIC_DISPATCH(normals_at_impl)(key, beams.data(), draws.data(), out.data(), n);
 }
 
 void poissons(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,

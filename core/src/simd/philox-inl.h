@@ -41,14 +41,13 @@ HWY_INLINE void mul_hi_lo(U32Vec a, std::uint32_t m, U32Vec& hi, U32Vec& lo) {
 #endif
 }
 
-// Draw `draw` of the beams first_beam, first_beam + 1, ... (lane i: beam first_beam + i).
-HWY_INLINE PhiloxWords philox_lanes(const DrawKey& key, std::uint32_t first_beam,
-                                    std::uint32_t draw) {
+// Draw draws[i] of beam beams[i] in lane i.
+HWY_INLINE PhiloxWords philox_lanes(const DrawKey& key, U32Vec beams, U32Vec draws) {
   const U32Tag d;
   U32Vec c0 = hn::Set(d, key.frame);
-  U32Vec c1 = hn::Iota(d, first_beam);
+  U32Vec c1 = beams;
   U32Vec c2 = hn::Set(d, (static_cast<std::uint32_t>(key.stage) << 16) ^ key.sensor);
-  U32Vec c3 = hn::Set(d, draw);
+  U32Vec c3 = draws;
   auto k0 = static_cast<std::uint32_t>(key.seed);
   auto k1 = static_cast<std::uint32_t>(key.seed >> 32);
   for (int round = 0; round < 10; ++round) {
@@ -63,6 +62,13 @@ HWY_INLINE PhiloxWords philox_lanes(const DrawKey& key, std::uint32_t first_beam
     k1 += CounterRng::kWeyl1;
   }
   return {c0, c1, c2, c3};
+}
+
+// Draw `draw` of the beams first_beam, first_beam + 1, ... (lane i: beam first_beam + i).
+HWY_INLINE PhiloxWords philox_lanes(const DrawKey& key, std::uint32_t first_beam,
+                                    std::uint32_t draw) {
+  const U32Tag d;
+  return philox_lanes(key, hn::Iota(d, first_beam), hn::Set(d, draw));
 }
 
 }  // namespace lidaremu::core::simd::HWY_NAMESPACE

@@ -37,6 +37,10 @@ void uniforms(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
 // Standard normal by Box-Muller from the first two words (|z| < 5.8: tails beyond carry 7e-9).
 void normals(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
              std::span<float> out);
+// The same normals for scattered draws: draw draws[i] of beam beams[i], for the stages that need
+// a draw for only some beams (writes the smallest of the three sizes).
+void normals_at(const DrawKey& key, std::span<const std::uint32_t> beams,
+                std::span<const std::uint32_t> draws, std::span<float> out);
 // Poisson(means[i]) by inversion of the CDF from the first word's uniform below
 // kPoissonInversionLimit, above it the normal approximation from the same words as normals(); 0
 // for a mean that is not positive (NaN included). Writes min(means.size(), out.size()) counts.
