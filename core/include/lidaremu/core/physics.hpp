@@ -206,12 +206,13 @@ inline double retro_brdf(double peak_per_sr, double observation_rad, double obse
 // The material's BRDF x cos(theta) back towards a monostatic sensor: diffuse, gloss, retro. The
 // observation angle is that of a bistatic baseline seen from the range (zero for coaxial optics).
 inline double material_brdf(const Material& m, double cos_theta, double observation_rad) {
+  const double surface = lambertian_brdf(m.reflectivity, cos_theta) +
+                         glossy_backscatter(m.fresnel_f0, m.roughness, cos_theta);
+  if (m.retroreflective == 0) return surface;  // most materials: no entrance angle to compute
   const double theta = std::acos(std::clamp(cos_theta, -1.0, 1.0));
-  return lambertian_brdf(m.reflectivity, cos_theta) +
-         glossy_backscatter(m.fresnel_f0, m.roughness, cos_theta) +
-         m.retroreflective * retro_brdf(m.retro_peak_per_sr, observation_rad,
-                                        deg_to_rad(m.retro_observation_deg), theta,
-                                        deg_to_rad(m.retro_entrance_deg));
+  return surface + m.retroreflective * retro_brdf(m.retro_peak_per_sr, observation_rad,
+                                                  deg_to_rad(m.retro_observation_deg), theta,
+                                                  deg_to_rad(m.retro_entrance_deg));
 }
 
 // A hit passes most of its light on along the mirror direction (seed 000's "reflector" branch of
