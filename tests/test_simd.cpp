@@ -192,6 +192,28 @@ TEST_CASE("Vector Poisson counts take hostile means without looping or overflowi
   CHECK(k[7] < 128u);
 }
 
+TEST_CASE("Elementwise exp and asin are within 1 ulp of libm's, tails included", "[simd]") {
+  std::vector<float> x, e, a;
+  for (int i = -3000; i <= 3000; ++i) x.push_back(static_cast<float>(i) * 0.029f);  // -87..87
+  e = x;
+  simd::exp_each(e);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double expected = std::exp(static_cast<double>(x[i]));
+    const auto rounded = static_cast<float>(expected);
+    const double ulp = std::nextafter(rounded, INFINITY) - rounded;
+    INFO("exp(" << x[i] << ")");
+    REQUIRE(std::fabs(e[i] - expected) <= 1.5 * ulp);
+  }
+  for (int i = 0; i <= 1001; ++i)
+    a.push_back(static_cast<float>(i) / 1001.0f);  // 0..1, 1002 values
+  const auto args = a;
+  simd::asin_each(a);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("asin(" << args[i] << ")");
+    REQUIRE(a[i] == Approx(std::asin(static_cast<double>(args[i]))).epsilon(2e-7).margin(1e-9));
+  }
+}
+
 TEST_CASE("Vector draws are the same bits on every instruction set", "[simd][determinism]") {
   constexpr std::size_t kBeams = 4099;
   std::vector<float> means(kBeams);
@@ -204,7 +226,10 @@ TEST_CASE("Vector draws are the same bits on every instruction set", "[simd][det
     simd::poissons(kKey, kFirstBeam, 1, means, k);
     for (std::size_t i = 0; i < kBeams; ++i) draws[i] = static_cast<std::uint32_t>(i % 13);
     simd::normals_at(kKey, k, draws, scattered);  // the counts as beam numbers: any will do
-    return std::make_tuple(u, z, k, scattered);
+    std::vector<float> e(z), a(u);
+    simd::exp_each(e);
+    simd::asin_each(a);
+    return std::make_tuple(u, z, k, scattered, e, a);
   };
   const TargetGuard guard;
   const auto targets = simd::available_targets();

@@ -26,6 +26,8 @@ __m256 Sleef_cinz_cosf8_u10avx(__m256);
 __m512 Sleef_cinz_logf16_u10avx512fnofma(__m512);
 __m512 Sleef_cinz_expf16_u10avx512fnofma(__m512);
 __m512 Sleef_cinz_cosf16_u10avx512fnofma(__m512);
+__m256 Sleef_cinz_asinf8_u10avx(__m256);
+__m512 Sleef_cinz_asinf16_u10avx512fnofma(__m512);
 }
 #endif
 
@@ -69,6 +71,9 @@ HWY_INLINE F32Vec log_lanes(F32Vec v) {
 }
 HWY_INLINE F32Vec exp_lanes(F32Vec v) {
   return apply_lanes(v, [](auto x) { return LIDAREMU_SLEEF(exp)(x); });
+}
+HWY_INLINE F32Vec asin_lanes(F32Vec v) {
+  return apply_lanes(v, [](auto x) { return LIDAREMU_SLEEF(asin)(x); });
 }
 HWY_INLINE F32Vec cos_lanes(F32Vec v) {
   return apply_lanes(v, [](auto x) { return LIDAREMU_SLEEF(cos)(x); });

@@ -361,12 +361,17 @@ inline bool capability_detects(double lambertian_reflectivity, double range_m, d
 // Section 8: echo pulse width. The sin^2 pulse of seed 003 with half-power width tau_h and peak
 // A stays above the threshold T for 2 tau_h (1 - (2/pi) asin(sqrt(T/A))); a target that spreads
 // the return over a range extent dR adds its two-way time 2 dR / c (seed 001, II-C).
+// The same from asin(sqrt(T/A)) (the report computes that part for a run of echoes in SIMD lanes).
+inline double echo_pulse_width_from_asin_s(double asin_sqrt_ratio, double tau_h_s,
+                                           double range_extent_m) {
+  const double above = 2.0 * tau_h_s * (1.0 - 2.0 / std::numbers::pi * asin_sqrt_ratio);
+  return above + 2.0 * range_extent_m / kSpeedOfLight;
+}
 inline double echo_pulse_width_s(double peak_w, double threshold_w, double tau_h_s,
                                  double range_extent_m) {
   if (!(peak_w > threshold_w)) return 0.0;
-  const double above =
-      2.0 * tau_h_s * (1.0 - 2.0 / std::numbers::pi * std::asin(std::sqrt(threshold_w / peak_w)));
-  return above + 2.0 * range_extent_m / kSpeedOfLight;
+  return echo_pulse_width_from_asin_s(std::asin(std::sqrt(threshold_w / peak_w)), tau_h_s,
+                                      range_extent_m);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -47,4 +47,8 @@ void normals_at(const DrawKey& key, std::span<const std::uint32_t> beams,
 void poissons(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
               std::span<const float> means, std::span<std::uint32_t> out);
 
+// In place, element by element: SLEEF's exp and asin (1 ulp; the same bits on every target).
+void exp_each(std::span<float> x);
+void asin_each(std::span<float> x);
+
 }  // namespace lidaremu::core::simd

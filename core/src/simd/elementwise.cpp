@@ -1,0 +1,52 @@
+// Elementary functions over arrays of floats, in SIMD lanes, for the stages that gather a run's
+// candidates or echoes into arrays (the same bits on every target: see simd.hpp).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/elementwise.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "lidaremu/core/simd.hpp"
+#include "simd/vector_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lidaremu::core::simd::HWY_NAMESPACE {
+namespace {
+
+// x[i] = fn(x[i]): whole vectors in place, the tail through a buffer of one vector.
+template <typename Fn>
+HWY_INLINE void each_in_place(float* x, std::size_t n, Fn fn) {
+  const F32Tag d;
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(fn(hn::LoadU(d, x + i)), d, x + i);
+  if (i == n) return;
+  HWY_ALIGN float tail[hn::MaxLanes(d)] = {};
+  std::copy_n(x + i, n - i, tail);
+  hn::Store(fn(hn::Load(d, tail)), d, tail);
+  std::copy_n(tail, n - i, x + i);
+}
+
+}  // namespace
+
+void exp_impl(float* x, std::size_t n) { each_in_place(x, n, [](F32Vec v) { return exp_lanes(v); }); }
+void asin_impl(float* x, std::size_t n) {
+  each_in_place(x, n, [](F32Vec v) { return asin_lanes(v); });
+}
+
+}  // namespace lidaremu::core::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lidaremu::core::simd {
+
+HWY_EXPORT(exp_impl);
+HWY_EXPORT(asin_impl);
+
+void exp_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(exp_impl)(x.data(), x.size()); }
+void asin_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(asin_impl)(x.data(), x.size()); }
+
+}  // namespace lidaremu::core::simd
+#endif  // HWY_ONCE
