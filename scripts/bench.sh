@@ -31,7 +31,19 @@ run "$micro" --threads 1 --benchmark_filter='stage/.*/os1-128-2048x10/rays1|chai
 # Zero-loss throughput on the all-returning scene (docs/performance.md, "Zero-loss throughput").
 zero_loss=("$bench" --sensor os1-128:2048x10 --scene all-returning --zero-loss --seconds 3 --warmup 1)
 run "${zero_loss[@]}" --physics ideal
-run "${zero_loss[@]}" --start-rate 0.5
+run "${zero_loss[@]}"
+run "${zero_loss[@]}" --rays-per-beam 5 --start-rate 0.5
+run "${zero_loss[@]}" --raw
 run "${zero_loss[@]}" --physics ideal --raw
 run "$micro" --benchmark_filter='input/'
+# The vector kernel on each instruction set this CPU runs (docs/performance.md, "The vector
+# kernel"): the samplers, and every stage with one thread and with two.
+for target in $("$micro" --list-simd-targets); do
+  run "$micro" --simd-target "$target" --benchmark_filter='draws/(uniform|normal|poisson)$'
+  for threads in 1 2; do
+    run "$micro" --simd-target "$target" --threads "$threads" \
+      --benchmark_filter='stage/.*/os1-128-2048x10/rays1|chain/os1-128-2048x10/rays1'
+  done
+done
+run "$micro" --benchmark_filter='draws/.*scalar-double'
 run "$micro" --digest

@@ -595,6 +595,7 @@ int main(int argc, char** argv) {
   // --stage-iterations N: iterations of each one-stage benchmark (default 10).
   // --simd-target NAME: the vector kernel's instruction set ("every": the digest check on each).
   // --returns-csv FILE: every echo of a few frames in rain, for scripts/compare_returns.py.
+  // --list-simd-targets: the instruction sets this build runs on this CPU, best first.
   int threads = 0;
   bool digest = false;
   const char* digest_baseline = nullptr;
@@ -608,6 +609,9 @@ int main(int argc, char** argv) {
       digest_baseline = argv[++i];
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (arg == "--list-simd-targets") {
+      for (const auto& t : core::simd::available_targets()) std::printf("%s\n", t.c_str());
+      return 0;
     } else if (arg == "--returns-csv" && i + 1 < argc) {
       returns_csv = argv[++i];
     } else if (arg == "--simd-target" && i + 1 < argc) {
