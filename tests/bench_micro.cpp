@@ -406,7 +406,7 @@ void register_all() {
     for (const bool json : {false, true}) {
       benchmark::RegisterBenchmark(
           (std::string("view/") + (json ? "decode+foxglove-json/" : "decode/") + name).c_str(),
-          [key, json](benchmark::State& st) { live_view(st, key, json); })
+          [scene_key = key, json](benchmark::State& st) { live_view(st, scene_key, json); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
