@@ -31,7 +31,9 @@ HWY_INLINE void each_in_place(float* x, std::size_t n, Fn fn) {
 
 }  // namespace
 
-void exp_impl(float* x, std::size_t n) { each_in_place(x, n, [](F32Vec v) { return exp_lanes(v); }); }
+void exp_impl(float* x, std::size_t n) {
+  each_in_place(x, n, [](F32Vec v) { return exp_lanes(v); });
+}
 void asin_impl(float* x, std::size_t n) {
   each_in_place(x, n, [](F32Vec v) { return asin_lanes(v); });
 }
