@@ -161,6 +161,22 @@ TEST_CASE("Rain, divergence, blooming and two echoes: the same bytes with 1 and 
   for (std::size_t i = 0; i < one.size(); ++i) REQUIRE(one[i].bytes == two[i].bytes);
 }
 
+TEST_CASE("A warmed-up pipeline gives the same returns; a frame of another size still works",
+          "[pipeline]") {
+  const auto pattern = pattern_for("vlp16");
+  const auto materials = MaterialTable::load(test::materials_path());
+  const auto hits = scene_frame(pattern, 3);
+  FrameReturns cold, warm;
+  Pipeline(pattern, materials, settings_for(pattern, PhysicsMode::kDefault, 7)).process(hits, cold);
+  Pipeline warmed(pattern, materials, settings_for(pattern, PhysicsMode::kDefault, 7));
+  warmed.warm_up({7, 3});  // a wrong guess is only a wasted allocation
+  warmed.warm_up(hits.shape);
+  warmed.process(hits, warm);
+  CHECK(warm.range_m == cold.range_m);
+  CHECK(warm.reflectivity == cold.reflectivity);
+  CHECK(warm.kind == cold.kind);
+}
+
 TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "[pipeline]") {
   for (const char* model : {"vlp16", "os1-64"}) {
     INFO(model);

@@ -98,6 +98,8 @@ core::FrameHits* SensorRuntime::newest_in_time(core::FrameHits* frame, bool& end
 }
 
 void SensorRuntime::process_loop() {
+  pipeline_.warm_up({static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
+                     static_cast<std::uint16_t>(settings_.model->channels)});
   QueueSink sink(*this);
   bool ending = false;
   while (!ending) {

@@ -53,6 +53,10 @@ FrameConstants Pipeline::constants_for(const Weather& weather) const {
   return c;
 }
 
+void Pipeline::warm_up(FrameShape shape) {
+  if (work_.pulse_count.size() != shape.beams()) work_.resize(shape.beams());
+}
+
 void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const FrameHits& hits,
                               FrameReturns& out) {
   const std::size_t beams = hits.shape.beams();
