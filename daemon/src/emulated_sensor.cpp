@@ -44,6 +44,7 @@ void EmulatedSensor::write_metadata(const SensorSettings& s) const {
 
 void EmulatedSensor::start() {
   write_metadata(runtime_->settings());
+  runtime_->warm_up();  // start-up and reloads: before the engine can send
   runtime_->start();
   start_api();
 }

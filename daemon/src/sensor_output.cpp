@@ -97,9 +97,13 @@ core::FrameHits* SensorRuntime::newest_in_time(core::FrameHits* frame, bool& end
   }
 }
 
-void SensorRuntime::process_loop() {
+void SensorRuntime::warm_up() {
   pipeline_.warm_up({static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                      static_cast<std::uint16_t>(settings_.model->channels)});
+}
+
+void SensorRuntime::process_loop() {
+  warm_up();  // at once if start-up did it
   QueueSink sink(*this);
   bool ending = false;
   while (!ending) {

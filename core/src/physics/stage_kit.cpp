@@ -1,8 +1,23 @@
 #include "stage_kit.hpp"
 
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <new>
 
 namespace lidaremu::core {
+
+template <typename T>
+T* HugePageAllocator<T>::allocate(std::size_t n) {
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  const std::size_t bytes = (n * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, bytes);
+  if (!p) throw std::bad_alloc();
+  ::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without huge pages it is plain memory
+  return static_cast<T*>(p);
+}
+template struct HugePageAllocator<Pulse>;
 
 void BeamWork::resize(std::size_t beams) {
   pulses.assign(beams * kMaxPulses, Pulse{});
