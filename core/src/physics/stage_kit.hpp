@@ -77,7 +77,7 @@ inline int rays_used(const BlockContext& b) {
   return std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
 }
 
-// Beams' candidate slots lie 576 bytes apart, a stride the hardware prefetcher does not follow:
+// Beams' candidate slots lie 528 bytes apart, a stride the hardware prefetcher does not follow:
 // the stages that walk beams fetch the slot a few beams ahead themselves.
 inline void prefetch_ahead(const BlockContext& b, std::size_t beam) {
   constexpr std::size_t kAhead = 8;

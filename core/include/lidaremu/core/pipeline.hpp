@@ -31,7 +31,7 @@ class Pipeline {
   // Throws std::invalid_argument naming the stage when the chain is inconsistent.
   Pipeline(const ScanPattern& pattern, const MaterialTable& materials, PipelineSettings settings);
 
-  // Sizes and first-touches the scratch for the pattern's frames (150 MB for an OS1-128 2048x10,
+  // Sizes and first-touches the scratch for the pattern's frames (138 MB for an OS1-128 2048x10,
   // in huge pages: faulting them in can stall for a few hundred milliseconds while the kernel
   // compacts memory), so that no frame waits for it. The daemon calls it at start-up, before the
   // engine can send (SensorRuntime::warm_up).

@@ -39,7 +39,7 @@ class SensorRuntime {
   SensorRuntime(const SensorRuntime&) = delete;
   SensorRuntime& operator=(const SensorRuntime&) = delete;
 
-  // Faults the pipeline's scratch in (150 MB for an OS1-128 2048x10, in huge pages: up to a few
+  // Faults the pipeline's scratch in (138 MB for an OS1-128 2048x10, in huge pages: up to a few
   // hundred milliseconds when the kernel compacts memory for them) on the calling thread, before
   // start(), so that no frame waits for it. Without it the processing thread does it when it
   // starts (a reinitialisation: the io thread must not wait that long), and the first frames

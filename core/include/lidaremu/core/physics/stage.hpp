@@ -36,7 +36,7 @@ struct Pulse {
 };
 
 // Allocates in transparent huge pages where the kernel offers them on request (madvise): the
-// frame's candidate slots (150 MB for an OS1-128 2048x10) are walked at a stride of one beam,
+// frame's candidate slots (138 MB for an OS1-128 2048x10) are walked at a stride of one beam,
 // which with 4 KiB pages costs a TLB miss every seventh beam.
 template <typename T>
 struct HugePageAllocator {
