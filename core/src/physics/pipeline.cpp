@@ -60,7 +60,7 @@ void Pipeline::warm_up(FrameShape shape) {
 void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const FrameHits& hits,
                               FrameReturns& out) {
   const std::size_t beams = hits.shape.beams();
-  if (work_.pulse_count.size() != beams) work_.resize(beams);
+  warm_up(hits.shape);
   if (out.range_m.size() != beams * FrameReturns::kMaxEchoes) out.reshape(hits.shape);
   out.frame_number = hits.frame_number;
   PhysicsParams params = settings_.params;

@@ -12,6 +12,7 @@
 #include <numbers>
 
 #include "lidaremu/core/simd.hpp"
+#include "simd/lanes-inl.h"
 #include "simd/philox-inl.h"
 #include "simd/vector_math-inl.h"
 
@@ -90,18 +91,6 @@ HWY_INLINE void for_each_vector(const DrawKey& key, std::uint32_t first_beam, st
   }
 }
 
-// Stores the first `count` lanes of v at out (all of them for a whole vector).
-template <class D>
-HWY_INLINE void store_first(D d, hn::Vec<D> v, hn::TFromD<D>* out, std::size_t count) {
-  if (count == hn::Lanes(d)) {
-    hn::StoreU(v, d, out);
-    return;
-  }
-  HWY_ALIGN hn::TFromD<D> lanes[hn::MaxLanes(d)];
-  hn::Store(v, d, lanes);
-  std::copy_n(lanes, count, out);
-}
-
 }  // namespace
 
 void uniforms_impl(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw, float* out,
@@ -124,33 +113,21 @@ void normals_at_impl(const DrawKey& key, const std::uint32_t* beams, const std::
                      float* out, std::size_t n) {
   const U32Tag du;
   const std::size_t lanes = hn::Lanes(du);
-  HWY_ALIGN std::uint32_t lane_beams[hn::MaxLanes(du)] = {};
-  HWY_ALIGN std::uint32_t lane_draws[hn::MaxLanes(du)] = {};
   for (std::size_t i = 0; i < n; i += lanes) {
     const std::size_t c = std::min(lanes, n - i);
-    U32Vec b, d;
-    if (c == lanes) {
-      b = hn::LoadU(du, beams + i);
-      d = hn::LoadU(du, draws + i);
-    } else {
-      std::copy_n(beams + i, c, lane_beams);
-      std::copy_n(draws + i, c, lane_draws);
-      b = hn::Load(du, lane_beams);
-      d = hn::Load(du, lane_draws);
-    }
-    store_first(F32Tag(), normal_lanes(philox_lanes(key, b, d)), out + i, c);
+    const auto words =
+        philox_lanes(key, load_first(du, beams + i, c), load_first(du, draws + i, c));
+    store_first(F32Tag(), normal_lanes(words), out + i, c);
   }
 }
 
 void poissons_impl(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
                    const float* means, std::uint32_t* out, std::size_t n) {
   const F32Tag df;
-  for_each_vector(key, first_beam, draw, n,
-                  [&](const PhiloxWords& w, std::size_t i, std::size_t c) {
-                    HWY_ALIGN float lane_means[hn::MaxLanes(df)] = {};
-                    std::copy_n(means + i, c, lane_means);
-                    store_first(U32Tag(), poisson_lanes(hn::Load(df, lane_means), w), out + i, c);
-                  });
+  for_each_vector(
+      key, first_beam, draw, n, [&](const PhiloxWords& w, std::size_t i, std::size_t c) {
+        store_first(U32Tag(), poisson_lanes(load_first(df, means + i, c), w), out + i, c);
+      });
 }
 
 std::int64_t target_impl() { return HWY_TARGET; }

@@ -9,24 +9,22 @@
 #include <cstddef>
 
 #include "lidaremu/core/simd.hpp"
+#include "simd/lanes-inl.h"
 #include "simd/vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lidaremu::core::simd::HWY_NAMESPACE {
 namespace {
 
-// x[i] = fn(x[i]): whole vectors in place, the tail through a buffer of one vector.
+// x[i] = fn(x[i]), in place.
 template <typename Fn>
 HWY_INLINE void each_in_place(float* x, std::size_t n, Fn fn) {
   const F32Tag d;
   const std::size_t lanes = hn::Lanes(d);
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) hn::StoreU(fn(hn::LoadU(d, x + i)), d, x + i);
-  if (i == n) return;
-  HWY_ALIGN float tail[hn::MaxLanes(d)] = {};
-  std::copy_n(x + i, n - i, tail);
-  hn::Store(fn(hn::Load(d, tail)), d, tail);
-  std::copy_n(tail, n - i, x + i);
+  for (std::size_t i = 0; i < n; i += lanes) {
+    const std::size_t c = std::min(lanes, n - i);
+    store_first(d, fn(load_first(d, x + i, c)), x + i, c);
+  }
 }
 
 }  // namespace
