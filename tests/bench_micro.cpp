@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bench_outputs.hpp"
+#include "bench_scenes.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
@@ -26,87 +26,14 @@
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 
-#ifndef LIDAREMU_BENCH_MATERIALS
-#define LIDAREMU_BENCH_MATERIALS "config/materials.toml"
-#endif
-
 namespace {
 using namespace lidaremu;
-
-// The demo scene for one sensor, with every ray of every beam.
-struct Scene {
-  core::ScanPattern pattern;
-  core::FrameHits hits;
-};
-
-// What the micro-benchmarks vary: the sensor, rays per beam, the weather, retroreflectors.
-struct SceneKey {
-  std::string model;
-  std::string mode;
-  int rays = 1;
-  double rain_mm_per_h = 10.0;
-  bool all_retroreflector = false;
-  double visibility_m = 23000.0;
-  double sun_w_per_m2 = 0.0;
-  bool all_returning = false;  // a 20 m concrete sphere instead of the demo scene
-  auto operator<=>(const SceneKey&) const = default;  // NOLINT(modernize-use-nullptr)
-};
-
-const core::MaterialTable& materials() {
-  static const auto table = core::MaterialTable::load(LIDAREMU_BENCH_MATERIALS);
-  return table;
-}
-
-// Scenes are rendered once per process: rendering is not what is measured.
-const Scene& scene(const SceneKey& key) {
-  static std::map<SceneKey, std::unique_ptr<Scene>> cache;
-  auto& slot = cache[key];
-  if (slot) return *slot;
-  slot = std::make_unique<Scene>();
-  slot->pattern = clients::scan_for(key.model, 0, key.mode);
-  std::vector<float> rows;
-  std::vector<std::uint32_t> ids;
-  const auto demo =
-      key.all_returning ? clients::DemoScene::enclosing_sphere(20.0) : clients::DemoScene();
-  demo.render(core::BeamGeometry(slot->pattern), rows, &ids, key.rays);
-  auto& f = slot->hits;
-  f.reshape({static_cast<std::uint32_t>(slot->pattern.columns_per_frame),
-             static_cast<std::uint16_t>(slot->pattern.model->channels)},
-            {static_cast<std::uint8_t>(key.rays), 1});
-  f.clear(1);
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const float* r = &rows[i * 7];
-    f.x[i] = r[0], f.y[i] = r[1], f.z[i] = r[2], f.nx[i] = r[3], f.ny[i] = r[4], f.nz[i] = r[5];
-    f.material[i] = static_cast<std::uint16_t>(r[6]);
-    if (key.all_retroreflector && f.material[i] != 0) {
-      f.material[i] = clients::material::kRetroreflector;
-    }
-    f.object_id[i] = ids[i];
-  }
-  f.columns_received = f.shape.columns;
-  f.weather.rain_mm_per_h = key.rain_mm_per_h;
-  f.weather.visibility_m = key.visibility_m;
-  f.weather.sun_irradiance_w_per_m2 = key.sun_w_per_m2;
-  return *slot;
-}
-
-// A scene through the default chain and one encoder.
-struct OutputCase {
-  const char* name;
-  SceneKey key;
-  core::EchoMode echoes;
-  core::OusterProfile profile;
-  // Changes to the default chain (digests only: every stage and model choice is fingerprinted).
-  void (*adjust)(core::PipelineSettings&) = nullptr;
-};
-
-core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::EchoMode echoes) {
-  core::PipelineSettings s;
-  s.params = core::default_physics_params(*pattern.model);
-  s.echoes = echoes;
-  s.seed = 1;
-  return s;
-}
+using bench::default_chain;
+using bench::materials;
+using bench::OutputCase;
+using bench::Scene;
+using bench::scene;
+using bench::SceneKey;
 
 // Wall nanoseconds per item, as a plain number (Google Benchmark's inverted rates print seconds).
 double ns_per(double seconds, benchmark::IterationCount iterations, std::size_t items) {
@@ -118,7 +45,6 @@ std::size_t rays_of(const Scene& s) { return s.hits.shape.beams() * s.hits.layou
 // One stage of the default chain: the stages before it run untimed on each iteration, so the
 // iteration count is fixed (Google Benchmark would size it by the timed part alone).
 benchmark::IterationCount g_stage_iterations = 10;  // NOLINT: set once from the command line
-bool g_every_simd_target = false;                   // NOLINT: set once from the command line
 
 // One stage of the default chain: the stages before it run untimed on each iteration.
 void stage(benchmark::State& state, const SceneKey& key, std::size_t index) {
@@ -420,173 +346,6 @@ void register_all() {
   }
 }
 
-// FNV-1a over every byte every packet carries, in order: equal digests before and after an
-// optimisation mean the same output (with 1 thread and with many).
-class DigestSink final : public core::PacketSink {
- public:
-  void on_packet(core::PacketChannel, std::span<const std::uint8_t> bytes, double) override {
-    for (const auto b : bytes) digest = (digest ^ b) * 0x100000001b3ull;
-    ++packets;
-  }
-  std::uint64_t digest = 0xcbf29ce484222325ull;
-  std::uint64_t packets = 0;
-};
-
-// The digest of each busy configuration, one line each: "DIGEST  PACKETS packets  NAME".
-std::vector<std::string> digest_lines() {
-  const OutputCase cases[] = {
-      {"os1-128-2048x10 rain 10 mm/h", {"os1-128", "2048x10"}, core::EchoMode::kStrongest, {}},
-      {"os1-128-2048x10 5 rays", {"os1-128", "2048x10", 5}, core::EchoMode::kStrongest, {}},
-      {"os1-128-1024x10 rng19-dual",
-       {"os1-128", "1024x10"},
-       core::EchoMode::kTwoStrongest,
-       core::OusterProfile::kRng19Dual},
-      {"os1-32-512x10 all retroreflector",
-       {"os1-32", "512x10", 1, 10.0, true},
-       core::EchoMode::kStrongest,
-       {}},
-      {"vls128 dual", {"vls128", ""}, core::EchoMode::kDual, {}},
-      {"hdl64e strongest", {"hdl64e", ""}, core::EchoMode::kStrongest, {}},
-      {"vlp16 fog 300 m, sun 1000 W/m2, rain 25 mm/h",
-       {"vlp16", "", 1, 25.0, false, 300.0, 1000.0},
-       core::EchoMode::kDual,
-       {}},
-      {"vlp32c 5 rays ipsp surface, capability detection, raster correction",
-       {"vlp32c", "", 5, 0.0},
-       core::EchoMode::kLast,
-       {},
-       [](core::PipelineSettings& s) {
-         core::use_stage(s.stages, "surface.ipsp");
-         core::use_stage(s.stages, "detection.capability");
-         core::use_stage(s.stages, "geometry.raster_correction");
-       }},
-      {"os0-64-1024x10 ideal",
-       {"os0-64", "1024x10"},
-       core::EchoMode::kStrongest,
-       {},
-       [](core::PipelineSettings& s) { s.stages = core::stage_chain(core::PhysicsMode::kIdeal); }},
-  };
-  std::vector<std::string> lines;
-  for (const auto& c : cases) {
-    const Scene& s = scene(c.key);
-    core::OusterOutput ouster;
-    ouster.profile = c.profile;
-    auto settings = default_chain(s.pattern, c.echoes);
-    if (c.adjust) c.adjust(settings);
-    core::Pipeline pipeline(s.pattern, materials(), settings);
-    auto enc = core::make_encoder(s.pattern, {992200000001ull, 0x123456}, c.echoes, ouster);
-    DigestSink sink;
-    core::FrameReturns returns;
-    core::FrameHits hits = s.hits;
-    for (std::uint32_t frame = 1; frame <= 3; ++frame) {
-      hits.frame_number = frame;
-      pipeline.process(hits, returns);
-      enc->encode_frame(returns, 1000.0 + frame * s.pattern.frame_period_s, sink);
-    }
-    char line[256];
-    std::snprintf(line, sizeof line, "%016llx  %6llu packets  %s",
-                  static_cast<unsigned long long>(sink.digest),
-                  static_cast<unsigned long long>(sink.packets), c.name);
-    lines.emplace_back(line);
-  }
-  return lines;
-}
-
-// Every echo of a few frames through the default chain in rain, on the demo scene, where every
-// beam returns, and in heavy rain (rain-drop echoes are rare at 10 mm/h), as CSV
-// (scene,frame,beam,echo,range_m,reflectivity,kind): the samples scripts/compare_returns.py
-// compares before and after a change of the output's bytes.
-int write_returns_csv(const char* path) {
-  std::FILE* f = std::fopen(path, "w");
-  if (!f) {
-    std::fprintf(stderr, "cannot write %s\n", path);
-    return 2;
-  }
-  std::fprintf(f, "scene,frame,beam,echo,range_m,reflectivity,kind\n");
-  struct Case {
-    const char* name;
-    bool sphere;
-    double rain_mm_per_h;
-  };
-  for (const auto& [name, sphere, rain] :
-       {Case{"demo", false, 10.0}, Case{"all-returning", true, 10.0},
-        Case{"demo rain 50 mm/h", false, 50.0}}) {
-    SceneKey key{"os1-128", "2048x10"};
-    key.all_returning = sphere;
-    key.rain_mm_per_h = rain;
-    const Scene& s = scene(key);
-    core::Pipeline pipeline(s.pattern, materials(),
-                            default_chain(s.pattern, core::EchoMode::kDual));
-    core::FrameReturns out;
-    core::FrameHits hits = s.hits;
-    for (std::uint32_t frame = 1; frame <= 4; ++frame) {
-      hits.frame_number = frame;
-      pipeline.process(hits, out);
-      for (int echo = 0; echo < core::FrameReturns::kMaxEchoes; ++echo) {
-        for (std::size_t beam = 0; beam < out.shape.beams(); ++beam) {
-          const std::size_t i = out.slot(beam, echo);
-          if (!(out.range_m[i] > 0)) continue;
-          std::fprintf(f, "%s,%u,%zu,%d,%.4f,%u,%u\n", name, frame, beam, echo,
-                       static_cast<double>(out.range_m[i]), out.reflectivity[i], out.kind[i]);
-        }
-      }
-    }
-  }
-  std::fclose(f);
-  return 0;
-}
-
-int print_digests() {
-  for (const auto& line : digest_lines()) std::printf("%s\n", line.c_str());
-  return 0;
-}
-
-// The differences between this build's digests (on the instruction set in use) and the expected
-// lines, each printed.
-int compare_digests(const std::vector<std::string>& expected, const std::string& target) {
-  const auto actual = digest_lines();
-  int differences = 0;
-  for (std::size_t i = 0; i < std::max(actual.size(), expected.size()); ++i) {
-    const std::string a = i < actual.size() ? actual[i] : "(none)";
-    const std::string e = i < expected.size() ? expected[i] : "(none)";
-    if (a != e) {
-      std::printf("differs on %s:\n  baseline %s\n  now      %s\n", target.c_str(), e.c_str(),
-                  a.c_str());
-      ++differences;
-    }
-  }
-  return differences;
-}
-
-// Compares the digests with a baseline file (tests/data/output_digests.txt): the output bytes
-// change only in a commit that re-baselines the file and says why.
-int check_digests(const char* baseline_path) {
-  std::FILE* f = std::fopen(baseline_path, "r");
-  if (!f) {
-    std::fprintf(stderr, "cannot read %s\n", baseline_path);
-    return 2;
-  }
-  std::vector<std::string> expected;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, f)) {
-    std::string line(buffer);
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    if (!line.empty() && line[0] != '#') expected.push_back(line);
-  }
-  std::fclose(f);
-  // Every instruction set the build dispatches to must give the baseline's bytes.
-  const auto targets = g_every_simd_target ? core::simd::available_targets()
-                                           : std::vector<std::string>{core::simd::current_target()};
-  int differences = 0;
-  for (const auto& target : targets) {
-    core::simd::use_target(target);
-    differences += compare_digests(expected, target);
-  }
-  std::printf("%d output digests differ from %s (instruction sets: %zu)\n", differences,
-              baseline_path, targets.size());
-  return differences == 0 ? 0 : 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -600,6 +359,7 @@ int main(int argc, char** argv) {
   bool digest = false;
   const char* digest_baseline = nullptr;
   const char* returns_csv = nullptr;
+  bool every_simd_target = false;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -616,8 +376,8 @@ int main(int argc, char** argv) {
       returns_csv = argv[++i];
     } else if (arg == "--simd-target" && i + 1 < argc) {
       const std::string target = argv[++i];
-      g_every_simd_target = target == "every";
-      if (!g_every_simd_target) core::simd::use_target(target);
+      every_simd_target = target == "every";
+      if (!every_simd_target) core::simd::use_target(target);
     } else if (arg == "--stage-iterations" && i + 1 < argc) {
       g_stage_iterations = std::max(1, std::atoi(argv[++i]));
     } else {
@@ -627,9 +387,9 @@ int main(int argc, char** argv) {
   argc = kept;
   std::optional<tbb::global_control> limit;
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
-  if (digest_baseline) return check_digests(digest_baseline);
-  if (digest) return print_digests();
-  if (returns_csv) return write_returns_csv(returns_csv);
+  if (digest_baseline) return bench::check_digests(digest_baseline, every_simd_target);
+  if (digest) return bench::print_digests();
+  if (returns_csv) return bench::write_returns_csv(returns_csv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   register_all();
