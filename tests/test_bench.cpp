@@ -82,6 +82,44 @@ TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's sche
   CHECK(r.ceiling_rays_per_s == 0);
 }
 
+TEST_CASE(
+    "Offered twice what it can send in real time, a sensor drops frames whole and what "
+    "leaves is fresh",
+    "[e2e][bench][overload]") {
+  // Real-time pacing carries one frame per period whatever the CPU: at twice real time half the
+  // frames must go. Each output packet names its frame by its timestamp (simulation clock), so
+  // the bench knows each frame's age and which frames never came out.
+  auto o = short_bench({"os1-32:512x10"}, 2.5);
+  o.rate = 2;
+  o.pace = "realtime";
+  o.warmup_seconds = 0.5;
+  o.ceiling_seconds = 0;
+  const auto r = clients::run_bench(o);
+  CHECK(r.daemon_exit_code == 0);
+  REQUIRE(r.sensors.size() == 1);
+  const auto& s = r.sensors[0];
+  INFO("sent " << s.frames_sent << ", processed " << s.daemon_frames_processed << ", dropped "
+               << s.daemon_frames_dropped << " (late " << s.daemon_frames_dropped_late
+               << "), oldest out " << s.latency_periods_max << " periods");
+  REQUIRE(s.frames_identified);
+  CHECK(s.frames_sent >= 55);
+  CHECK(s.daemon_datagrams_in == s.datagrams_sent);
+  // Every frame is processed or dropped whole and counted; the drops are the admission's.
+  CHECK(s.daemon_frames_processed + s.daemon_frames_dropped == s.frames_sent);
+  CHECK(s.daemon_frames_dropped_late == s.daemon_frames_dropped);
+  // About half leave (the sender carries one in two) ...
+  CHECK(s.daemon_frames_processed >= s.frames_sent * 35 / 100);
+  CHECK(s.daemon_frames_processed <= s.frames_sent * 65 / 100);
+  CHECK(s.frames_never_out > 0);
+  CHECK(s.latency.frames > 0);
+  // ... and each that leaves is under three frame periods old (the pacing margin and the
+  // frame's own period are two of them). Sanitized builds run the physics several times slower,
+  // which the admission's estimate follows a frame late.
+  CHECK(s.latency_periods_max < (test::kSanitized ? 4.0 : 3.0));
+  // Before the admission (the previous daemon under this same bench) the frame buffers and the
+  // sender's queue aged what left: 25 of 60 out, the oldest 11.5 periods old.
+}
+
 TEST_CASE("The all-returning scene: every ray of every beam hits the 20 m sphere, facing back",
           "[bench]") {
   for (const char* model : {"vlp16", "hdl64e", "os1-128"}) {

@@ -6,6 +6,7 @@
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/daemon/frame_admission.hpp"
 #include "lidaremu/daemon/frame_order.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
@@ -300,6 +301,77 @@ TEST_CASE("Frame numbering: next, late, a restart or a stray, across the counter
   // The counter wraps: 0 follows 0xFFFFFFFF, which is late after 1.
   CHECK(frame_order(0, 0xFFFFFFFFu) == FrameOrder::kNext);
   CHECK(frame_order(0xFFFFFFFFu, 1) == FrameOrder::kStale);
+}
+
+TEST_CASE("Real-time admission: a frame goes through the physics only if it can leave fresh",
+          "[daemon][overload]") {
+  // A 10 Hz sensor with the default pacing margin (one frame period): a frame processed at once
+  // leaves its last packet margin + period after it is ready, 2 periods; the bound is 3.
+  constexpr double p = 0.1;
+  daemon::FrameAdmission a(p, p);
+  CHECK(a.predicted_last_packet_s(10.0, std::nullopt) == Approx(10.0 + 2 * p));
+  CHECK(a.admit(10.0, 10.0, std::nullopt));
+  // A frame that already waited 1.5 periods (in the socket's buffer, or behind another) would
+  // be 3.5 periods old: dropped before its physics.
+  daemon::FrameAdmission waited(p, p);
+  CHECK_FALSE(waited.admit(10.0, 10.0 - 1.5 * p, std::nullopt));
+  CHECK(waited.admit(10.0, 10.0 - 0.9 * p, std::nullopt));
+
+  // A margin set above one period (here two): a frame processed at once takes 3 periods to
+  // leave, so the bound becomes that plus half a period of waiting.
+  daemon::FrameAdmission wide(p, 2 * p);
+  CHECK(wide.budget_s() == Approx(3.5 * p));
+  CHECK(wide.admit(10.0, 10.0 - 0.45 * p, std::nullopt));
+  CHECK_FALSE(wide.admit(10.0, 10.0 - 0.55 * p, std::nullopt));
+
+  // Physics that takes 1.5 periods: 1.5 + 1 + 1 = 3.5 periods is the soonest a frame can leave,
+  // so a frame is dropped only for having waited (over half a period), never for the physics
+  // being slow: such a sensor still sends every frame it can.
+  daemon::FrameAdmission slow(p, p);
+  CHECK(slow.admit(9.0, 9.0, std::nullopt));
+  slow.processed(1.5 * p, 9.15, std::nullopt);
+  CHECK(slow.processing_estimate_s() == Approx(1.5 * p));
+  CHECK(slow.budget_s() == Approx(4.0 * p));
+  CHECK(slow.admit(10.0, 10.0 - 0.45 * p, std::nullopt));
+  CHECK_FALSE(slow.admit(10.0, 10.0 - 0.55 * p, std::nullopt));
+  slow.processed(0.5 * p, 10.0, std::nullopt);  // the estimate follows
+  CHECK(slow.processing_estimate_s() == Approx(0.3 * 0.5 * p + 0.7 * 1.5 * p));
+
+  // In step with the sender: the frame's first packet is due when the previous frame's last
+  // left, and the frame leaves one period after that.
+  daemon::FrameAdmission in_step(p, p);
+  in_step.processed(0.01, 10.0, 10.15);  // sent from 10.15 to 10.25
+  CHECK(in_step.predicted_last_packet_s(10.1, 10.25) == Approx(10.35));
+  // A due time far beyond the pacing window (a clock jump, frames dropped) is not waited for:
+  // streaming on time, the sender follows the frame before at once ...
+  CHECK(in_step.predicted_last_packet_s(10.1, 20.0) == Approx(10.35));
+  // ... idle for longer than the slack, it starts afresh, the margin ahead.
+  CHECK(in_step.predicted_last_packet_s(10.5, 20.0) == Approx(10.51 + 2 * p));
+}
+
+TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh, half is dropped",
+          "[daemon][overload]") {
+  // Input at 20 frames/s into a 10 Hz sensor whose physics takes 10 ms: the sender can carry one
+  // frame per period, so about half the frames must go. Walk the frames through the admission as
+  // the processing thread does, the sender's schedule contiguous (the wall clock's sensor time
+  // moves one period per frame sent).
+  constexpr double p = 0.1, physics = 0.01;
+  daemon::FrameAdmission a(p, p);
+  std::optional<double> next_due;  // the sender's schedule for the next frame's first packet
+  int admitted = 0;
+  const int frames = 200;
+  for (int f = 0; f < frames; ++f) {
+    const double arrived = 1.0 + f * p / 2;
+    if (!a.admit(arrived, arrived, next_due)) continue;
+    ++admitted;
+    const double ready = arrived + physics;
+    const double last = a.predicted_last_packet_s(arrived, next_due);
+    INFO("frame " << f);
+    CHECK(last - arrived < daemon::FrameAdmission::kFreshPeriods * p);
+    a.processed(physics, ready, next_due);
+    next_due = (next_due && *next_due >= ready - 0.05 ? std::max(*next_due, ready) : ready + p) + p;
+  }
+  CHECK(admitted == Approx(frames / 2).margin(frames / 20));
 }
 
 TEST_CASE("A pose absurdly far away is refused, in a Control and in a world-frame batch",

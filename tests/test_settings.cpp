@@ -32,6 +32,24 @@ TEST_CASE("Flag defaults follow the sensor family", "[settings]") {
   CHECK(s.identity.init_id < (1u << 24));
 }
 
+TEST_CASE("The pacing margin: one frame period of the current pattern unless set", "[settings]") {
+  // The audit: an Ouster switched from 1024x10 to 1024x20 through its API kept a 100 ms margin,
+  // two of its new periods, and real-time admission then refused every frame.
+  SensorFlags f;
+  f.model = "os1-64";
+  auto s = sensor_from_flags(f);
+  CHECK(s.pacing_margin() == Approx(0.1));
+  SensorFlags fast = f;
+  fast.mode = "1024x20";
+  const auto twenty_hz = sensor_from_flags(fast).pattern;
+  s.pattern = twenty_hz;  // as the API switches it
+  CHECK(s.pacing_margin() == Approx(0.05));
+  f.pacing_margin_ms = 30;
+  s = sensor_from_flags(f);
+  s.pattern = twenty_hz;
+  CHECK(s.pacing_margin() == Approx(0.03));
+}
+
 TEST_CASE("Bad flags: every problem at once, with what is accepted", "[settings][hostile]") {
   SensorFlags f;
   f.rpm = 2000;

@@ -168,13 +168,56 @@ struct SensorLoad {
   std::atomic<std::uint64_t> packets_out{0};
   std::atomic<std::uint64_t> returns_out{0};
   std::vector<double> frame_out_s;  // per frame: when its last whole packet arrived
+  // Framed input: each packet names its frame by its timestamp (the daemon runs on the
+  // simulation clock the batches carry), so a frame's age is known under drops too. Indexed by
+  // frame number (from 1): when its latest packet arrived, 0 while none has.
+  bool identify_frames = false;
+  std::vector<double> frame_last_packet_s;
+  std::atomic<double> last_packet_s{0};  // any data packet, seconds since the start
 };
+
+// The daemon hands a frame of raw rows on when the next one begins or its input has been idle
+// this long (the last frame of a run).
+constexpr int kIdleTimeoutMs = 1000;
+
+// The simulation time of frame 1 (BatchHeader::sim_time_ns in build_load).
+constexpr double kFirstFrameSimS = 1.0;
+
+// The sensor time of a data packet's first column, as the daemon stamped it: an Ouster column
+// header's timestamp (ns), a Velodyne packet's microseconds past the hour. With clock = "sim"
+// and the internal-oscillator timestamp mode these are the simulation time the batches carried.
+double packet_sensor_time_s(const SensorLoad& l, std::span<const std::uint8_t> packet) {
+  const auto little_endian = [&](std::size_t at, std::size_t bytes) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < bytes; ++i) v |= std::uint64_t{packet[at + i]} << (8 * i);
+    return v;
+  };
+  if (l.ouster) {
+    const std::size_t at = core::ouster::profile_layout(profile_of(l.profile)).packet_header;
+    return packet.size() < at + 8 ? -1.0 : static_cast<double>(little_endian(at, 8)) * 1e-9;
+  }
+  constexpr std::size_t kTimestampAt = 1200;
+  return packet.size() < kTimestampAt + 4
+             ? -1.0
+             : static_cast<double>(little_endian(kTimestampAt, 4)) * 1e-6;
+}
+
+// The frame (numbered from 1) a packet's first column belongs to; 0 for none.
+std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
+  const double t = packet_sensor_time_s(l, packet) - kFirstFrameSimS;
+  // Half a column's slack: the first column of a frame is stamped with the frame's start.
+  const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
+  return f >= 0 && f < 1e7 ? static_cast<std::size_t>(f) + 1 : 0;
+}
 
 std::string config_for(const BenchOptions& o,
                        const std::vector<std::unique_ptr<SensorLoad>>& loads) {
   // A sensor's output runs at its own rate only when the input does; faster input is processed
   // and sent as fast as possible.
-  const bool realtime = o.rate == 1.0;
+  const bool realtime = o.pace == "realtime" || o.rate == 1.0;
+  // Batches carry simulation time; running on it lets the bench tell each packet's frame.
+  // Raw rows carry none: in real time they run on the wall clock.
+  const bool sim_clock = !realtime || !o.raw;
   std::ostringstream c;
   c << "[daemon]\nhttp = \"off\"\nthreads = " << o.threads << "\nlog_level = \"warn\"\n";
   for (std::size_t i = 0; i < loads.size(); ++i) {
@@ -183,10 +226,10 @@ std::string config_for(const BenchOptions& o,
       << "\"\nsensor_id = " << i << "\nhits = \"udp://127.0.0.1:0\"\n"
       << "hits_format = \"" << (o.raw ? "raw7" : "framed") << "\"\nout = \"" << l.data->url()
       << "\"\ntelemetry = \"" << l.telemetry->url() << "\"\npace = \""
-      << (realtime ? "realtime" : "afap") << "\"\nclock = \"" << (realtime ? "wall" : "sim")
+      << (realtime ? "realtime" : "afap") << "\"\nclock = \"" << (sim_clock ? "sim" : "wall")
       << "\"\nphysics = \"" << o.physics << "\"\nseed = " << o.seed
       << "\nrays_per_beam = " << o.rays_per_beam << "\napi_port = 0\n"
-      << "idle_timeout_ms = 1000\n"
+      << "idle_timeout_ms = " << kIdleTimeoutMs << "\n"
       << "weather = { rain_mm_per_h = " << o.rain_mm_per_h << " }\n";
     if (!l.spec.mode.empty()) c << "mode = \"" << l.spec.mode << "\"\n";
     if (!l.spec.variant.empty()) {
@@ -201,6 +244,7 @@ std::string config_for(const BenchOptions& o,
 void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.pattern = scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
+  l.identify_frames = !o.raw;
   if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
   std::vector<float> rows;
   const DemoScene scene =
@@ -263,6 +307,12 @@ void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::at
       if (!(fds[2 * i].revents & POLLIN)) continue;
       drain_socket(fds[2 * i].fd, scratch, [&](std::span<const std::uint8_t> packet) {
         const std::uint64_t packets = l.packets_out.fetch_add(1, std::memory_order_relaxed) + 1;
+        const double arrived = seconds_since(t0, Clock::now());
+        l.last_packet_s.store(arrived, std::memory_order_relaxed);
+        if (const std::size_t frame = l.identify_frames ? frame_of_packet(l, packet) : 0) {
+          if (l.frame_last_packet_s.size() <= frame) l.frame_last_packet_s.resize(frame + 1, 0.0);
+          l.frame_last_packet_s[frame] = arrived;
+        }
         l.returns_out.fetch_add(
             l.ouster ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
                      : count_returns_velodyne(packet),
@@ -413,6 +463,9 @@ std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int chann
 
 BenchReport run_bench(const BenchOptions& o) {
   if (o.sensors.empty()) throw std::runtime_error("bench: no sensor given (--sensor MODEL)");
+  if (o.pace != "auto" && o.pace != "realtime") {
+    throw std::runtime_error("bench: pace '" + o.pace + "': expected auto or realtime");
+  }
   if (o.scene != "demo" && o.scene != "all-returning") {
     throw std::runtime_error("bench: scene '" + o.scene + "': expected demo or all-returning");
   }
@@ -457,7 +510,7 @@ BenchReport run_bench(const BenchOptions& o) {
   const double total_s = o.warmup_seconds + o.seconds;
   double cpu_daemon_at_warmup = -1, cpu_self_at_warmup = 0;
   std::vector<std::uint64_t> frames_out_at_warmup(loads.size()), packets_at_warmup(loads.size()),
-      returns_at_warmup(loads.size());
+      returns_at_warmup(loads.size()), frames_sent_at_warmup(loads.size());
   double measure_from = 0;
   // Each sensor's schedule at N x real time: datagram k of frame f leaves at
   // (f * period + k * period / datagrams) / N, as an engine produces a frame while the head turns.
@@ -472,6 +525,7 @@ BenchReport run_bench(const BenchOptions& o) {
       measure_from = now;
       for (std::size_t i = 0; i < loads.size(); ++i) {
         frames_out_at_warmup[i] = loads[i]->frames_out.load(std::memory_order_acquire);
+        frames_sent_at_warmup[i] = loads[i]->frames_sent;
         packets_at_warmup[i] = loads[i]->packets_out.load(std::memory_order_relaxed);
         returns_at_warmup[i] = loads[i]->returns_out.load(std::memory_order_relaxed);
       }
@@ -490,12 +544,17 @@ BenchReport run_bench(const BenchOptions& o) {
     }
     if (!sent) std::this_thread::sleep_for(std::chrono::microseconds(o.rate > 0 ? 200 : 20));
   }
-  // What was sent comes out within a few frame periods; then the daemon stops.
+  // What was sent comes out within a few frame periods; then the daemon stops. Frames the daemon
+  // dropped never come: the wait also ends once the output has been quiet for longer than a
+  // frame takes to leave in real time (margin, period, physics) after the idle timeout.
   const auto drain_until = Clock::now() + std::chrono::seconds(5);
   for (bool pending = true; pending && Clock::now() < drain_until;) {
     pending = false;
+    const double now = seconds_since(t0, Clock::now());
     for (const auto& l : loads) {
-      pending |= l->frames_out.load(std::memory_order_acquire) < l->frames_sent;
+      const double quiet_s = now - l->last_packet_s.load(std::memory_order_relaxed);
+      pending |= l->frames_out.load(std::memory_order_acquire) < l->frames_sent &&
+                 quiet_s < kIdleTimeoutMs * 1e-3 + 3 * l->pattern.frame_period_s + 0.2;
     }
     if (pending) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -515,6 +574,7 @@ BenchReport run_bench(const BenchOptions& o) {
     SensorLoad& l = *loads[i];
     BenchSensorReport s;
     s.label = l.spec.label();
+    s.frames_identified = l.identify_frames;
     s.frames_sent = l.frames_sent;
     s.frames_out = l.frames_out.load();
     s.datagrams_sent = l.datagrams_sent;
@@ -522,9 +582,23 @@ BenchReport run_bench(const BenchOptions& o) {
     s.packets_out = l.packets_out.load();
     s.returns_out = l.returns_out.load();
     std::vector<double> latencies;
-    for (std::size_t f = frames_out_at_warmup[i];
-         f < l.frame_out_s.size() && f < l.last_input_s.size(); ++f) {
-      latencies.push_back(l.frame_out_s[f] - l.last_input_s[f]);
+    if (l.identify_frames) {
+      // Frame f (from 1) is last_input_s[f - 1]; those sent while measuring.
+      for (std::size_t f = frames_sent_at_warmup[i] + 1; f <= l.frames_sent; ++f) {
+        const double out = f < l.frame_last_packet_s.size() ? l.frame_last_packet_s[f] : 0.0;
+        if (out > 0) {
+          latencies.push_back(out - l.last_input_s[f - 1]);
+          s.latency_periods_max =
+              std::max(s.latency_periods_max, latencies.back() / l.pattern.frame_period_s);
+        } else {
+          ++s.frames_never_out;
+        }
+      }
+    } else {
+      for (std::size_t f = frames_out_at_warmup[i];
+           f < l.frame_out_s.size() && f < l.last_input_s.size(); ++f) {
+        latencies.push_back(l.frame_out_s[f] - l.last_input_s[f]);
+      }
     }
     all_latencies.insert(all_latencies.end(), latencies.begin(), latencies.end());
     s.latency = summarise_latencies(latencies);
@@ -533,6 +607,7 @@ BenchReport run_bench(const BenchOptions& o) {
     s.daemon_input_kernel_drops = daemon_counter(daemon, "input_kernel_drops_total", name);
     r.daemon_input_kernel_drops += s.daemon_input_kernel_drops;
     s.daemon_frames_dropped = daemon_counter(daemon, "frames_dropped_total", name);
+    s.daemon_frames_dropped_late = daemon_counter(daemon, "frames_dropped_late_total", name);
     s.daemon_frames_processed = daemon_counter(daemon, "frames_processed_total", name);
     const auto seconds = [&](const std::string& family) {
       return daemon.value("lidaremu_" + family + "{sensor=\"" + name + "\"}");

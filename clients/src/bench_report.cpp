@@ -64,15 +64,18 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << " ray(s)/beam, rain " << o.rain_mm_per_h << " mm/h, physics " << o.physics << ", "
       << o.seconds << " s measured after " << o.warmup_seconds << " s warm-up, "
       << std::thread::hardware_concurrency() << " cores\n";
-  out << "  sensor                         frames in/out  datagrams  dropped  rejected  "
-         "latency p50/p99/max ms  physics ms/frame  pacing p99/max us  age p50/p99 ms\n";
+  out << "  sensor                         frames in/out  datagrams  dropped (late)  rejected  "
+         "latency p50/p99/max ms (periods)  physics ms/frame  pacing p99/max us  age p50/p99 "
+         "ms\n";
   for (const auto& s : r.sensors) {
     out << "  " << std::left << std::setw(30) << s.label << std::right << std::setw(7)
         << s.frames_sent << "/" << std::left << std::setw(7) << s.frames_out << std::right
-        << std::setw(9) << s.datagrams_sent << std::setw(9) << s.daemon_frames_dropped
-        << std::setw(10) << s.daemon_batches_rejected << "   " << std::setw(6) << s.latency.p50_ms
-        << " /" << std::setw(6) << s.latency.p99_ms << " /" << std::setw(7) << s.latency.max_ms
-        << std::setw(12) << s.daemon_processing_ms_mean << std::setw(10)
+        << std::setw(9) << s.datagrams_sent << std::setw(9) << s.daemon_frames_dropped << " ("
+        << std::setw(4) << s.daemon_frames_dropped_late << ")" << std::setw(10)
+        << s.daemon_batches_rejected << "   " << std::setw(6) << s.latency.p50_ms << " /"
+        << std::setw(6) << s.latency.p99_ms << " /" << std::setw(7) << s.latency.max_ms << " ("
+        << (s.frames_identified ? std::to_string(s.latency_periods_max).substr(0, 4) : "  - ")
+        << ")" << std::setw(12) << s.daemon_processing_ms_mean << std::setw(10)
         << pacing_p99(s.daemon_pacing_error_p99_us) << " /" << std::setw(9)
         << s.daemon_pacing_error_max_us << std::setw(9) << s.daemon_frame_age_p50_ms << " /"
         << std::setw(8) << s.daemon_frame_age_p99_ms << "\n";
@@ -86,10 +89,18 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << r.daemon_input_kernel_drops << ")\n";
   out << "  kernel UDP drops   " << r.kernel_udp_rcvbuf_errors << " receive-buffer errors, "
       << r.kernel_udp_in_errors << " input errors (host-wide, during the run)\n";
+  const bool identified = !r.sensors.empty() && r.sensors.front().frames_identified;
+  std::uint64_t never_out = 0;
+  for (const auto& s : r.sensors) never_out += s.frames_never_out;
   out << "  frame latency      p50 " << r.latency.p50_ms << " ms, p99 " << r.latency.p99_ms
       << " ms, max " << r.latency.max_ms << " ms over " << r.latency.frames
-      << " frames (last input datagram -> last whole output packet; output frame k paired with "
-         "input frame k, so meaningless once the daemon dropped frames: see age p99)\n";
+      << " frames (last input datagram -> last packet of that frame)";
+  if (identified) {
+    out << "; " << never_out << " frame(s) sent while measuring never came out\n";
+  } else {
+    out << "; raw rows: output frame k paired with input frame k, so meaningless once the "
+           "daemon dropped frames: see age p99\n";
+  }
   out << "  CPU per ray        " << r.daemon_cpu_ns_per_ray << " ns (daemon); bench used "
       << r.bench_cpu_s << " CPU s\n";
   if (r.ceiling_rays_per_s > 0) {

@@ -62,8 +62,12 @@ const std::vector<Family>& sensor_families() {
        [](const SensorSnapshot& s) { return of(s.counters->frames_incomplete); }},
       {"lidaremu_frames_dropped_total", "counter",
        "Frames dropped whole because physics fell behind (no free buffer, or in real time a "
-       "frame waited over two frame periods while a newer one waited).",
+       "frame that could not leave within three frame periods of its input).",
        [](const SensorSnapshot& s) { return of(s.counters->frames_dropped); }},
+      {"lidaremu_frames_dropped_late_total", "counter",
+       "Of the frames dropped, those dropped before the physics in real time because their last "
+       "packet could not have left within three frame periods of their input.",
+       [](const SensorSnapshot& s) { return of(s.counters->frames_dropped_late); }},
       {"lidaremu_frames_processed_total", "counter", "Frames through the physics chain.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_processed); }},
       {"lidaremu_processing_max_seconds", "gauge", "Longest physics time of one frame, seconds.",

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <thread>
 
@@ -23,12 +24,51 @@ using Clock = std::chrono::steady_clock;
 using runtime_detail::unix_now_s;
 using runtime_detail::worth_logging;
 
+namespace {
+std::int64_t ns_of(const timespec& t) {
+  return std::int64_t{t.tv_sec} * 1'000'000'000 + std::int64_t{t.tv_nsec};
+}
+
+// The kernel stamps datagrams on the real-time clock; frames age on the steady clock. One
+// reading of both per batch relates them (a wall-clock step between the datagram and the
+// reading would misdate it by the step: the result is kept no later than now).
+class ArrivalClock {
+ public:
+  ArrivalClock() {
+    timespec steady{}, real{};
+    ::clock_gettime(CLOCK_MONOTONIC, &steady);
+    ::clock_gettime(CLOCK_REALTIME, &real);
+    steady_now_ns_ = ns_of(steady);
+    real_minus_steady_ns_ = ns_of(real) - steady_now_ns_;
+  }
+  // The datagram's arrival on the steady clock; now when the kernel gave no timestamp.
+  [[nodiscard]] std::int64_t steady_ns(msghdr& header) const {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&header); c; c = CMSG_NXTHDR(&header, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+      timespec stamp{};
+      std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+      return std::min(ns_of(stamp) - real_minus_steady_ns_, steady_now_ns_);
+    }
+    return steady_now_ns_;
+  }
+
+ private:
+  std::int64_t steady_now_ns_ = 0;
+  std::int64_t real_minus_steady_ns_ = 0;
+};
+}  // namespace
+
 void SensorRuntime::input_loop() {
   const int fd = hits_socket_.native_handle();
   constexpr std::size_t kSlot = protocol::kMaxDatagram + 1;
   std::array<mmsghdr, kReceiveBatch> messages{};
   std::array<iovec, kReceiveBatch> vectors{};
   std::array<sockaddr_in, kReceiveBatch> senders{};
+  // The kernel's receive timestamp of each datagram (SO_TIMESTAMPNS, set in start()).
+  struct alignas(cmsghdr) ControlBuffer {
+    std::array<char, CMSG_SPACE(sizeof(timespec))> bytes;
+  };
+  std::array<ControlBuffer, kReceiveBatch> controls{};
   for (int i = 0; i < kReceiveBatch; ++i) {
     vectors[i] = {&receive_buffers_[i * kSlot], kSlot};
     messages[i].msg_hdr.msg_iov = &vectors[i];
@@ -58,14 +98,21 @@ void SensorRuntime::input_loop() {
     }
     // POLLERR too: reading takes a queued socket error off, or poll would report it forever.
     if (ready <= 0 || !(watch[0].revents & (POLLIN | POLLERR))) continue;
-    for (auto& m : messages) m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    for (int i = 0; i < kReceiveBatch; ++i) {
+      messages[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+      messages[i].msg_hdr.msg_control = controls[i].bytes.data();
+      messages[i].msg_hdr.msg_controllen = controls[i].bytes.size();
+    }
     const int received = ::recvmmsg(fd, messages.data(), kReceiveBatch, MSG_DONTWAIT, nullptr);
     // Nothing after all, a signal, or a queued socket error (ICMP), which the read took off.
     if (received < 0) continue;
+    const ArrivalClock arrivals;
     for (int i = 0; i < received; ++i) {
       sender_ = {ntohl(senders[i].sin_addr.s_addr), ntohs(senders[i].sin_port)};
+      datagram_arrival_ns_ = arrivals.steady_ns(messages[i].msg_hdr);
       on_datagram({&receive_buffers_[i * kSlot], messages[i].msg_len});
     }
+    datagram_arrival_ns_ = 0;
   }
 }
 
@@ -289,8 +336,13 @@ void SensorRuntime::submit_current() {
   else
     ++counters_.frames_incomplete;
   last_submitted_frame_ = current_->frame_number;
+  // Complete when the datagram that completed it (or began the next frame) reached the host;
+  // ended by the idle timeout or the stop: now.
   current_->handed_on_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+      datagram_arrival_ns_ != 0
+          ? datagram_arrival_ns_
+          : std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+                .count();
   ready_frames_.push(current_);
   current_ = nullptr;
 }

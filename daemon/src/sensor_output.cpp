@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "lidaremu/daemon/physics_gate.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
 #include "lidaremu/daemon/sensor_runtime.hpp"
 #include "sensor_runtime_detail.hpp"
@@ -54,47 +55,53 @@ class SensorRuntime::TeeSink final : public core::PacketSink {
   LiveFrame& frame_;
 };
 
-double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
+double SensorRuntime::next_frame_start(const core::FrameHits& frame) const {
   const double period = settings_.pattern.frame_period_s;
-  double start = 0;
   if (settings_.clock == ClockSource::kSim) {
-    start = frame.has_sim_time ? frame.sim_time_ns * 1e-9
-                               : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
-  } else {
-    // UNIX time; the Ouster encoder turns it into its timestamp mode's clock.
-    const double now = unix_now_s();
-    start = last_frame_start_ ? *last_frame_start_ + period : now;
-    if (std::fabs(start - now) > 1.0) start = now;  // input paused or raced ahead: rejoin the clock
+    return frame.has_sim_time ? frame.sim_time_ns * 1e-9
+                              : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
   }
-  last_frame_start_ = start;
-  return start;
+  // UNIX time; the Ouster encoder turns it into its timestamp mode's clock.
+  const double now = unix_now_s();
+  const double start = last_frame_start_ ? *last_frame_start_ + period : now;
+  return std::fabs(start - now) > 1.0 ? now : start;  // input paused or raced ahead: rejoin
 }
 
-core::FrameHits* SensorRuntime::newest_in_time(core::FrameHits* frame, bool& ending) {
-  const auto max_wait = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(kMaxFrameWaitPeriods * settings_.pattern.frame_period_s));
-  for (;;) {
-    const Clock::time_point handed_on{std::chrono::nanoseconds(frame->handed_on_ns)};
-    if (Clock::now() - handed_on <= max_wait) return frame;
-    core::FrameHits* next = nullptr;
-    if (!ready_frames_.try_pop(next)) return frame;  // nothing newer: late, but all there is
-    if (!next) {             // the stop: what was accepted is processed, late or not
-      frames_ended_ = true;  // the end marker is taken: a failure must not wait for it
-      ending = true;
-      return frame;
-    }
-    ++counters_.frames_dropped;
-    if (worth_logging(counters_.frames_dropped)) {
-      spdlog::warn(
-          "sensor {}: processing is behind real time; dropped frame {} ({:.0f} ms old, a newer "
-          "one waits) ({} so far)",
-          settings_.name, frame->frame_number,
-          std::chrono::duration<double, std::milli>(Clock::now() - handed_on).count(),
-          counters_.frames_dropped.load());
-    }
-    free_frames_.push(frame);
-    frame = next;
+double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
+  last_frame_start_ = next_frame_start(frame);
+  return *last_frame_start_;
+}
+
+namespace {
+double steady_s(Clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+}  // namespace
+
+std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) const {
+  const double offset = sender_clock_offset_s_.load(std::memory_order_relaxed);
+  if (std::isnan(offset)) return std::nullopt;
+  return sensor_time_s + offset;
+}
+
+bool SensorRuntime::admit_in_time(const core::FrameHits& frame) {
+  if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
+  const double input_done =
+      steady_s(Clock::time_point{std::chrono::nanoseconds(frame.handed_on_ns)});
+  const double now = steady_s(Clock::now());
+  const auto due = first_packet_due_s(next_frame_start(frame));
+  if (admission_.admit(now, input_done, due)) return true;
+  ++counters_.frames_dropped;
+  ++counters_.frames_dropped_late;
+  if (worth_logging(counters_.frames_dropped_late)) {
+    spdlog::warn(
+        "sensor {}: processing is behind real time; dropped frame {} before its physics: it "
+        "would leave {:.0f} ms after its input, over the {:.0f} ms a frame may age ({} so far)",
+        settings_.name, frame.frame_number,
+        (admission_.predicted_last_packet_s(now, due) - input_done) * 1e3,
+        admission_.budget_s() * 1e3, counters_.frames_dropped_late.load());
   }
+  return false;
 }
 
 void SensorRuntime::warm_up() {
@@ -105,14 +112,20 @@ void SensorRuntime::warm_up() {
 void SensorRuntime::process_loop() {
   warm_up();  // at once if start-up did it
   QueueSink sink(*this);
-  bool ending = false;
-  while (!ending) {
+  const bool realtime = settings_.pace == Pace::kRealtime;
+  for (;;) {
     core::FrameHits* frame = nullptr;
     ready_frames_.pop(frame);
     if (!frame) break;
-    if (settings_.pace == Pace::kRealtime) frame = newest_in_time(frame, ending);
+    PhysicsGate::Pass pass(PhysicsGate::shared());
+    if (realtime && !admit_in_time(*frame)) {
+      pass.release();
+      free_frames_.push(frame);
+      continue;
+    }
     const auto begin = Clock::now();
     pipeline_.process(*frame, returns_);
+    pass.release();
     const double start = frame_start_time(*frame);
     // Read before the frame goes back to the input, which refills it at once.
     sink.frame_handed_on_ns = frame->handed_on_ns;
@@ -134,6 +147,12 @@ void SensorRuntime::process_loop() {
       tap_->submit(live, returns_);
     } else {
       encoder_->encode_frame(returns_, start, sink);
+    }
+    if (realtime) {
+      // Physics time only: the encoding's own share is small, and its waits for the sender
+      // are the sender's schedule, which the admission follows separately.
+      admission_.processed(static_cast<double>(ns) * 1e-9, steady_s(Clock::now()),
+                           first_packet_due_s(start));
     }
   }
   frames_ended_ = true;
@@ -168,8 +187,13 @@ void SensorRuntime::emit_loop() {
   auto source = socket.local_endpoint(ec);
   if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
   std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
+  Clock::time_point previous_deadline{};                       // of the packet before
+  constexpr auto kResyncSlack = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(FrameAdmission::kResyncSlackS));
+  const auto packet_gap = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(data_packet_period_s_));
   const auto max_lead = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(settings_.pacing_margin_s + settings_.pattern.frame_period_s));
+      std::chrono::duration<double>(settings_.pacing_margin() + settings_.pattern.frame_period_s));
   // The frame whose packets are leaving, and when its latest one left: its age is known once
   // the next frame's first packet comes (or the stream ends).
   std::int64_t frame_handed_on_ns = 0;
@@ -195,17 +219,27 @@ void SensorRuntime::emit_loop() {
                    std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
       }
-      // Out of step by more than a moment (input stalled, or time jumped): start afresh, the
-      // margin ahead. In step, a packet is never due further ahead than the margin plus its
-      // frame's own span; further means the sensor clock jumped forward (a frame start caught
-      // up with the wall clock after a lag, a simulation clock skipping): waiting for it would
-      // hold the frame back for nothing, and age everything after it.
-      if (!anchor || deadline < now - std::chrono::milliseconds(50) || deadline > now + max_lead) {
+      // Out of step by more than a moment (input stalled, or time jumped): start afresh. In
+      // step, a packet is never due further ahead than the margin plus its frame's own span;
+      // further means the sensor clock jumped forward (a frame start caught up with the wall
+      // clock after a lag, a simulation clock skipping, frames dropped): waiting for it would
+      // hold the frame back for nothing, and age everything after it. If the packets before
+      // were leaving on time, it follows them at once, as a sensor streams on (FrameAdmission
+      // predicts this rule); after a stall, and at the first packet, the margin ahead absorbs
+      // the physics' jitter from then on.
+      const bool behind = deadline < now - kResyncSlack;
+      const bool jumped = deadline > now + max_lead;
+      if (!anchor || behind || jumped) {
         if (anchor) ++counters_.pacing_resyncs;
-        deadline = now + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(settings_.pacing_margin_s));
+        const bool streaming = anchor && jumped && previous_deadline >= now - kResyncSlack;
+        deadline = streaming ? std::max(now, previous_deadline + packet_gap)
+                             : now + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(settings_.pacing_margin()));
         anchor.emplace(deadline, slot->sensor_time_s);
+        sender_clock_offset_s_.store(steady_s(deadline) - slot->sensor_time_s,
+                                     std::memory_order_relaxed);
       }
+      previous_deadline = deadline;
       std::this_thread::sleep_until(deadline);
       const auto late_ns = static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - deadline).count());

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -85,6 +86,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
                                   ouster_output(settings))),
       weather_(settings.pipeline.params.weather),
       shared_weather_(settings.pipeline.params.weather),
+      admission_(settings.pattern.frame_period_s, settings.pacing_margin()),
+      sender_clock_offset_s_(std::numeric_limits<double>::quiet_NaN()),
       recorders_(recorders) {
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
@@ -97,8 +100,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   }
   // Packets in flight: the frame being sent, the next one waiting out the pacing margin (up to a
   // frame period), the one after being encoded; plus telemetry.
-  const double packets_per_frame =
-      settings_.pattern.frame_period_s / encoder_->data_packet_period_s();
+  data_packet_period_s_ = encoder_->data_packet_period_s();
+  const double packets_per_frame = settings_.pattern.frame_period_s / data_packet_period_s_;
   const auto slots = static_cast<int>(3 * packets_per_frame + 64);
   free_slots_.set_capacity(slots);
   ready_slots_.set_capacity(slots + 1);
@@ -153,6 +156,15 @@ void SensorRuntime::start() {
                              (ec == asio::error::address_in_use
                                   ? " (another process uses that port; pick another with --hits)"
                                   : ""));
+  }
+  // Each datagram's arrival time, so that a frame's age counts its wait in the socket's buffer
+  // too (sensor_input.cpp); without it (never seen on Linux) ages start when it is read.
+  const int on = 1;
+  if (::setsockopt(hits_socket_.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+    spdlog::warn(
+        "sensor {}: no receive timestamps on the hit socket ({}): frame ages count from "
+        "when datagrams are read",
+        settings_.name, std::strerror(errno));
   }
   const auto local = hits_socket_.local_endpoint();
   hits_address_ = {local.address().is_v4() ? local.address().to_v4().to_uint() : 0x7F000001u,

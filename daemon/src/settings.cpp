@@ -409,8 +409,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   if (f.pacing_margin_ms != -1 && (f.pacing_margin_ms < 0 || f.pacing_margin_ms > 1000)) {
     bad("pacing_margin_ms", std::to_string(f.pacing_margin_ms), "0..1000");
   }
-  s.pacing_margin_s =
-      f.pacing_margin_ms >= 0 ? f.pacing_margin_ms / 1000.0 : s.pattern.frame_period_s;
+  s.pacing_margin_s = f.pacing_margin_ms >= 0 ? f.pacing_margin_ms / 1000.0 : -1.0;
   if (f.rays_per_beam < 1 || f.rays_per_beam > 12)
     bad("rays_per_beam", std::to_string(f.rays_per_beam), "1..12 (centre ray first)");
   if (f.segments_per_path < 1 || f.segments_per_path > 16)

@@ -23,10 +23,14 @@ struct BenchSensor {
 
 struct BenchOptions {
   std::vector<BenchSensor> sensors;
-  double rate = 0;      // 0: as fast as the daemon takes frames; N: N times real time (the daemon
-                        // paces its output in real time when N is 1, sends as fast as it can else)
-  int in_flight = 2;    // as fast as taken: frames a sensor may have outstanding
-  double seconds = 10;  // of load
+  double rate = 0;  // 0: as fast as the daemon takes frames; N: N times real time (the daemon
+                    // paces its output in real time when N is 1, sends as fast as it can else)
+  // "auto": the daemon paces in real time at rate 1, sends as fast as it can otherwise;
+  // "realtime": real-time pacing at any rate (at rate 2 a sensor is offered twice what it can
+  // send: the overload every machine meets alike).
+  std::string pace = "auto";
+  int in_flight = 2;          // as fast as taken: frames a sensor may have outstanding
+  double seconds = 10;        // of load
   double warmup_seconds = 1;  // of load before measuring (first frames allocate, caches fill)
   bool raw = false;           // headerless raw7 rows instead of HitBatch datagrams
   int rays_per_beam = 1;
@@ -52,11 +56,18 @@ struct BenchSensorReport {
   std::uint64_t rays_sent = 0;
   std::uint64_t packets_out = 0;
   std::uint64_t returns_out = 0;
+  // Framed input: each frame's latency from the packets that carry its time, so it holds under
+  // drops; frames sent while measuring that never came out; the oldest frame that did, in frame
+  // periods. Raw input: output frame k paired with input frame k (meaningful without drops).
   LatencySummary latency;
+  bool frames_identified = false;
+  std::uint64_t frames_never_out = 0;
+  double latency_periods_max = 0;
   // The daemon's own counters for this sensor (printed when it stops).
   std::uint64_t daemon_datagrams_in = 0;
   std::uint64_t daemon_input_kernel_drops = 0;  // dropped on its hit socket by the kernel
   std::uint64_t daemon_frames_dropped = 0;
+  std::uint64_t daemon_frames_dropped_late = 0;  // of those, before the physics (real time)
   std::uint64_t daemon_batches_rejected = 0;
   std::uint64_t daemon_frames_processed = 0;
   double daemon_processing_ms_mean = 0;

@@ -44,6 +44,7 @@ struct SensorCounters {
   Counter frames_complete{0};
   Counter frames_incomplete{0};
   Counter frames_dropped{0};
+  Counter frames_dropped_late{0};  // of those: real time, could not leave fresh (FrameAdmission)
   Counter frames_processed{0};
   Counter processing_ns_max{0};  // exposed in seconds
   Counter packets_out{0};

@@ -24,6 +24,7 @@
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/counters.hpp"
+#include "lidaremu/daemon/frame_admission.hpp"
 #include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
@@ -105,12 +106,16 @@ class SensorRuntime {
 
   // processing and emission (own threads)
   void process_loop();
-  // Real time: a frame that waited longer than this many frame periods for the physics is of no
-  // use to a driver once a newer one waits (it would leave late and make the newer one late):
-  // it is dropped whole, counted, and the next one taken. Bursts within the bound all leave.
-  static constexpr double kMaxFrameWaitPeriods = 2.0;
-  core::FrameHits* newest_in_time(core::FrameHits* frame, bool& ending);
+  // Real time: whether the frame can still leave fresh (FrameAdmission); when not, it is
+  // dropped whole and counted. Once the input has stopped, everything accepted is processed.
+  bool admit_in_time(const core::FrameHits& frame);
+  // When the sender's schedule has the first packet of a frame starting at sensor_time_s
+  // (steady-clock seconds; none before the sender has anchored its schedule).
+  [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
   void emit_loop();
+  // The sensor time a frame starts at; next_frame_start only looks, frame_start_time also
+  // moves the sensor's clock on.
+  [[nodiscard]] double next_frame_start(const core::FrameHits& frame) const;
   double frame_start_time(const core::FrameHits& frame);
 
   SensorSettings settings_;
@@ -118,6 +123,10 @@ class SensorRuntime {
   boost::asio::ip::udp::socket hits_socket_;
   // Input thread: where the datagram being handled came from, when the last batch arrived.
   core::UdpAddress sender_;
+  // When the datagram being handled reached the host (the kernel's receive timestamp, as
+  // steady-clock nanoseconds; 0 outside a datagram): a frame it completes was complete then,
+  // however long it waited in the socket's buffer.
+  std::int64_t datagram_arrival_ns_ = 0;
   std::chrono::steady_clock::time_point last_batch_at_;
   // recvmmsg's buffers: one datagram each, a byte more than the largest accepted (so a larger
   // one shows as oversized, not as a truncated good one).
@@ -126,6 +135,7 @@ class SensorRuntime {
 
   core::Pipeline pipeline_;
   std::unique_ptr<core::Encoder> encoder_;
+  double data_packet_period_s_ = 0;  // the encoder's, read by the sending thread
   std::optional<protocol::RawRowAssembler> raw_;
 
   std::vector<std::unique_ptr<core::FrameHits>> frame_pool_;
@@ -151,10 +161,14 @@ class SensorRuntime {
   tbb::concurrent_bounded_queue<PacketSlot*> ready_slots_;
 
   // processing-thread state
+  FrameAdmission admission_;
   core::FrameReturns returns_;
   core::MotionEstimator motion_;  // from the engine's sensor poses, for the IMU
   std::optional<double> last_frame_start_;
 
+  // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
+  // packet it anchored on (NaN until it has).
+  std::atomic<double> sender_clock_offset_s_;
   SensorCounters counters_;
   Recorders recorders_;
   std::shared_ptr<CaptureFile::Lane> output_lane_;  // --pcap, from the sending thread

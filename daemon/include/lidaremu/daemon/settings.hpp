@@ -51,7 +51,11 @@ struct SensorSettings {
   // Real-time pacing schedules packets this long after the first one could leave, so that a
   // frame whose physics takes longer than the first one's still leaves on time. The end of a
   // Velodyne frame shares a packet with the next frame's start: a frame period covers it.
-  double pacing_margin_s = 0.1;
+  // Negative: one frame period of the current scan pattern (which the sensor APIs may change).
+  double pacing_margin_s = -1;
+  [[nodiscard]] double pacing_margin() const {
+    return pacing_margin_s >= 0 ? pacing_margin_s : pattern.frame_period_s;
+  }
   int frame_buffers = 4;
   core::HitLayout layout;     // rays per beam and segments per path the engine sends
   core::OusterOutput ouster;  // profile, azimuth window, timestamp mode (Ouster only)

@@ -1,0 +1,44 @@
+#include "lidaremu/daemon/frame_admission.hpp"
+
+#include <algorithm>
+
+namespace lidaremu::daemon {
+
+double FrameAdmission::last_packet_s(double ready_s,
+                                     std::optional<double> first_packet_due_s) const {
+  // The sender takes the frame's first packet once it is ready and the packets before it left.
+  const double taken_s = std::max(ready_s, sender_busy_until_s_);
+  if (first_packet_due_s) {
+    const double due_s = *first_packet_due_s;
+    const double lead_s = margin_s_ + period_s_;
+    if (due_s >= taken_s - kResyncSlackS && due_s <= taken_s + lead_s) {
+      return std::max(due_s, taken_s) + period_s_;  // on the schedule
+    }
+    // Jumped ahead while the sender was streaming on time: it follows the packets before.
+    if (due_s > taken_s + lead_s && sender_busy_until_s_ >= ready_s - kResyncSlackS) {
+      return taken_s + period_s_;
+    }
+  }
+  return taken_s + margin_s_ + period_s_;  // a fresh schedule, the margin ahead
+}
+
+double FrameAdmission::predicted_last_packet_s(double now_s,
+                                               std::optional<double> first_packet_due_s) const {
+  return last_packet_s(now_s + estimate_s_, first_packet_due_s);
+}
+
+bool FrameAdmission::admit(double now_s, double input_done_s,
+                           std::optional<double> first_packet_due_s) const {
+  return predicted_last_packet_s(now_s, first_packet_due_s) <= input_done_s + budget_s();
+}
+
+void FrameAdmission::processed(double seconds, double now_s,
+                               std::optional<double> first_packet_due_s) {
+  estimate_s_ = estimated_ ? estimate_s_ + kEstimateWeight * (seconds - estimate_s_) : seconds;
+  estimated_ = true;
+  // The frame is ready now: where its last packet leaves is where the sender's next frame can
+  // begin at the earliest.
+  sender_busy_until_s_ = last_packet_s(now_s, first_packet_due_s);
+}
+
+}  // namespace lidaremu::daemon
