@@ -1,4 +1,5 @@
 // Sensor models are data taken from real units; these tests hold the tables to their sources.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
@@ -8,9 +9,11 @@
 #include <regex>
 #include <sstream>
 #include <tuple>
+#include <vector>
 
 #include "daemon_process.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/core/simd.hpp"
 
 using namespace lidaremu::core;
 
@@ -148,6 +151,79 @@ TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the po
       CHECK(wrong == 0);
     }
   }
+}
+
+TEST_CASE("Beam geometry: many hits found at once are the beams found one by one, on every ISA",
+          "[sensor][simd]") {
+  // Raw rows are found a datagram at a time (locate_many, angles in SIMD lanes); whatever the
+  // batch and the instruction set, each hit's beam must be the one locate gives alone, and the
+  // true one. Every beam of an OS1-128 2048x10 and an HDL-64E, ranges mixed in one batch.
+  for (const char* name : {"os1-128", "hdl64e"}) {
+    const SensorModel& model = *find_sensor_model(name);
+    const auto pattern = model.family == SensorFamily::kVelodyne
+                             ? *make_velodyne_scan(model, 600).pattern
+                             : *make_ouster_scan(model, 2048, 10).pattern;
+    const BeamGeometry g(pattern);
+    std::vector<Eigen::Vector3d> hits;
+    std::vector<BeamIndex> truth;
+    const double ranges[] = {1.5, 7.0, 23.4, 100.0};
+    for (std::uint32_t c = 0; c < static_cast<std::uint32_t>(pattern.columns_per_frame); ++c) {
+      for (std::uint16_t ch = 0; ch < model.channels; ++ch) {
+        const auto ray = g.ray(c, ch);
+        hits.push_back(ray.origin + ranges[(c + ch) % 4] * ray.direction);
+        truth.push_back({c, ch});
+      }
+    }
+    const std::string first_target = simd::current_target();
+    for (const auto& target : simd::available_targets()) {
+      simd::use_target(target);
+      std::vector<BeamIndex> found(hits.size());
+      g.locate_many(hits, found);
+      std::size_t wrong = 0, unlike_alone = 0;
+      for (std::size_t i = 0; i < hits.size(); ++i) {
+        wrong += found[i].column != truth[i].column || found[i].channel != truth[i].channel;
+        if (i % 97 == 0) {
+          const auto alone = g.locate(hits[i]);
+          unlike_alone += alone.column != found[i].column || alone.channel != found[i].channel;
+        }
+      }
+      INFO(name << " on " << target);
+      CHECK(wrong == 0);
+      CHECK(unlike_alone == 0);
+    }
+    simd::use_target(first_target);
+  }
+}
+
+TEST_CASE("Beam geometry: a hit goes to the channel of nearer elevation, either side of midway",
+          "[sensor]") {
+  // The channel comes from a table (O(1)); the oracle is the definition: nearest elevation. A
+  // VLP-16's lasers are 2 degrees apart and share one origin: hits 0.01 degrees either side of
+  // each midpoint, and beyond the outermost lasers.
+  const SensorModel& model = *find_sensor_model("vlp16");
+  const BeamGeometry g(*make_velodyne_scan(model, 600).pattern);
+  std::vector<double> elevations(model.elevation_deg.begin(),
+                                 model.elevation_deg.begin() + model.channels);
+  std::sort(elevations.begin(), elevations.end());
+  const auto channel_at = [&](double elevation_deg) {
+    const double e = elevation_deg * std::numbers::pi / 180.0;
+    return g.locate(Eigen::Vector3d(10 * std::cos(e), 0, 10 * std::sin(e))).channel;
+  };
+  const auto channel_of = [&](double elevation_deg) {
+    for (int ch = 0; ch < model.channels; ++ch) {
+      if (model.elevation_deg[ch] == elevation_deg) return ch;
+    }
+    return -1;
+  };
+  for (std::size_t i = 1; i < elevations.size(); ++i) {
+    const double midway = (elevations[i - 1] + elevations[i]) / 2;
+    INFO("between " << elevations[i - 1] << " and " << elevations[i] << " degrees");
+    CHECK(channel_at(midway - 0.01) == channel_of(elevations[i - 1]));
+    CHECK(channel_at(midway + 0.01) == channel_of(elevations[i]));
+  }
+  CHECK(channel_at(elevations.front() - 20) == channel_of(elevations.front()));
+  CHECK(channel_at(elevations.back() + 40) == channel_of(elevations.back()));
+  CHECK(channel_at(89.9) == channel_of(elevations.back()));
 }
 
 TEST_CASE("HDL-64E corrections equal ros-drivers' 64e_s3-xiesc.yaml", "[sensor]") {

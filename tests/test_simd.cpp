@@ -214,6 +214,33 @@ TEST_CASE("Elementwise exp and asin are within 1 ulp of libm's, tails included",
   }
 }
 
+TEST_CASE("Elementwise atan2 is within 1 ulp of libm's in every quadrant and on the axes",
+          "[simd]") {
+  std::vector<double> y, x;
+  for (int i = 0; i < 720; ++i) {  // every quarter degree round the circle, at three radii
+    const double a = i * 0.25 * std::numbers::pi / 180.0;
+    for (const double r : {1e-3, 1.0, 3e4}) {
+      y.push_back(r * std::sin(a));
+      x.push_back(r * std::cos(a));
+    }
+  }
+  for (const double v : {0.0, -0.0, 1.0, -1.0}) {  // the axes and the signed zeros
+    for (const double w : {0.0, -0.0, 1.0, -1.0}) {
+      y.push_back(v);
+      x.push_back(w);
+    }
+  }
+  std::vector<double> out(y.size());
+  simd::atan2_each(y, x, out);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double expected = std::atan2(y[i], x[i]);
+    INFO("atan2(" << y[i] << ", " << x[i] << ") = " << out[i] << ", libm " << expected);
+    REQUIRE(std::fabs(out[i] - expected) <=
+            2 * std::numeric_limits<double>::epsilon() * std::max(1.0, std::fabs(expected)));
+    REQUIRE(std::signbit(out[i]) == std::signbit(expected));
+  }
+}
+
 TEST_CASE("Vector draws are the same bits on every instruction set", "[simd][determinism]") {
   constexpr std::size_t kBeams = 4099;
   std::vector<float> means(kBeams);
@@ -229,7 +256,13 @@ TEST_CASE("Vector draws are the same bits on every instruction set", "[simd][det
     std::vector<float> e(z), a(u);
     simd::exp_each(e);
     simd::asin_each(a);
-    return std::make_tuple(u, z, k, scattered, e, a);
+    std::vector<double> y(kBeams), x(kBeams), angle(kBeams);
+    for (std::size_t i = 0; i < kBeams; ++i) {
+      y[i] = z[i];
+      x[i] = static_cast<double>(u[i]) - 0.5;
+    }
+    simd::atan2_each(y, x, angle);
+    return std::make_tuple(u, z, k, scattered, e, a, angle);
   };
   const TargetGuard guard;
   const auto targets = simd::available_targets();

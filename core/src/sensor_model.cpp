@@ -5,15 +5,11 @@
 #include <numbers>
 #include <numeric>
 
-namespace lidaremu::core {
-namespace {
-constexpr double kDeg = std::numbers::pi / 180.0;
+#include "angles.hpp"
 
-double wrap_degrees(double deg) {
-  deg = std::fmod(deg, 360.0);
-  return deg < 0 ? deg + 360.0 : deg;
-}
-}  // namespace
+namespace lidaremu::core {
+using angles::kDeg;
+using angles::wrap_degrees;
 
 ScanPatternResult make_velodyne_scan(const SensorModel& model, int rpm) {
   const auto& v = model.velodyne;
@@ -64,12 +60,7 @@ BeamGeometry::BeamGeometry(const ScanPattern& pattern) : pattern_(pattern), mode
       beam_origins_lidar_mm_.emplace_back(n * std::cos(encoder), n * std::sin(encoder), 0.0);
     }
   }
-  channels_by_elevation_.resize(model_.channels);
-  std::iota(channels_by_elevation_.begin(), channels_by_elevation_.end(), std::uint16_t{0});
-  std::sort(channels_by_elevation_.begin(), channels_by_elevation_.end(),
-            [&](std::uint16_t a, std::uint16_t b) {
-              return model_.elevation_deg[a] < model_.elevation_deg[b];
-            });
+  build_elevation_index();
 }
 
 double BeamGeometry::column_time_s(std::uint32_t column) const {
@@ -153,64 +144,6 @@ BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
       lidar_to_sensor_rotation_ * ouster_beam_origin_lidar_mm(column) +
       lidar_to_sensor_translation_mm_;
   return {origin_mm * 1e-3, lidar_to_sensor_rotation_ * ouster_direction_lidar(column, channel)};
-}
-
-BeamIndex BeamGeometry::locate(const Eigen::Vector3d& point_in_sensor) const {
-  const int columns = pattern_.columns_per_frame;
-  auto nearest_channel = [&](double elevation_deg) {
-    const auto it = std::lower_bound(
-        channels_by_elevation_.begin(), channels_by_elevation_.end(), elevation_deg,
-        [&](std::uint16_t ch, double e) { return model_.elevation_deg[ch] < e; });
-    if (it == channels_by_elevation_.begin()) return *it;
-    if (it == channels_by_elevation_.end()) return channels_by_elevation_.back();
-    const auto below = *(it - 1);
-    return (elevation_deg - model_.elevation_deg[below] < model_.elevation_deg[*it] - elevation_deg)
-               ? below
-               : *it;
-  };
-  auto column_of = [&](double column_float) {
-    const long c = std::lround(column_float);
-    return static_cast<std::uint32_t>(((c % columns) + columns) % columns);
-  };
-
-  if (model_.family == SensorFamily::kVelodyne) {
-    // Corrected lasers (HDL-64E) leave from offsets of up to ~0.2 m, which at short range move a
-    // point by more than the spacing between channels: refine from the found beam's origin.
-    BeamIndex index{0, 0};
-    Eigen::Vector3d from_origin = point_in_sensor;
-    const int refinements = model_.laser_corrections.empty() ? 1 : 6;
-    for (int iteration = 0; iteration < refinements; ++iteration) {
-      const Eigen::Vector3d& p = from_origin;
-      const std::uint16_t channel =
-          nearest_channel(std::atan2(p.z(), std::hypot(p.x(), p.y())) / kDeg);
-      const double azimuth = wrap_degrees(std::atan2(-p.y(), p.x()) / kDeg);
-      const std::uint32_t column = column_of(
-          (azimuth - (velodyne_laser_azimuth_deg(0, channel) - velodyne_column_azimuth_deg(0))) /
-          360.0 * columns);
-      if (iteration > 0 && channel == index.channel && column == index.column) break;
-      index = {column, channel};
-      from_origin = point_in_sensor - ray(column, channel).origin;
-    }
-    return index;
-  }
-  const Eigen::Vector3d q = lidar_to_sensor_rotation_.transpose() *
-                            (point_in_sensor * 1e3 - lidar_to_sensor_translation_mm_);
-  BeamIndex index{0, 0};
-  Eigen::Vector3d from_origin = q;
-  // Refinements: the beam origin moves with the column, the column follows the direction (a few
-  // more close in, where the origin's offset weighs more). Once a refinement finds the beam it
-  // started from, every later one would too (it starts from the same origin): stop there.
-  for (int iteration = 0; iteration < 4; ++iteration) {
-    const double elevation = std::atan2(from_origin.z(), from_origin.head<2>().norm()) / kDeg;
-    const std::uint16_t channel = nearest_channel(elevation);
-    const double azimuth = std::atan2(from_origin.y(), from_origin.x());
-    const double encoder = azimuth + model_.azimuth_offset_deg[channel] * kDeg;
-    const std::uint32_t column = column_of(columns * (1.0 - encoder / (2.0 * std::numbers::pi)));
-    if (iteration > 0 && channel == index.channel && column == index.column) break;
-    index = {column, channel};
-    from_origin = q - ouster_beam_origin_lidar_mm(index.column);
-  }
-  return index;
 }
 
 double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,

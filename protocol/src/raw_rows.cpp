@@ -9,9 +9,25 @@ BatchError RawRowAssembler::check(std::span<const std::uint8_t> datagram) const 
   return BatchError::kNone;
 }
 
+std::size_t RawRowAssembler::convert_and_locate(std::span<const std::uint8_t> datagram,
+                                                const EngineConventions& engine,
+                                                const core::MaterialTable& materials,
+                                                RowCounts& counts) {
+  const std::size_t beam_bytes = sizeof(float) * floats_per_row_ * rows_per_beam();
+  std::size_t hit_beams = 0;
+  for (std::size_t b = 0; b < max_beams_ && (b + 1) * beam_bytes <= datagram.size(); ++b) {
+    if (convert_beam(datagram.data() + b * beam_bytes, engine, materials, counts,
+                     &hits_[b * rows_per_beam()], first_hits_[hit_beams])) {
+      beam_in_datagram_[hit_beams++] = b;
+    }
+  }
+  geometry_.locate_many({first_hits_.data(), hit_beams}, {located_.data(), hit_beams});
+  return hit_beams;
+}
+
 bool RawRowAssembler::convert_beam(const std::uint8_t* bytes, const EngineConventions& engine,
                                    const core::MaterialTable& materials, RowCounts& counts,
-                                   Eigen::Vector3d& first_hit) {
+                                   Hit* beam, Eigen::Vector3d& first_hit) {
   const std::size_t row_bytes = sizeof(float) * floats_per_row_;
   bool any = false;
   float values[8];
@@ -19,7 +35,7 @@ bool RawRowAssembler::convert_beam(const std::uint8_t* bytes, const EngineConven
     bool path_open = true;
     for (std::size_t seg = 0; seg < layout_.segments_per_path; ++seg) {
       const std::size_t row = ray * layout_.segments_per_path + seg;
-      Hit& h = beam_[row];
+      Hit& h = beam[row];
       h.material = 0;
       if (!path_open) continue;
       // Datagram bytes carry no alignment promise: copy each row out.

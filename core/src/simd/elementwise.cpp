@@ -35,6 +35,14 @@ void exp_impl(float* x, std::size_t n) {
 void asin_impl(float* x, std::size_t n) {
   each_in_place(x, n, [](F32Vec v) { return asin_lanes(v); });
 }
+void atan2_impl(const double* y, const double* x, double* out, std::size_t n) {
+  const F64Tag d;
+  const std::size_t lanes = hn::Lanes(d);
+  for (std::size_t i = 0; i < n; i += lanes) {
+    const std::size_t c = std::min(lanes, n - i);
+    store_first(d, atan2_lanes(load_first(d, y + i, c), load_first(d, x + i, c)), out + i, c);
+  }
+}
 
 }  // namespace lidaremu::core::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -44,9 +52,14 @@ namespace lidaremu::core::simd {
 
 HWY_EXPORT(exp_impl);
 HWY_EXPORT(asin_impl);
+HWY_EXPORT(atan2_impl);
 
 void exp_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(exp_impl)(x.data(), x.size()); }
 void asin_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(asin_impl)(x.data(), x.size()); }
+void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out) {
+  const std::size_t n = std::min({y.size(), x.size(), out.size()});
+  HWY_DYNAMIC_DISPATCH(atan2_impl)(y.data(), x.data(), out.data(), n);
+}
 
 }  // namespace lidaremu::core::simd
 #endif  // HWY_ONCE

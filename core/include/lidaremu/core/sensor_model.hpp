@@ -161,7 +161,11 @@ class BeamGeometry {
   explicit BeamGeometry(const ScanPattern& pattern);
 
   [[nodiscard]] BeamRay ray(std::uint32_t column, std::uint16_t channel) const;
+  // The beam a hit belongs to (raw rows carry no beam). locate_many finds many at once, their
+  // angles in SIMD lanes; locate is locate_many of one point, so the two always agree.
   [[nodiscard]] BeamIndex locate(const Eigen::Vector3d& point_in_sensor) const;
+  void locate_many(std::span<const Eigen::Vector3d> points_in_sensor,
+                   std::span<BeamIndex> out) const;
   // Range the format must carry so that the spec decoder reproduces `point_in_sensor`
   // for this beam (metres; the Ouster convention includes the beam-origin offset, the HDL-64E's
   // its per-laser corrections).
@@ -179,12 +183,24 @@ class BeamGeometry {
   [[nodiscard]] Eigen::Vector3d ouster_beam_origin_lidar_mm(std::uint32_t column) const;
   [[nodiscard]] Eigen::Vector3d ouster_direction_lidar(std::uint32_t column,
                                                        std::uint16_t channel) const;
+  // The channel whose elevation is nearest, in O(1): a table of bins narrower than half the
+  // smallest gap between channels gives where to start a short forward scan.
+  void build_elevation_index();
+  [[nodiscard]] std::uint16_t nearest_channel(double elevation_deg) const;
+  template <std::size_t kChunk>
+  void locate_chunk(const Eigen::Vector3d* points, BeamIndex* out, std::size_t n) const;
 
   ScanPattern pattern_;
   const SensorModel& model_;
   Eigen::Matrix3d lidar_to_sensor_rotation_ = Eigen::Matrix3d::Identity();
   Eigen::Vector3d lidar_to_sensor_translation_mm_ = Eigen::Vector3d::Zero();
-  std::vector<std::uint16_t> channels_by_elevation_;    // ascending elevation
+  std::vector<std::uint16_t> channels_by_elevation_;  // ascending elevation
+  std::vector<double> sorted_elevation_deg_;          // the same order
+  double elevation_bins_from_deg_ = 0;
+  double elevation_bin_deg_ = 1;
+  // Per bin: the first index into the sorted channels whose elevation is at or above the bin's
+  // lower edge.
+  std::vector<std::uint16_t> first_channel_in_bin_;
   std::vector<Eigen::Vector3d> beam_origins_lidar_mm_;  // Ouster, by column
 };
 

@@ -50,5 +50,8 @@ void poissons(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
 // In place, element by element: SLEEF's exp and asin (1 ulp; the same bits on every target).
 void exp_each(std::span<float> x);
 void asin_each(std::span<float> x);
+// out[i] = atan2(y[i], x[i]) in double (SLEEF, 1 ulp, the same bits on every target), for the
+// first min of the three sizes.
+void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out);
 
 }  // namespace lidaremu::core::simd

@@ -3,13 +3,15 @@
 // beam come together, as a framed batch orders them: its rays (centre first, --rays-per-beam),
 // each ray's path segments (8-float rows, --segments-per-path). The beam is found from the first
 // row of the group that hit something; the azimuth wrapping round starts a new frame. A datagram
-// holds whole beams.
+// holds whole beams: all of them are converted first, then found together
+// (BeamGeometry::locate_many, in SIMD lanes), then stored in order.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/sensor_model.hpp"
@@ -25,7 +27,12 @@ class RawRowAssembler {
       : geometry_(geometry),
         floats_per_row_(floats_per_row),
         layout_{std::clamp<std::uint8_t>(layout.rays_per_beam, 1, 12),
-                std::clamp<std::uint8_t>(layout.segments_per_path, 1, 16)} {}
+                std::clamp<std::uint8_t>(layout.segments_per_path, 1, 16)},
+        max_beams_(kMaxDatagram / (sizeof(float) * floats_per_row_ * rows_per_beam())),
+        hits_(max_beams_ * rows_per_beam()),
+        first_hits_(max_beams_),
+        beam_in_datagram_(max_beams_),
+        located_(max_beams_) {}
 
   // Reports whether the datagram holds a whole number of beams (rays x segments rows each).
   [[nodiscard]] BatchError check(std::span<const std::uint8_t> datagram) const;
@@ -47,16 +54,27 @@ class RawRowAssembler {
     float angle_deg = 0;
   };
   [[nodiscard]] std::size_t rows_per_beam() const { return layout_.hits_per_beam(); }
-  // Converts one beam's rows as store_batch does: a rejected segment ends its path.
+  // Converts one beam's rows into `beam` (rows_per_beam() of them) as store_batch does: a
+  // rejected segment ends its path.
   bool convert_beam(const std::uint8_t* bytes, const EngineConventions& engine,
-                    const core::MaterialTable& materials, RowCounts& counts,
+                    const core::MaterialTable& materials, RowCounts& counts, Hit* beam,
                     Eigen::Vector3d& first_hit);
+  // Converts every beam of the datagram and finds the beams of those that hit something:
+  // how many did (their hits, first hits and beams in the members below).
+  std::size_t convert_and_locate(std::span<const std::uint8_t> datagram,
+                                 const EngineConventions& engine,
+                                 const core::MaterialTable& materials, RowCounts& counts);
 
   const core::BeamGeometry& geometry_;
   int floats_per_row_;
   core::HitLayout layout_;
   long last_column_ = -1;
-  std::array<Hit, kMaxRowsPerBeam> beam_{};
+  // One datagram's worth, sized once (the hot path does not allocate).
+  std::size_t max_beams_;
+  std::vector<Hit> hits_;                      // rows_per_beam() per beam of the datagram
+  std::vector<Eigen::Vector3d> first_hits_;    // per beam that hit something
+  std::vector<std::size_t> beam_in_datagram_;  // which beam of the datagram that was
+  std::vector<core::BeamIndex> located_;       // and where it belongs
 };
 
 template <typename OnWrap>
@@ -65,13 +83,12 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
                                  const core::MaterialTable& materials, core::FrameHits*& frame,
                                  OnWrap&& on_wrap) {
   RowCounts counts;
-  const std::size_t beam_bytes = sizeof(float) * floats_per_row_ * rows_per_beam();
   const long turn = geometry_.pattern().columns_per_frame;
   const long half_turn = turn / 2;
-  for (std::size_t at = 0; at + beam_bytes <= datagram.size(); at += beam_bytes) {
-    Eigen::Vector3d first_hit;
-    if (!convert_beam(datagram.data() + at, engine, materials, counts, first_hit)) continue;
-    const core::BeamIndex index = geometry_.locate(first_hit);
+  const std::size_t hit_beams = convert_and_locate(datagram, engine, materials, counts);
+  for (std::size_t k = 0; k < hit_beams; ++k) {
+    const core::BeamIndex index = located_[k];
+    const Hit* beam_hits = &hits_[beam_in_datagram_[k] * rows_per_beam()];
     // Columns advance around the turn; a step forward (less than half a turn, circularly) that
     // crosses the seam starts the next turn. A step back (a beam a hair behind the seam, a column
     // sent twice) is no new turn and leaves the furthest column where it was.
@@ -94,7 +111,7 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
                 f.layout.hits_per_beam(), std::uint16_t{0});
     for (std::size_t ray = 0; ray < rays; ++ray) {
       for (std::size_t seg = 0; seg < segments; ++seg) {
-        const Hit& h = beam_[ray * layout_.segments_per_path + seg];
+        const Hit& h = beam_hits[ray * layout_.segments_per_path + seg];
         if (h.material == 0) break;
         store_hit(f, f.hit(beam, ray, seg), h.point, h.normal, h.material, 0, h.angle_deg);
       }
