@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench_packets.hpp"
 #include "lidaremu/clients/daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
@@ -139,14 +140,6 @@ double self_cpu_s() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-// A --profile value (the daemon refuses anything else before the bench counts a packet).
-core::OusterProfile profile_of(const std::string& flag) {
-  if (flag == "rng19") return core::OusterProfile::kRng19;
-  if (flag == "rng19-dual") return core::OusterProfile::kRng19Dual;
-  if (flag == "rng15") return core::OusterProfile::kRng15;
-  return core::OusterProfile::kLegacy;
-}
-
 // One sensor's load and what came back.
 struct SensorLoad {
   BenchSensor spec;
@@ -183,28 +176,9 @@ constexpr int kIdleTimeoutMs = 1000;
 // The simulation time of frame 1 (BatchHeader::sim_time_ns in build_load).
 constexpr double kFirstFrameSimS = 1.0;
 
-// The sensor time of a data packet's first column, as the daemon stamped it: an Ouster column
-// header's timestamp (ns), a Velodyne packet's microseconds past the hour. With clock = "sim"
-// and the internal-oscillator timestamp mode these are the simulation time the batches carried.
-double packet_sensor_time_s(const SensorLoad& l, std::span<const std::uint8_t> packet) {
-  const auto little_endian = [&](std::size_t at, std::size_t bytes) {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < bytes; ++i) v |= std::uint64_t{packet[at + i]} << (8 * i);
-    return v;
-  };
-  if (l.ouster) {
-    const std::size_t at = core::ouster::profile_layout(profile_of(l.profile)).packet_header;
-    return packet.size() < at + 8 ? -1.0 : static_cast<double>(little_endian(at, 8)) * 1e-9;
-  }
-  constexpr std::size_t kTimestampAt = 1200;
-  return packet.size() < kTimestampAt + 4
-             ? -1.0
-             : static_cast<double>(little_endian(kTimestampAt, 4)) * 1e-6;
-}
-
 // The frame (numbered from 1) a packet's first column belongs to; 0 for none.
 std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
-  const double t = packet_sensor_time_s(l, packet) - kFirstFrameSimS;
+  const double t = packet_sensor_time_s(packet, l.ouster, l.profile) - kFirstFrameSimS;
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
   const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
   return f >= 0 && f < 1e7 ? static_cast<std::size_t>(f) + 1 : 0;
@@ -413,53 +387,6 @@ std::uint64_t daemon_counter(const DaemonProcess& d, const std::string& name,
 }
 
 }  // namespace
-
-std::size_t count_returns_velodyne(std::span<const std::uint8_t> packet) {
-  constexpr std::size_t kBlocks = 12, kBlockBytes = 100, kPoints = 32;
-  if (packet.size() < kBlocks * kBlockBytes) return 0;
-  std::size_t n = 0;
-  for (std::size_t b = 0; b < kBlocks; ++b) {
-    const std::uint8_t* block = packet.data() + b * kBlockBytes;
-    if (block[0] != 0xFF) continue;
-    for (std::size_t p = 0; p < kPoints; ++p) {
-      n += (block[4 + 3 * p] | block[5 + 3 * p]) != 0;
-    }
-  }
-  return n;
-}
-
-std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int channels,
-                                 const std::string& profile) {
-  const auto which = profile_of(profile);
-  const bool legacy = which == core::OusterProfile::kLegacy;
-  const bool dual = which == core::OusterProfile::kRng19Dual;
-  const bool rng15 = which == core::OusterProfile::kRng15;
-  const auto layout = core::ouster::profile_layout(which);
-  constexpr int kColumnsPerPacket = 16;
-  if (packet.size() < layout.packet_size(channels, kColumnsPerPacket)) return 0;
-  const auto word = [&](std::size_t at) {
-    return std::uint32_t{packet[at]} | std::uint32_t{packet[at + 1]} << 8 |
-           std::uint32_t{packet[at + 2]} << 16 | std::uint32_t{packet[at + 3]} << 24;
-  };
-  const std::size_t column_bytes =
-      layout.column_header + std::size_t(channels) * layout.pixel + layout.column_footer;
-  std::size_t n = 0;
-  for (int c = 0; c < kColumnsPerPacket; ++c) {
-    const std::size_t column = layout.packet_header + std::size_t(c) * column_bytes;
-    for (int ch = 0; ch < channels; ++ch) {
-      const std::size_t px = column + layout.column_header + std::size_t(ch) * layout.pixel;
-      if (rng15) {
-        n += ((packet[px] | packet[px + 1] << 8) & 0x7FFF) != 0;
-      } else if (legacy) {
-        n += (word(px) & 0xFFFFFu) != 0;
-      } else {
-        n += (word(px) & 0x7FFFFu) != 0;
-        if (dual) n += (word(px + 4) & 0x7FFFFu) != 0;
-      }
-    }
-  }
-  return n;
-}
 
 BenchReport run_bench(const BenchOptions& o) {
   if (o.sensors.empty()) throw std::runtime_error("bench: no sensor given (--sensor MODEL)");

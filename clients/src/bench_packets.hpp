@@ -1,0 +1,19 @@
+#pragma once
+// lidaremu-bench's readers of the daemon's packets (bench_packets.cpp), for bench.cpp.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "lidaremu/core/encoder.hpp"
+
+namespace lidaremu::clients {
+
+// A --profile value (the daemon refuses anything else before the bench counts a packet).
+core::OusterProfile profile_of(const std::string& flag);
+
+// The sensor time of a data packet's first column, as the daemon stamped it (seconds; -1 for a
+// packet too short to hold it).
+double packet_sensor_time_s(std::span<const std::uint8_t> packet, bool ouster,
+                            const std::string& profile);
+
+}  // namespace lidaremu::clients
