@@ -25,6 +25,9 @@ for _ in 1 2 3 4; do eight+=(--sensor os1-128:2048x10); done
 for _ in 1 2 3 4; do eight+=(--sensor vls128::dual); done
 run "$bench" "${eight[@]}" --rate 1 --seconds "$seconds" --ceiling-seconds 0
 run "$bench" --sensor os1-128:2048x10 --rate 1 --seconds "$seconds" --ceiling-seconds 0
+# Overload (docs/performance.md, "Overload"): a sensor offered twice what it can send in real
+# time, on any machine; each frame's age comes from its packets' timestamps.
+run "$bench" --sensor os1-32:512x10 --rate 2 --pace realtime --seconds "$seconds" --ceiling-seconds 0
 run "$bench" --sensor vlp16 --sensor vlp16 --sensor vlp32c --sensor os1-64:1024x10 --rate 1 \
   --seconds "$seconds" --ceiling-seconds 0
 run "$micro" --threads 1 --benchmark_filter='stage/.*/os1-128-2048x10/rays1|chain/os1-128-2048x10/rays1'

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
@@ -161,6 +162,33 @@ TEST_CASE("SIGHUP reloads the config all at once, or keeps the running one and s
   REQUIRE(sensors.size() == 2);
   CHECK(sensors[0]["rpm"] == 1200);
   CHECK(sensors[1]["model"] == "os1-32");
+  // SIGHUPs in a burst: a reload under way (its sensors built and warmed on a thread of their
+  // own) runs one more once it is done, so two or three reloads however they interleave, each
+  // whole; the set is the file's.
+  const auto reloads = [&] {
+    std::size_t n = 0;
+    const std::string& out = daemon.output();
+    for (auto at = out.find("SIGHUP: reloaded"); at != std::string::npos;
+         at = out.find("SIGHUP: reloaded", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::size_t before = reloads();
+  for (int i = 0; i < 3; ++i) {
+    daemon.send_signal(SIGHUP);
+    std::this_thread::sleep_for(20ms);
+  }
+  for (const auto until = std::chrono::steady_clock::now() + 30s;
+       reloads() < before + 2 && std::chrono::steady_clock::now() < until;) {
+    daemon.read_output(100ms);
+  }
+  daemon.read_output(500ms);
+  CHECK(reloads() >= before + 2);
+  CHECK(reloads() <= before + 3);
+  sensors = nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
+  REQUIRE(sensors.size() == 2);
+  CHECK(sensors[0]["rpm"] == 1200);
   // A broken file: everything keeps running, the log says why.
   write("[[sensor]]\nmodel = \"vlp99\"\n");
   daemon.send_signal(SIGHUP);

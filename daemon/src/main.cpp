@@ -19,6 +19,7 @@
 #include "lidaremu/daemon/emulated_sensor.hpp"
 #include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/daemon/metrics.hpp"
+#include "lidaremu/daemon/sensor_set.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "lidaremu/daemon/thread_guard.hpp"
 
@@ -34,65 +35,7 @@ constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 3;
 constexpr int kExitStartup = 4;
 
-using Sensors = std::vector<std::unique_ptr<daemon::EmulatedSensor>>;
-
-// Starts every sensor, or none: on a failure those already started are retired and the error
-// goes on.
-void start_sensors(const std::vector<daemon::SensorSettings>& settings,
-                   const daemon::SensorServices& services, Sensors& sensors);
-
-// Stops sensors' input and APIs (their ports are free at once); the reaper waits until they
-// processed and sent what they accepted, and they are freed on the io thread after the handlers
-// they left queued there.
-void retire_sensors(daemon::Reaper& reaper, Sensors& sensors) {
-  for (auto& s : sensors) {
-    s->stop_input();
-    std::shared_ptr<daemon::EmulatedSensor> retired(std::move(s));
-    reaper.retire([retired] { retired->join(); }, [retired] {});
-  }
-  sensors.clear();
-}
-
-void start_sensors(const std::vector<daemon::SensorSettings>& settings,
-                   const daemon::SensorServices& services, Sensors& sensors) {
-  try {
-    for (const auto& s : settings) {
-      sensors.push_back(std::make_unique<daemon::EmulatedSensor>(s, services));
-      sensors.back()->start();
-      std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
-    }
-  } catch (...) {
-    retire_sensors(services.reaper, sensors);
-    throw;
-  }
-}
-
-// SIGHUP: the config file again, all or nothing. A file that does not load leaves everything
-// running; sensors that cannot start bring the previous set back. [daemon] keys (threads,
-// materials, logging, endpoints, recordings) take effect at the next start.
-void reload(const std::filesystem::path& file, const daemon::SensorServices& services,
-            Sensors& sensors) {
-  daemon::DaemonSettings next;
-  try {
-    next = daemon::load_config_file(file);
-  } catch (const std::exception& e) {
-    spdlog::error("SIGHUP: keeping the running configuration: {}", e.what());
-    return;
-  }
-  std::vector<daemon::SensorSettings> previous;
-  for (const auto& s : sensors) {
-    previous.push_back(s->runtime().settings());
-    previous.back().hits.port = s->runtime().bound_hits().port;
-  }
-  retire_sensors(services.reaper, sensors);
-  try {
-    start_sensors(next.sensors, services, sensors);
-    spdlog::info("SIGHUP: reloaded {}: {} sensor(s)", file.string(), sensors.size());
-  } catch (const std::exception& e) {
-    spdlog::error("SIGHUP: {}: back to the previous configuration", e.what());
-    start_sensors(previous, services, sensors);
-  }
-}
+using daemon::Sensors;
 
 // The material table an installed daemon ships (PREFIX/share/lidaremu, found from the
 // executable, so a package or a DESTDIR install is relocatable); in the build tree, the source's.
@@ -138,7 +81,9 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
       browsers,
       reaper};
   Sensors sensors;
-  start_sensors(settings.sensors, services, sensors);
+  daemon::start_sensors(settings.sensors, services, sensors);
+  // Declared after the sensors: a reload still warming up is joined before they go.
+  daemon::Reloader reloader(config, services, sensors);
   if (view.foxglove_port() != 0) {
     std::cout << "lidaremud: live view ws://" << view.foxglove_host() << ":" << view.foxglove_port()
               << " (Foxglove WebSocket; topics /lidaremu/SENSOR/points)" << std::endl;
@@ -167,7 +112,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
       if (config.empty()) {
         spdlog::warn("SIGHUP: nothing to reload (started without --config)");
       } else {
-        reload(config, services, sensors);
+        reloader.request();
       }
       arm_hangup();
     });
