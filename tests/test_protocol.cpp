@@ -310,32 +310,60 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   constexpr double p = 0.1;
   daemon::FrameAdmission a(p, p);
   CHECK(a.predicted_last_packet_s(10.0, std::nullopt) == Approx(10.0 + 2 * p));
-  CHECK(a.admit(10.0, 10.0, std::nullopt));
+  CHECK(a.admit(10.0, 10.0, 0.0, std::nullopt));
   // A frame that already waited 1.5 periods (in the socket's buffer, or behind another) would
   // be 3.5 periods old: dropped before its physics.
   daemon::FrameAdmission waited(p, p);
-  CHECK_FALSE(waited.admit(10.0, 10.0 - 1.5 * p, std::nullopt));
-  CHECK(waited.admit(10.0, 10.0 - 0.9 * p, std::nullopt));
+  CHECK_FALSE(waited.admit(10.0, 10.0 - 1.5 * p, 0.0, std::nullopt));
+  CHECK(waited.admit(10.0, 10.0 - 0.9 * p, 0.0, std::nullopt));
 
   // A margin set above one period (here two): a frame processed at once takes 3 periods to
   // leave, so the bound becomes that plus half a period of waiting.
   daemon::FrameAdmission wide(p, 2 * p);
   CHECK(wide.budget_s() == Approx(3.5 * p));
-  CHECK(wide.admit(10.0, 10.0 - 0.45 * p, std::nullopt));
-  CHECK_FALSE(wide.admit(10.0, 10.0 - 0.55 * p, std::nullopt));
+  CHECK(wide.admit(10.0, 10.0 - 0.45 * p, 0.0, std::nullopt));
+  CHECK_FALSE(wide.admit(10.0, 10.0 - 0.55 * p, 0.0, std::nullopt));
 
   // Physics that takes 1.5 periods: 1.5 + 1 + 1 = 3.5 periods is the soonest a frame can leave,
   // so a frame is dropped only for having waited (over half a period), never for the physics
   // being slow: such a sensor still sends every frame it can.
   daemon::FrameAdmission slow(p, p);
-  CHECK(slow.admit(9.0, 9.0, std::nullopt));
+  CHECK(slow.admit(9.0, 9.0, 0.0, std::nullopt));
   slow.processed(1.5 * p, 9.15, std::nullopt);
   CHECK(slow.processing_estimate_s() == Approx(1.5 * p));
   CHECK(slow.budget_s() == Approx(4.0 * p));
-  CHECK(slow.admit(10.0, 10.0 - 0.45 * p, std::nullopt));
-  CHECK_FALSE(slow.admit(10.0, 10.0 - 0.55 * p, std::nullopt));
+  CHECK(slow.admit(10.0, 10.0 - 0.45 * p, 0.0, std::nullopt));
+  CHECK_FALSE(slow.admit(10.0, 10.0 - 0.55 * p, 0.0, std::nullopt));
   slow.processed(0.5 * p, 10.0, std::nullopt);  // the estimate follows
   CHECK(slow.processing_estimate_s() == Approx(0.3 * 0.5 * p + 0.7 * 1.5 * p));
+
+  // The input thread's reading counts as the frame's own work, up to a period: a frame read for
+  // 0.9 periods and queued 0.3 goes (budget 0.9 + 2 + 0.5 = 3.4 periods, it would leave at 3.2);
+  // the same 1.2 periods all spent queued do not (3 periods); a reading backlog of 2 periods
+  // counts as one period of work and one of waiting, so it does not either.
+  daemon::FrameAdmission reading(p, p);
+  CHECK(reading.budget_s(0.9 * p) == Approx(3.4 * p));
+  CHECK(reading.admit(10.0, 10.0 - 1.2 * p, 0.9 * p, std::nullopt));
+  daemon::FrameAdmission queued(p, p);
+  CHECK_FALSE(queued.admit(10.0, 10.0 - 1.2 * p, 0.0, std::nullopt));
+  daemon::FrameAdmission backlog(p, p);
+  CHECK(backlog.budget_s(2 * p) == Approx(3.5 * p));
+  CHECK_FALSE(backlog.admit(10.0, 10.0 - 2 * p, 2 * p, std::nullopt));
+
+  // Nothing can silence a sensor: physics of 1.5 periods and frames that each waited 0.6 (3.5
+  // periods to leave, the bound 4 - 0.6), refused frame after frame, until the first frame ten
+  // periods after the last admitted one, which is let through.
+  daemon::FrameAdmission silent(p, p);
+  CHECK(silent.admit(5.0, 5.0, 0.0, std::nullopt));
+  silent.processed(1.5 * p, 5.0, std::nullopt);
+  int refused = 0;
+  double t = 5.03;  // frames every half period from here: 5.03 .. 5.98 refused, 6.03 goes
+  for (int k = 1; t < 7.0 && !silent.admit(t, t - 0.6 * p, 0.0, std::nullopt); ++k) {
+    ++refused;
+    t = 5.03 + k * p / 2;
+  }
+  CHECK(refused == 20);
+  CHECK(t == Approx(6.03));
 
   // In step with the sender: the frame's first packet is due when the previous frame's last
   // left, and the frame leaves one period after that.
@@ -362,7 +390,7 @@ TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh,
   const int frames = 200;
   for (int f = 0; f < frames; ++f) {
     const double arrived = 1.0 + f * p / 2;
-    if (!a.admit(arrived, arrived, next_due)) continue;
+    if (!a.admit(arrived, arrived, 0.0, next_due)) continue;
     ++admitted;
     const double ready = arrived + physics;
     const double last = a.predicted_last_packet_s(arrived, next_due);

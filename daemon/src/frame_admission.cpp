@@ -27,9 +27,15 @@ double FrameAdmission::predicted_last_packet_s(double now_s,
   return last_packet_s(now_s + estimate_s_, first_packet_due_s);
 }
 
-bool FrameAdmission::admit(double now_s, double input_done_s,
-                           std::optional<double> first_packet_due_s) const {
-  return predicted_last_packet_s(now_s, first_packet_due_s) <= input_done_s + budget_s();
+bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s,
+                           std::optional<double> first_packet_due_s) {
+  const bool in_time =
+      predicted_last_packet_s(now_s, first_packet_due_s) <= input_done_s + budget_s(input_lag_s);
+  const bool silent_too_long =
+      last_admitted_s_ && now_s - *last_admitted_s_ >= kProbeAfterPeriods * period_s_;
+  if (!in_time && !silent_too_long) return false;
+  last_admitted_s_ = now_s;
+  return true;
 }
 
 void FrameAdmission::processed(double seconds, double now_s,

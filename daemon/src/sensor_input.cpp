@@ -338,11 +338,11 @@ void SensorRuntime::submit_current() {
   last_submitted_frame_ = current_->frame_number;
   // Complete when the datagram that completed it (or began the next frame) reached the host;
   // ended by the idle timeout or the stop: now.
-  current_->handed_on_ns =
-      datagram_arrival_ns_ != 0
-          ? datagram_arrival_ns_
-          : std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-                .count();
+  const std::int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  current_->handed_on_ns = now_ns;
+  current_->input_done_ns =
+      datagram_arrival_ns_ != 0 ? std::min(datagram_arrival_ns_, now_ns) : now_ns;
   ready_frames_.push(current_);
   current_ = nullptr;
 }

@@ -20,7 +20,7 @@ using runtime_detail::worth_logging;
 class SensorRuntime::QueueSink final : public core::PacketSink {
  public:
   explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
-  std::int64_t frame_handed_on_ns = 0;  // of the frame being encoded
+  std::int64_t frame_input_done_ns = 0;  // of the frame being encoded
   void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
                  double sensor_time_s) override {
     PacketSlot* slot = nullptr;
@@ -28,7 +28,7 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
     std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
     slot->size = bytes.size();
     slot->sensor_time_s = sensor_time_s;
-    slot->frame_handed_on_ns = frame_handed_on_ns;
+    slot->frame_input_done_ns = frame_input_done_ns;
     slot->channel = channel;
     owner_.ready_slots_.push(slot);
   }
@@ -86,11 +86,14 @@ std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) co
 
 bool SensorRuntime::admit_in_time(const core::FrameHits& frame) {
   if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
-  const double input_done =
-      steady_s(Clock::time_point{std::chrono::nanoseconds(frame.handed_on_ns)});
+  const auto seconds_of = [](std::int64_t ns) {
+    return steady_s(Clock::time_point{std::chrono::nanoseconds(ns)});
+  };
+  const double input_done = seconds_of(frame.input_done_ns);
+  const double input_lag = seconds_of(frame.handed_on_ns) - input_done;
   const double now = steady_s(Clock::now());
   const auto due = first_packet_due_s(next_frame_start(frame));
-  if (admission_.admit(now, input_done, due)) return true;
+  if (admission_.admit(now, input_done, input_lag, due)) return true;
   ++counters_.frames_dropped;
   ++counters_.frames_dropped_late;
   if (worth_logging(counters_.frames_dropped_late)) {
@@ -99,7 +102,7 @@ bool SensorRuntime::admit_in_time(const core::FrameHits& frame) {
         "would leave {:.0f} ms after its input, over the {:.0f} ms a frame may age ({} so far)",
         settings_.name, frame.frame_number,
         (admission_.predicted_last_packet_s(now, due) - input_done) * 1e3,
-        admission_.budget_s() * 1e3, counters_.frames_dropped_late.load());
+        admission_.budget_s(input_lag) * 1e3, counters_.frames_dropped_late.load());
   }
   return false;
 }
@@ -128,7 +131,7 @@ void SensorRuntime::process_loop() {
     pass.release();
     const double start = frame_start_time(*frame);
     // Read before the frame goes back to the input, which refills it at once.
-    sink.frame_handed_on_ns = frame->handed_on_ns;
+    sink.frame_input_done_ns = frame->input_done_ns;
     if (frame->has_pose) {
       motion_.add(start + frame->pose_column * settings_.pattern.column_period_s,
                   frame->world_from_sensor);
@@ -196,12 +199,13 @@ void SensorRuntime::emit_loop() {
       std::chrono::duration<double>(settings_.pacing_margin() + settings_.pattern.frame_period_s));
   // The frame whose packets are leaving, and when its latest one left: its age is known once
   // the next frame's first packet comes (or the stream ends).
-  std::int64_t frame_handed_on_ns = 0;
+  std::int64_t frame_input_done_ns = 0;
   Clock::time_point frame_last_sent{};
   const auto observe_frame_age = [&] {
-    if (frame_handed_on_ns == 0) return;
-    const Clock::time_point handed_on{std::chrono::nanoseconds(frame_handed_on_ns)};
-    counters_.frame_age.observe(std::chrono::duration<double>(frame_last_sent - handed_on).count());
+    if (frame_input_done_ns == 0) return;
+    const Clock::time_point input_done{std::chrono::nanoseconds(frame_input_done_ns)};
+    counters_.frame_age.observe(
+        std::chrono::duration<double>(frame_last_sent - input_done).count());
   };
   for (;;) {
     PacketSlot* slot = nullptr;
@@ -260,9 +264,9 @@ void SensorRuntime::emit_loop() {
     } else if (data) {
       ++counters_.packets_out;
       counters_.bytes_out += slot->size;
-      if (slot->frame_handed_on_ns != frame_handed_on_ns) {
+      if (slot->frame_input_done_ns != frame_input_done_ns) {
         observe_frame_age();
-        frame_handed_on_ns = slot->frame_handed_on_ns;
+        frame_input_done_ns = slot->frame_input_done_ns;
       }
       frame_last_sent = Clock::now();
     } else {

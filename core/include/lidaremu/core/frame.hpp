@@ -51,8 +51,11 @@ struct FrameHits {
   std::uint32_t pose_column = 0;
   Eigen::Isometry3d world_from_sensor = Eigen::Isometry3d::Identity();
   Weather weather;
-  // When the input handed the frame to the physics (a monotonic clock's nanoseconds; the daemon
-  // sheds frames that waited too long in real time).
+  // Monotonic nanoseconds: when the frame's input was complete (the kernel's arrival time of the
+  // datagram that completed it; when the idle timeout or the stop ended it, then) and when the
+  // input thread, having read it, handed it to the physics. The daemon's real-time admission and
+  // its frame ages use them.
+  std::int64_t input_done_ns = 0;
   std::int64_t handed_on_ns = 0;
   std::vector<float> x, y, z, nx, ny, nz;
   std::vector<float> angle_deg;  // 8th float: angle between p_i - p_0 and p_1 - p_0

@@ -7,11 +7,15 @@
 // time its last datagram reached the host); a frame that would leave later is dropped whole, and
 // counted, so that the frames that do leave stay fresh and the CPU goes to them.
 //
-// The bound is three frame periods (the target the speed issue sets), or, when the physics and
-// the pacing alone take longer (a frame's physics near or over a period, a pacing margin set
-// above one), what a frame processed the moment it arrived would take, plus a quarter period:
-// then a frame is dropped only for having waited, never for the physics being slow, so a slow
-// sensor still sends every frame it can and no setting silences one.
+// The bound is three frame periods (the target the speed issue sets), or, when reading, physics
+// and pacing alone take longer (a frame's physics near or over a period, a pacing margin set
+// above one, a slow machine's input thread), what a frame processed the moment the input thread
+// handed it on would take, plus half a period: then a frame is dropped only for having waited,
+// never for the work being slow, so a slow sensor still sends every frame it can. The input
+// thread's reading counts as the frame's own work up to one period; more is a backlog (the
+// socket's buffer filling), which counts as waiting. And a sensor that has sent nothing for ten
+// periods has its next frame let through whatever the prediction, so that no estimate, setting
+// or machine can silence it.
 //
 // The prediction mirrors the sending thread's rule (sensor_output.cpp, emit_loop): a frame whose
 // first packet is due within the pacing window of when it is ready is sent on the schedule
@@ -28,10 +32,13 @@ namespace lidaremu::daemon {
 class FrameAdmission {
  public:
   static constexpr double kFreshPeriods = 3.0;
-  // How long a frame may have waited when the physics and pacing alone fill the bound: the
-  // input thread's reading of a frame sent in one burst counts as waiting too (30 ms for an
-  // OS1-128 2048x10 frame at 5 rays per beam), a frame queued behind another's physics is over.
+  // How long a frame may have waited when its work alone fills the bound: a frame queued behind
+  // another's physics is over.
   static constexpr double kWaitPeriods = 0.5;
+  // The input thread's reading of a frame, counted as its own work up to this many periods.
+  static constexpr double kInputLagPeriods = 1.0;
+  // A sensor silent this many periods has its next frame admitted (it re-measures the physics).
+  static constexpr double kProbeAfterPeriods = 10.0;
   // The sender's catch-up window (emit_loop's resynchronisation threshold).
   static constexpr double kResyncSlackS = 0.050;
   // Weight of the newest physics time in the running estimate.
@@ -45,19 +52,21 @@ class FrameAdmission {
   // sender has sent anything, or when its schedule is unknown).
   [[nodiscard]] double predicted_last_packet_s(double now_s,
                                                std::optional<double> first_packet_due_s) const;
-  // Whether a frame whose input was complete at input_done_s goes through the physics; a frame
-  // refused is the caller's to drop.
-  [[nodiscard]] bool admit(double now_s, double input_done_s,
-                           std::optional<double> first_packet_due_s) const;
+  // Whether a frame whose input was complete at input_done_s, and which the input thread handed
+  // on input_lag_s later, goes through the physics; a frame refused is the caller's to drop.
+  bool admit(double now_s, double input_done_s, double input_lag_s,
+             std::optional<double> first_packet_due_s);
   // An admitted frame was processed in `seconds` and its packets handed to the sender at now_s:
   // the estimate learns, and the sender is busy until the frame's last packet leaves.
   void processed(double seconds, double now_s, std::optional<double> first_packet_due_s);
 
   [[nodiscard]] double processing_estimate_s() const { return estimate_s_; }
-  // How old a frame may be when its last packet leaves (it follows the physics estimate).
-  [[nodiscard]] double budget_s() const {
+  // How old a frame the input thread took input_lag_s to hand on may be when its last packet
+  // leaves (it follows the physics estimate).
+  [[nodiscard]] double budget_s(double input_lag_s = 0) const {
+    const double own_work_s = std::clamp(input_lag_s, 0.0, kInputLagPeriods * period_s_);
     return std::max(kFreshPeriods * period_s_,
-                    estimate_s_ + margin_s_ + (1 + kWaitPeriods) * period_s_);
+                    own_work_s + estimate_s_ + margin_s_ + (1 + kWaitPeriods) * period_s_);
   }
 
  private:
@@ -69,6 +78,7 @@ class FrameAdmission {
   double estimate_s_ = 0;
   bool estimated_ = false;
   double sender_busy_until_s_ = 0;  // predicted time the last packet handed on leaves
+  std::optional<double> last_admitted_s_;
 };
 
 }  // namespace lidaremu::daemon

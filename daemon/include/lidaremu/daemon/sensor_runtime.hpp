@@ -86,7 +86,7 @@ class SensorRuntime {
     std::vector<std::uint8_t> bytes;
     std::size_t size = 0;
     double sensor_time_s = 0;
-    std::int64_t frame_handed_on_ns = 0;  // the frame's FrameHits::handed_on_ns
+    std::int64_t frame_input_done_ns = 0;  // the frame's FrameHits::input_done_ns
     core::PacketChannel channel = core::PacketChannel::kData;
   };
   class QueueSink;
