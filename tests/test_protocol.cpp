@@ -364,6 +364,13 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   }
   CHECK(refused == 20);
   CHECK(t == Approx(6.03));
+  // The same when even the first frames are late (seen under ThreadSanitizer: a sensor
+  // reinitialised through its API found a second of input waiting and never sent a packet):
+  // silence counts from the first frame offered.
+  daemon::FrameAdmission late_from_start(p, p);
+  CHECK_FALSE(late_from_start.admit(20.0, 18.0, 0.0, std::nullopt));
+  CHECK_FALSE(late_from_start.admit(20.5, 18.5, 0.0, std::nullopt));
+  CHECK(late_from_start.admit(21.0, 19.0, 0.0, std::nullopt));
 
   // In step with the sender: the frame's first packet is due when the previous frame's last
   // left, and the frame leaves one period after that.

@@ -31,10 +31,12 @@ bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s
                            std::optional<double> first_packet_due_s) {
   const bool in_time =
       predicted_last_packet_s(now_s, first_packet_due_s) <= input_done_s + budget_s(input_lag_s);
-  const bool silent_too_long =
-      last_admitted_s_ && now_s - *last_admitted_s_ >= kProbeAfterPeriods * period_s_;
+  // Silence counts from the last admitted frame, or from the first frame offered (a sensor whose
+  // very first frames are late must not wait for an admission that never comes).
+  if (!silent_since_s_) silent_since_s_ = now_s;
+  const bool silent_too_long = now_s - *silent_since_s_ >= kProbeAfterPeriods * period_s_;
   if (!in_time && !silent_too_long) return false;
-  last_admitted_s_ = now_s;
+  silent_since_s_ = now_s;
   return true;
 }
 

@@ -77,8 +77,8 @@ class FrameAdmission {
   double margin_s_;
   double estimate_s_ = 0;
   bool estimated_ = false;
-  double sender_busy_until_s_ = 0;  // predicted time the last packet handed on leaves
-  std::optional<double> last_admitted_s_;
+  double sender_busy_until_s_ = 0;        // predicted time the last packet handed on leaves
+  std::optional<double> silent_since_s_;  // the last admission, or the first frame offered
 };
 
 }  // namespace lidaremu::daemon
