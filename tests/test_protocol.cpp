@@ -351,26 +351,26 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   CHECK_FALSE(backlog.admit(10.0, 10.0 - 2 * p, 2 * p, std::nullopt));
 
   // Nothing can silence a sensor: physics of 1.5 periods and frames that each waited 0.6 (3.5
-  // periods to leave, the bound 4 - 0.6), refused frame after frame, until the first frame ten
-  // periods after the last admitted one, which is let through.
+  // periods to leave, the bound 4 - 0.6), refused frame after frame, until the first frame
+  // thirty periods after the last admitted one, which is let through.
   daemon::FrameAdmission silent(p, p);
   CHECK(silent.admit(5.0, 5.0, 0.0, std::nullopt));
   silent.processed(1.5 * p, 5.0, std::nullopt);
   int refused = 0;
-  double t = 5.03;  // frames every half period from here: 5.03 .. 5.98 refused, 6.03 goes
-  for (int k = 1; t < 7.0 && !silent.admit(t, t - 0.6 * p, 0.0, std::nullopt); ++k) {
+  double t = 5.03;  // frames every half period from here: 5.03 .. 7.98 refused, 8.03 goes
+  for (int k = 1; t < 9.0 && !silent.admit(t, t - 0.6 * p, 0.0, std::nullopt); ++k) {
     ++refused;
     t = 5.03 + k * p / 2;
   }
-  CHECK(refused == 20);
-  CHECK(t == Approx(6.03));
+  CHECK(refused == 60);
+  CHECK(t == Approx(8.03));
   // The same when even the first frames are late (seen under ThreadSanitizer: a sensor
   // reinitialised through its API found a second of input waiting and never sent a packet):
   // silence counts from the first frame offered.
   daemon::FrameAdmission late_from_start(p, p);
   CHECK_FALSE(late_from_start.admit(20.0, 18.0, 0.0, std::nullopt));
-  CHECK_FALSE(late_from_start.admit(20.5, 18.5, 0.0, std::nullopt));
-  CHECK(late_from_start.admit(21.0, 19.0, 0.0, std::nullopt));
+  CHECK_FALSE(late_from_start.admit(22.5, 20.5, 0.0, std::nullopt));
+  CHECK(late_from_start.admit(23.0, 21.0, 0.0, std::nullopt));
 
   // In step with the sender: the frame's first packet is due when the previous frame's last
   // left, and the frame leaves one period after that.

@@ -13,7 +13,7 @@
 // handed it on would take, plus half a period: then a frame is dropped only for having waited,
 // never for the work being slow, so a slow sensor still sends every frame it can. The input
 // thread's reading counts as the frame's own work up to one period; more is a backlog (the
-// socket's buffer filling), which counts as waiting. And a sensor that has sent nothing for ten
+// socket's buffer filling), which counts as waiting. And a sensor that has sent nothing for thirty
 // periods has its next frame let through whatever the prediction, so that no estimate, setting
 // or machine can silence it.
 //
@@ -38,7 +38,7 @@ class FrameAdmission {
   // The input thread's reading of a frame, counted as its own work up to this many periods.
   static constexpr double kInputLagPeriods = 1.0;
   // A sensor silent this many periods has its next frame admitted (it re-measures the physics).
-  static constexpr double kProbeAfterPeriods = 10.0;
+  static constexpr double kProbeAfterPeriods = 30.0;
   // The sender's catch-up window (emit_loop's resynchronisation threshold).
   static constexpr double kResyncSlackS = 0.050;
   // Weight of the newest physics time in the running estimate.
