@@ -214,6 +214,38 @@ TEST_CASE("Columns out of order or twice, absurd rows, a frame that never comple
   CHECK(packets.size() >= 75 + 37);
 }
 
+TEST_CASE("A column sent again after every column before it was in is ignored and counted",
+          "[e2e][hostile]") {
+  // Columns go into the physics as soon as every column before them is in (the frame streams),
+  // so a batch repeating such columns cannot be stored any more: it is refused, counted, and
+  // what leaves is the first copy. Here the repeat says every hit is twice as far.
+  test::UdpReceiver data;
+  test::DaemonProcess daemon = ideal_vlp16(data, "150");
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  auto far_rows = rows;
+  for (std::size_t i = 0; i < far_rows.size(); i += 7) {
+    for (int k = 0; k < 3; ++k) far_rows[i + k] *= 2;
+  }
+  const clients::BatchHeader frame{
+      .frame = 0, .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame)};
+  auto batches = clients::build_frame_batches(frame, 16, rows, 0, 60000);
+  const auto repeat = clients::build_frame_batches(frame, 16, far_rows, 0, 60000).front();
+  REQUIRE(batches.size() > 4);
+  batches.insert(batches.begin() + 3, repeat);
+  clients::UdpSender sender(hits_url(daemon));
+  for (const auto& b : batches) sender.send(b);
+  auto packets = data.receive(75, 1s, 10s);
+  REQUIRE(daemon.stop() == 0);
+  const auto tail = data.receive(1, 500ms, 2s);  // the part-filled packet the stop completes
+  packets.insert(packets.end(), tail.begin(), tail.end());
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  CHECK(daemon.counter("lidaremu_batches_repeated_total" + s) == 1);
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s) == 1);
+  // Every point where the first copy put it, and none missing.
+  CHECK(check_velodyne_round_trip(packets, rows) == valid_rows(rows));
+}
+
 TEST_CASE("A partial frame leaves after the idle timeout while Control messages keep coming",
           "[e2e][hostile]") {
   // An engine that stops sending batches may go on sending its pose every tick: the idle timeout

@@ -266,7 +266,7 @@ TEST_CASE("The Python client's example reaches the daemon and comes out as a wal
             "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"verify_failed\"}") == 0);
 }
 
-TEST_CASE("Weather from a Control message takes effect from the next batch on",
+TEST_CASE("Weather from a Control message takes effect from the next frame on",
           "[e2e][physics][rain]") {
   test::UdpReceiver data, imu;
   const std::string metadata = "/tmp/lidaremu-e2e-weather-os1-64.json";

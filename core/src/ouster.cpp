@@ -72,10 +72,10 @@ std::uint64_t OusterEncoder::timestamp_ns(double sensor_time_s) const {
   return to_ns(sensor_time_s - output_.power_on_time_s);
 }
 
-void OusterEncoder::encode_frame(const FrameReturns& returns, double frame_start_s,
-                                 PacketSink& sink) {
+void OusterEncoder::encode_columns(const FrameReturns& returns, double frame_start_s,
+                                   std::uint32_t end, PacketSink& sink) {
   const SensorModel& model = *pattern_.model;
-  const int per_packet = model.ouster.columns_per_packet;
+  const auto per_packet = static_cast<std::uint32_t>(model.ouster.columns_per_packet);
   const bool legacy = output_.profile == OusterProfile::kLegacy;
   const std::size_t column_bytes =
       layout_.column_header + model.channels * layout_.pixel + layout_.column_footer;
@@ -83,18 +83,18 @@ void OusterEncoder::encode_frame(const FrameReturns& returns, double frame_start
   // The IMU reports at 100 Hz what the engine's poses imply (at rest: one g upwards). Its
   // packets go out in time order with the lidar packets, as on the real sensor's wire.
   const int imu_packets = static_cast<int>(std::lround(pattern_.frame_period_s * kImuRateHz));
-  int imu_sent = 0;
   auto send_imu_until = [&](double t) {
-    for (; imu_sent < imu_packets && frame_start_s + imu_sent / kImuRateHz <= t; ++imu_sent) {
-      const double imu_time = frame_start_s + imu_sent / kImuRateHz;
-      const std::uint64_t ns = timestamp_ns(imu_time);
-      const auto imu = imu_packet(ns, motion_.accel_g, motion_.gyro_deg_s);
+    for (; imu_sent_ < imu_packets && frame_start_s + imu_sent_ / kImuRateHz <= t; ++imu_sent_) {
+      const double imu_time = frame_start_s + imu_sent_ / kImuRateHz;
+      const auto imu = imu_packet(timestamp_ns(imu_time), motion_.accel_g, motion_.gyro_deg_s);
       sink.on_packet(PacketChannel::kTelemetry, imu, imu_time);
     }
   };
-  for (std::uint32_t first = 0; first < columns; first += per_packet) {
+  for (; next_packet_column_ < columns && next_packet_column_ + per_packet <= end;
+       next_packet_column_ += per_packet) {
+    const std::uint32_t first = next_packet_column_;
     bool any_in_window = false;
-    for (int k = 0; k < per_packet; ++k) any_in_window |= column_in_window(first + k);
+    for (std::uint32_t k = 0; k < per_packet; ++k) any_in_window |= column_in_window(first + k);
     // A packet leaves when its last column has been measured; none outside the window.
     const double sent_at = frame_start_s + (first + per_packet - 1) * pattern_.column_period_s;
     send_imu_until(sent_at);
@@ -107,7 +107,7 @@ void OusterEncoder::encode_frame(const FrameReturns& returns, double frame_start
       store_le<std::uint64_t>(packet_, 7, identity_.serial_number & 0xFFFFFFFFFFull);
       packet_[12] = 0;  // alert flags: none
     }
-    for (int k = 0; k < per_packet; ++k) {
+    for (std::uint32_t k = 0; k < per_packet; ++k) {
       const std::uint32_t c = first + k;
       write_column(returns, c, layout_.packet_header + k * column_bytes,
                    timestamp_ns(frame_start_s + c * pattern_.column_period_s));
@@ -118,8 +118,11 @@ void OusterEncoder::encode_frame(const FrameReturns& returns, double frame_start
     }
     sink.on_packet(PacketChannel::kData, packet_, sent_at);
   }
+  if (end < columns) return;
   send_imu_until(frame_start_s + pattern_.frame_period_s);
   ++frame_id_;
+  next_packet_column_ = 0;
+  imu_sent_ = 0;
 }
 
 void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,

@@ -84,12 +84,15 @@ double VelodyneEncoder::data_packet_period_s() const {
   return sequences_per_packet() * geometry_.pattern().column_period_s;
 }
 
-void VelodyneEncoder::encode_frame(const FrameReturns& returns, double frame_start_s,
-                                   PacketSink& sink) {
+void VelodyneEncoder::encode_columns(const FrameReturns& returns, double frame_start_s,
+                                     std::uint32_t end, PacketSink& sink) {
   const double period = geometry_.pattern().column_period_s;
-  for (std::uint32_t c = 0; c < returns.shape.columns; ++c) {
-    append_column(&returns, c, frame_start_s + c * period, sink);
+  end = std::min(end, returns.shape.columns);
+  for (; frame_column_ < end; ++frame_column_) {
+    append_column(&returns, frame_column_, frame_start_s + frame_column_ * period, sink);
   }
+  if (end < returns.shape.columns) return;
+  frame_column_ = 0;
   next_column_ = 0;
   next_time_s_ = frame_start_s + returns.shape.columns * period;
 }

@@ -81,7 +81,7 @@ void SensorRuntime::input_loop() {
   while (!input_stopping_.load(std::memory_order_acquire)) {
     // Asleep until a datagram, the stop, or (with a frame partly filled) the idle timeout.
     int timeout_ms = -1;
-    if (current_ && current_->columns_received > 0) {
+    if (current_ && current_->hits.columns_received > 0) {
       const auto left = last_batch_at_ + idle - Clock::now();
       timeout_ms = static_cast<int>(
           std::max<std::int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
@@ -92,7 +92,7 @@ void SensorRuntime::input_loop() {
     }
     // The engine went quiet (no batch for the idle timeout, whatever else arrives: an engine
     // may go on sending Control poses): what arrived is the frame.
-    if (current_ && current_->columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
+    if (current_ && current_->hits.columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
       submit_current();
       if (raw_) raw_->reset();
     }
@@ -183,7 +183,7 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     return;
   }
   const std::optional<std::uint32_t> reference =
-      current_ ? std::optional(current_->frame_number) : last_submitted_frame_;
+      current_ ? std::optional(current_->hits.frame_number) : last_submitted_frame_;
   if (reference) {
     const FrameOrder order = frame_order(batch.frame, *reference);
     if (order == FrameOrder::kStale || (order == FrameOrder::kSame && !current_)) {
@@ -201,15 +201,26 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     }
     if (current_ && order != FrameOrder::kSame) submit_current();
   }
-  if (!current_) current_ = acquire_frame(batch.frame);
-  if (!current_->has_sim_time) {
+  if (!current_) {
+    current_ = acquire_frame(batch.frame);
+    // What the frame's physics and timestamps depend on comes with its first batch: the
+    // processing thread starts on the frame then.
     const auto column_ns = static_cast<std::uint64_t>(
         std::llround(settings_.pattern.column_period_s * 1e9 * batch.first_column));
-    current_->sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
-    current_->has_sim_time = batch.sim_time_ns != 0;
+    current_->hits.sim_time_ns = batch.sim_time_ns > column_ns ? batch.sim_time_ns - column_ns : 0;
+    current_->hits.has_sim_time = batch.sim_time_ns != 0;
+  } else if (batch.first_column < current_ready_) {
+    // Columns the physics has taken already: sent again (a retransmission, a duplicate).
+    if (worth_logging(++counters_.batches_repeated)) {
+      spdlog::warn(
+          "sensor {}: frame {}: a batch repeats columns {}..{}, which the physics already took; "
+          "ignored ({} so far)",
+          settings_.name, batch.frame, batch.first_column,
+          batch.first_column + batch.column_count - 1, counters_.batches_repeated.load());
+    }
+    return;
   }
-  stamp_frame();  // a Control message takes effect from the next batch on
-  const auto rows = protocol::store_batch(batch, settings_.engine, materials_, *current_);
+  const auto rows = protocol::store_batch(batch, settings_.engine, materials_, current_->hits);
   counters_.add_rows(rows);
   if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
     const auto bad =
@@ -222,7 +233,20 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
           bad);
     }
   }
-  if (current_->columns_received == current_->shape.columns) submit_current();
+  publish_current();
+  if (current_->hits.columns_received == current_->hits.shape.columns) submit_current();
+}
+
+void SensorRuntime::publish_current() {
+  const auto& hits = current_->hits;
+  while (current_ready_ < hits.shape.columns && hits.column_received[current_ready_]) {
+    ++current_ready_;
+  }
+  if (!current_handed_on_) {
+    ready_frames_.push(current_);
+    current_handed_on_ = true;
+  }
+  current_->publish(current_ready_, stream_step_);
 }
 
 void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
@@ -231,11 +255,13 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     return;
   }
   if (!current_) current_ = acquire_frame(raw_frame_counter_++);
-  stamp_frame();
-  const auto rows = raw_->store(datagram, settings_.engine, materials_, current_, [this] {
+  // Raw rows carry no column: a beam may land anywhere in its frame, so the frame is handed on
+  // when complete.
+  core::FrameHits* hits = &current_->hits;
+  const auto rows = raw_->store(datagram, settings_.engine, materials_, hits, [&] {
     submit_current();
     current_ = acquire_frame(raw_frame_counter_++);
-    stamp_frame();
+    hits = &current_->hits;
   });
   counters_.add_rows(rows);
 }
@@ -250,11 +276,12 @@ void SensorRuntime::refresh_weather() {
 
 void SensorRuntime::stamp_frame() {
   refresh_weather();
-  current_->weather = weather_;
-  if (control_pose_ && !current_->has_pose) {
-    current_->has_pose = true;
-    current_->pose_column = 0;
-    current_->world_from_sensor = *control_pose_;
+  auto& hits = current_->hits;
+  hits.weather = weather_;
+  if (control_pose_ && !hits.has_pose) {
+    hits.has_pose = true;
+    hits.pose_column = 0;
+    hits.world_from_sensor = *control_pose_;
   }
 }
 
@@ -308,42 +335,49 @@ void SensorRuntime::on_control(std::span<const std::uint8_t> datagram) {
   }
 }
 
-core::FrameHits* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
+StreamedFrame* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
   // Never waits: of the frame buffers (at least 3), the processing thread holds at most one and
   // none is being filled here, so one is free or waiting. Only when the processing thread is
   // between returning one and taking the next can both queues look empty for an instant.
-  core::FrameHits* frame = nullptr;
+  StreamedFrame* frame = nullptr;
   while (!free_frames_.try_pop(frame)) {
-    // Processing is behind: give up the oldest waiting frame, whole.
+    // Processing is behind: give up the oldest waiting frame, whole (complete: the frame being
+    // filled is current_, and there is none now).
     if (ready_frames_.try_pop(frame) && frame) {
       ++counters_.frames_dropped;
       if (worth_logging(counters_.frames_dropped)) {
         spdlog::warn("sensor {}: input outruns processing; dropped frame {} ({} so far)",
-                     settings_.name, frame->frame_number, counters_.frames_dropped.load());
+                     settings_.name, frame->hits.frame_number, counters_.frames_dropped.load());
       }
       break;
     }
     std::this_thread::yield();
   }
-  frame->clear(frame_number);
+  frame->hits.clear(frame_number);
+  frame->restart();
+  current_ = frame;
+  current_handed_on_ = false;
+  current_ready_ = 0;
+  stamp_frame();  // a Control message takes effect from the next frame on
   return frame;
 }
 
 void SensorRuntime::submit_current() {
   if (!current_) return;
-  if (current_->columns_received == current_->shape.columns)
+  auto& hits = current_->hits;
+  if (hits.columns_received == hits.shape.columns)
     ++counters_.frames_complete;
   else
     ++counters_.frames_incomplete;
-  last_submitted_frame_ = current_->frame_number;
+  last_submitted_frame_ = hits.frame_number;
   // Complete when the datagram that completed it (or began the next frame) reached the host;
   // ended by the idle timeout or the stop: now.
   const std::int64_t now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-  current_->handed_on_ns = now_ns;
-  current_->input_done_ns =
-      datagram_arrival_ns_ != 0 ? std::min(datagram_arrival_ns_, now_ns) : now_ns;
-  ready_frames_.push(current_);
+  hits.handed_on_ns = now_ns;
+  hits.input_done_ns = datagram_arrival_ns_ != 0 ? std::min(datagram_arrival_ns_, now_ns) : now_ns;
+  current_->complete();
+  if (!current_handed_on_) ready_frames_.push(current_);
   current_ = nullptr;
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "lidaremu/daemon/physics_gate.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
@@ -20,7 +21,9 @@ using runtime_detail::worth_logging;
 class SensorRuntime::QueueSink final : public core::PacketSink {
  public:
   explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
-  std::int64_t frame_input_done_ns = 0;  // of the frame being encoded
+  // Of the frame being encoded: its sequence, and when its input was complete (0 until then).
+  std::uint64_t frame_sequence = 0;
+  std::int64_t frame_input_done_ns = 0;
   void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
                  double sensor_time_s) override {
     PacketSlot* slot = nullptr;
@@ -28,6 +31,7 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
     std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
     slot->size = bytes.size();
     slot->sensor_time_s = sensor_time_s;
+    slot->frame_sequence = frame_sequence;
     slot->frame_input_done_ns = frame_input_done_ns;
     slot->channel = channel;
     owner_.ready_slots_.push(slot);
@@ -84,14 +88,16 @@ std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) co
   return sensor_time_s + offset;
 }
 
-bool SensorRuntime::admit_in_time(const core::FrameHits& frame) {
+bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete) {
   if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
   const auto seconds_of = [](std::int64_t ns) {
     return steady_s(Clock::time_point{std::chrono::nanoseconds(ns)});
   };
-  const double input_done = seconds_of(frame.input_done_ns);
-  const double input_lag = seconds_of(frame.handed_on_ns) - input_done;
   const double now = steady_s(Clock::now());
+  // A frame still arriving is judged as if its input were complete now: the age predicted is
+  // at most its true age plus the rest of its arrival (its last datagram comes later).
+  const double input_done = complete ? seconds_of(frame.input_done_ns) : now;
+  const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
   const auto due = first_packet_due_s(next_frame_start(frame));
   if (admission_.admit(now, input_done, input_lag, due)) return true;
   ++counters_.frames_dropped;
@@ -117,50 +123,87 @@ void SensorRuntime::process_loop() {
   QueueSink sink(*this);
   const bool realtime = settings_.pace == Pace::kRealtime;
   for (;;) {
-    core::FrameHits* frame = nullptr;
+    StreamedFrame* frame = nullptr;
     ready_frames_.pop(frame);
     if (!frame) break;
-    PhysicsGate::Pass pass(PhysicsGate::shared());
-    if (realtime && !admit_in_time(*frame)) {
-      pass.release();
-      free_frames_.push(frame);
-      continue;
-    }
-    const auto begin = Clock::now();
-    pipeline_.process(*frame, returns_);
-    pass.release();
-    const double start = frame_start_time(*frame);
-    // Read before the frame goes back to the input, which refills it at once.
-    sink.frame_input_done_ns = frame->input_done_ns;
-    if (frame->has_pose) {
-      motion_.add(start + frame->pose_column * settings_.pattern.column_period_s,
-                  frame->world_from_sensor);
-      encoder_->set_motion(motion_.reading());
-    }
-    free_frames_.push(frame);
-    // Physics time only: encoding below may wait for the paced emitter (back-pressure).
-    const auto ns = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
-    store_max(counters_.processing_ns_max, ns);
-    counters_.processing.observe(static_cast<double>(ns) * 1e-9);
-    ++counters_.frames_processed;
-    if (LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr) {
-      TeeSink tee(sink, *live);
-      encoder_->encode_frame(returns_, start, tee);
-      tap_->submit(live, returns_);
-    } else {
-      encoder_->encode_frame(returns_, start, sink);
-    }
+    // In real time a frame leaves only if it can still leave fresh: one that waited behind
+    // others, or that the sender could not carry in time, is dropped whole before its physics.
     if (realtime) {
-      // Physics time only: the encoding's own share is small, and its waits for the sender
-      // are the sender's schedule, which the admission follows separately.
-      admission_.processed(static_cast<double>(ns) * 1e-9, steady_s(Clock::now()),
-                           first_packet_due_s(start));
+      PhysicsGate::Pass pass(PhysicsGate::shared());
+      if (!admit_in_time(frame->hits, frame->progress().complete)) {
+        pass.release();
+        free_frames_.push(frame);  // the input may still be filling it: it refills it after
+        continue;
+      }
     }
+    process_frame(*frame, sink);  // hands the frame back to the input
   }
   frames_ended_ = true;
   encoder_->flush(sink);
   ready_slots_.push(nullptr);
+}
+
+void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink) {
+  const core::FrameHits& hits = frame.hits;
+  const std::uint32_t columns = hits.shape.columns;
+  // What the input thread wrote before handing the frame on: its number, weather, pose and
+  // simulation time (from its first batch).
+  std::uint64_t physics_ns = 0;
+  const auto timed_physics = [&](auto&& work) {
+    PhysicsGate::Pass pass(PhysicsGate::shared());
+    const auto begin = Clock::now();
+    work();
+    physics_ns += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
+  };
+  timed_physics([&] { pipeline_.begin_frame(hits, returns_); });
+  const double start = frame_start_time(hits);
+  if (hits.has_pose) {
+    motion_.add(start + hits.pose_column * settings_.pattern.column_period_s,
+                hits.world_from_sensor);
+    encoder_->set_motion(motion_.reading());
+  }
+  sink.frame_sequence = ++frames_begun_;
+  sink.frame_input_done_ns = 0;
+  LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr;
+  std::optional<TeeSink> tee;
+  if (live) tee.emplace(sink, *live);
+  core::PacketSink& out = live ? static_cast<core::PacketSink&>(*tee) : sink;
+  // Columns through the physics as they are published, a step of stream_step_ columns at a
+  // time (or whatever is left once the frame is complete); packets out as their columns are
+  // final.
+  std::uint32_t taken = 0;
+  std::uint32_t final_columns = 0;
+  std::uint32_t encoded = 0;
+  for (;;) {
+    const StreamedFrame::Progress progress = frame.progress();
+    const std::uint32_t ready = progress.complete ? columns : progress.ready;
+    if (ready > taken && (progress.complete || ready >= taken + stream_step_)) {
+      timed_physics([&] { final_columns = pipeline_.advance(hits, ready, returns_); });
+      taken = ready;
+    }
+    const bool done = progress.complete && taken == columns;
+    if (done) {
+      sink.frame_input_done_ns = hits.input_done_ns;
+      free_frames_.push(&frame);  // the input refills it at once: nothing below reads it
+    }
+    if (final_columns > encoded) {
+      encoder_->encode_columns(returns_, start, final_columns, out);
+      encoded = final_columns;
+    }
+    if (done) break;
+    if (!progress.complete) frame.wait_past(progress);
+  }
+  if (live) tap_->submit(live, returns_);
+  store_max(counters_.processing_ns_max, physics_ns);
+  counters_.processing.observe(static_cast<double>(physics_ns) * 1e-9);
+  ++counters_.frames_processed;
+  if (settings_.pace == Pace::kRealtime) {
+    // Physics time only: the encoding's own share is small, and its waits for the sender
+    // are the sender's schedule, which the admission follows separately.
+    admission_.processed(static_cast<double>(physics_ns) * 1e-9, steady_s(Clock::now()),
+                         first_packet_due_s(start));
+  }
 }
 
 void SensorRuntime::emit_loop() {
@@ -199,6 +242,7 @@ void SensorRuntime::emit_loop() {
       std::chrono::duration<double>(settings_.pacing_margin() + settings_.pattern.frame_period_s));
   // The frame whose packets are leaving, and when its latest one left: its age is known once
   // the next frame's first packet comes (or the stream ends).
+  std::uint64_t frame_sequence = 0;
   std::int64_t frame_input_done_ns = 0;
   Clock::time_point frame_last_sent{};
   const auto observe_frame_age = [&] {
@@ -264,10 +308,13 @@ void SensorRuntime::emit_loop() {
     } else if (data) {
       ++counters_.packets_out;
       counters_.bytes_out += slot->size;
-      if (slot->frame_input_done_ns != frame_input_done_ns) {
+      if (slot->frame_sequence != frame_sequence) {
         observe_frame_age();
-        frame_input_done_ns = slot->frame_input_done_ns;
+        frame_sequence = slot->frame_sequence;
+        frame_input_done_ns = 0;
       }
+      // Packets encoded while the frame was still arriving do not know when it was complete.
+      if (slot->frame_input_done_ns != 0) frame_input_done_ns = slot->frame_input_done_ns;
       frame_last_sent = Clock::now();
     } else {
       ++counters_.telemetry_packets_out;

@@ -94,10 +94,13 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   free_frames_.set_capacity(settings_.frame_buffers);
   ready_frames_.set_capacity(settings_.frame_buffers + 1);  // + the stop marker
   for (int i = 0; i < settings_.frame_buffers; ++i) {
-    frame_pool_.push_back(std::make_unique<core::FrameHits>());
-    frame_pool_.back()->reshape(shape, settings_.layout);
+    frame_pool_.push_back(std::make_unique<StreamedFrame>());
+    frame_pool_.back()->hits.reshape(shape, settings_.layout);
     free_frames_.push(frame_pool_.back().get());
   }
+  // A physics step of about 8,192 beams: fewer steps cost TBB's fork and join more often, larger
+  // ones leave more of the frame to do after its last datagram.
+  stream_step_ = std::max<std::uint32_t>(1, 8192 / shape.channels);
   // Packets in flight: the frame being sent, the next one waiting out the pacing margin (up to a
   // frame period), the one after being encoded; plus telemetry.
   data_packet_period_s_ = encoder_->data_packet_period_s();
@@ -185,7 +188,7 @@ void SensorRuntime::start() {
         "sensor " + settings_.name + ": processing", [this] { process_loop(); },
         [this] {
           while (!frames_ended_) {
-            core::FrameHits* frame = nullptr;
+            StreamedFrame* frame = nullptr;
             ready_frames_.pop(frame);
             if (!frame) break;
             ++counters_.frames_dropped;

@@ -57,39 +57,116 @@ void Pipeline::warm_up(FrameShape shape) {
   if (work_.pulse_count.size() != shape.beams()) work_.resize(shape.beams());
 }
 
-void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const FrameHits& hits,
-                              FrameReturns& out) {
+void Pipeline::begin_frame(const FrameHits& hits, FrameReturns& out) {
+  begin_stages(0, stages_.size(), hits, out);
+}
+
+void Pipeline::begin_stages(std::size_t first, std::size_t last, const FrameHits& hits,
+                            FrameReturns& out) {
   const std::size_t beams = hits.shape.beams();
   warm_up(hits.shape);
   if (out.range_m.size() != beams * FrameReturns::kMaxEchoes) out.reshape(hits.shape);
   out.frame_number = hits.frame_number;
-  PhysicsParams params = settings_.params;
-  params.weather = hits.weather;
-  const FrameConstants constants = constants_for(hits.weather);
-  last_stage = std::min(last_stage, stages_.size());
-  const DrawKey base{settings_.seed, settings_.sensor_index, hits.frame_number, 0, 0};
-  for (std::size_t s = first; s < last_stage; ++s) {
-    stages_[s].stage->begin_frame(hits, constants, params, base);
+  Streamed& s = streamed_;
+  s.params = settings_.params;
+  s.params.weather = hits.weather;
+  s.constants = constants_for(hits.weather);
+  s.base = DrawKey{settings_.seed, settings_.sensor_index, hits.frame_number, 0, 0};
+  for (std::size_t k = first; k < last; ++k) {
+    stages_[k].stage->begin_frame(hits, s.constants, s.params, s.base);
   }
+  s.frame_stage = static_cast<std::size_t>(
+      std::find_if(stages_.begin(), stages_.end(),
+                   [](const ChainLink& link) { return link.row->whole_frame; }) -
+      stages_.begin());
+  const bool pattern_sized =
+      hits.shape.columns == static_cast<std::uint32_t>(geometry_.pattern().columns_per_frame);
+  s.reach = s.frame_stage < stages_.size() && pattern_sized
+                ? stages_[s.frame_stage].stage->column_reach()
+                : -1;
+  const auto reach = static_cast<std::uint32_t>(std::max(s.reach, 0));
+  s.before_done = 0;
+  s.frame_done = reach;
+  s.after_done = 2 * reach;
+  s.finished = false;
+}
+
+std::uint32_t Pipeline::advance(const FrameHits& hits, std::uint32_t received, FrameReturns& out) {
+  Streamed& s = streamed_;
+  const std::uint32_t columns = hits.shape.columns;
+  if (s.finished) return columns;
+  received = std::min(received, columns);
+  const std::size_t all = stages_.size();
+  const std::size_t fs = s.frame_stage;
+  if (fs == all) {  // no frame stage: every stage as the columns come
+    if (received > s.after_done) {
+      run_columns(0, all, s.after_done, received, hits, out);
+      s.after_done = received;
+    }
+    s.finished = received == columns;
+    return s.after_done;
+  }
+  if (received > s.before_done) {
+    run_columns(0, fs, s.before_done, received, hits, out);
+    s.before_done = received;
+  }
+  if (received < columns) {
+    if (s.reach < 0) return 0;
+    const auto reach = static_cast<std::uint32_t>(s.reach);
+    if (s.before_done > s.frame_done + reach) {
+      run_columns(fs, fs + 1, s.frame_done, s.before_done - reach, hits, out);
+      s.frame_done = s.before_done - reach;
+    }
+    if (s.frame_done > s.after_done + reach) {
+      run_columns(fs + 1, all, s.after_done, s.frame_done - reach, hits, out);
+      s.after_done = s.frame_done - reach;
+    }
+    return 0;
+  }
+  // The frame is in: the frame stage on the columns left and round the seam (the first columns
+  // read the last ones), then the stages after it on theirs.
+  const auto head = static_cast<std::uint32_t>(std::max(s.reach, 0));
+  run_columns(fs, fs + 1, s.frame_done, columns, hits, out);
+  run_columns(fs, fs + 1, 0, head, hits, out);
+  run_columns(fs + 1, all, s.after_done, columns, hits, out);
+  run_columns(fs + 1, all, 0, 2 * head, hits, out);
+  s.finished = true;
+  return columns;
+}
+
+void Pipeline::process_stages(std::size_t first, std::size_t last_stage, const FrameHits& hits,
+                              FrameReturns& out) {
+  last_stage = std::min(last_stage, stages_.size());
+  begin_stages(first, last_stage, hits, out);
+  run_columns(first, last_stage, 0, hits.shape.columns, hits, out);
+  streamed_.finished = true;
+}
+
+void Pipeline::run_columns(std::size_t first, std::size_t last, std::uint32_t begin,
+                           std::uint32_t end, const FrameHits& hits, FrameReturns& out) {
+  if (begin >= end) return;
+  const std::size_t beam_begin = std::size_t{begin} * hits.shape.channels;
+  const std::size_t beam_end = std::size_t{end} * hits.shape.channels;
+  const Streamed& s = streamed_;
   constexpr std::size_t kBeamsPerBlock = 1024;
-  const auto context = [&](std::size_t begin, std::size_t end) {
-    return BlockContext{begin,     end,        hits,   work_,     out,
-                        geometry_, materials_, params, constants, base};
+  const auto context = [&](std::size_t b, std::size_t e) {
+    return BlockContext{b,         e,          hits,     work_,       out,
+                        geometry_, materials_, s.params, s.constants, s.base};
   };
-  while (first < last_stage) {
+  while (first < last) {
     if (stages_[first].row->whole_frame) {
-      stages_[first].stage->run(context(0, beams));
+      stages_[first].stage->run(context(beam_begin, beam_end));
       ++first;
       continue;
     }
-    std::size_t last = first;
-    while (last < last_stage && !stages_[last].row->whole_frame) ++last;
-    parallel_blocks(tbb::blocked_range<std::size_t>(0, beams, kBeamsPerBlock), &out,
+    std::size_t fused_end = first;
+    while (fused_end < last && !stages_[fused_end].row->whole_frame) ++fused_end;
+    parallel_blocks(tbb::blocked_range<std::size_t>(beam_begin, beam_end, kBeamsPerBlock), &out,
                     [&](const tbb::blocked_range<std::size_t>& r) {
                       const BlockContext block = context(r.begin(), r.end());
-                      for (std::size_t s = first; s < last; ++s) stages_[s].stage->run(block);
+                      for (std::size_t k = first; k < fused_end; ++k) stages_[k].stage->run(block);
                     });
-    first = last;
+    first = fused_end;
   }
 }
 

@@ -25,7 +25,7 @@ class BloomingStage final : public Stage {
   // times and rot corrections), so each pair of channels has its own azimuth weights by column
   // offset; the core is elliptic like the beam (horizontal and vertical divergence).
   BloomingStage(const ScanPattern& pattern, const PhysicsParams& prm)
-      : channels_(pattern.model->channels) {
+      : channels_(pattern.model->channels), columns_(pattern.columns_per_frame) {
     const BeamGeometry geometry(pattern);
     const auto kernel = [&](double offset_deg, double core_sigma_deg) {
       return physics::bloom_kernel_1d(offset_deg, core_sigma_deg, prm.bloom_skirt_level,
@@ -79,17 +79,21 @@ class BloomingStage final : public Stage {
     reach_begin_.push_back(reached_.size());
     column_reach_ = std::min(column_reach_, columns / 2);
   }
-  // Gathers per block of destination columns, in parallel. Each block walks its sources in the
-  // order one serial pass over the frame would (ascending beam index), so every bin receives the
-  // same contributions in the same order: the same floats with one thread or many.
+  // Gathers per block of destination columns, in parallel: the destination columns are the
+  // block's [begin, end) in beams. Each block walks its sources in the order one serial pass over
+  // the frame would (ascending beam index), so every bin receives the same contributions in the
+  // same order: the same floats with one thread or many, and whatever the ranges a streamed
+  // frame is run in.
   void run(const BlockContext& b) const override {
     const int columns = static_cast<int>(b.hits.shape.columns);
-    constexpr int kColumnsPerBlock = 128;
-    if (2 * column_reach_ + kColumnsPerBlock >= columns) {
-      scatter(b, 0, columns, {{{0, columns - 1}, {0, -1}, {0, -1}}});
+    const int channels = b.hits.shape.channels;
+    const auto dest_begin = static_cast<int>(b.begin / static_cast<std::size_t>(channels));
+    const auto dest_end = static_cast<int>(b.end / static_cast<std::size_t>(channels));
+    if (column_reach(columns) < 0) {
+      scatter(b, dest_begin, dest_end, {{{0, columns - 1}, {0, -1}, {0, -1}}});
       return;
     }
-    parallel_blocks(tbb::blocked_range<int>(0, columns, kColumnsPerBlock), &b.work,
+    parallel_blocks(tbb::blocked_range<int>(dest_begin, dest_end, kColumnsPerBlock), &b.work,
                     [&](const tbb::blocked_range<int>& r) {
                       const int lo = r.begin() - column_reach_;
                       const int hi = r.end() - 1 + column_reach_;
@@ -101,8 +105,15 @@ class BloomingStage final : public Stage {
                       scatter(b, r.begin(), r.end(), sources);
                     });
   }
+  [[nodiscard]] int column_reach() const override { return column_reach(columns_); }
 
  private:
+  static constexpr int kColumnsPerBlock = 128;
+  // The kernel's reach in columns; -1 where its window and a block span the frame (every source
+  // is then gathered for every destination).
+  [[nodiscard]] int column_reach(int columns) const {
+    return 2 * column_reach_ + kColumnsPerBlock >= columns ? -1 : column_reach_;
+  }
   // Inclusive column ranges; empty when first > last.
   using SourceRanges = std::array<std::array<int, 2>, 3>;
 
@@ -174,6 +185,7 @@ class BloomingStage final : public Stage {
     std::size_t count;
   };
   int channels_;
+  int columns_;
   double strongest_neighbour_ = 0;  // the largest kernel weight on any other beam
   int column_reach_ = 0;
   std::vector<double> az_weights_;

@@ -46,8 +46,15 @@ class Encoder {
  public:
   virtual ~Encoder() = default;
   // frame_start_s: sensor-clock time of column 0, seconds (UNIX time or simulation time).
-  virtual void encode_frame(const FrameReturns& returns, double frame_start_s,
-                            PacketSink& sink) = 0;
+  void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) {
+    encode_columns(returns, frame_start_s, returns.shape.columns, sink);
+  }
+  // A frame encoded as its columns become final: continues from the column the last call of
+  // this frame stopped at up to `end` (exclusive), sending every packet whose columns are all
+  // in; end == returns.shape.columns ends the frame. The same bytes as encode_frame, whatever
+  // the steps.
+  virtual void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
+                              PacketSink& sink) = 0;
   // Completes a packet left part-filled at the end of the input (stop, drain): the rest of its
   // firings carry no returns, as a real sensor sends when nothing is in range.
   virtual void flush(PacketSink& sink) = 0;

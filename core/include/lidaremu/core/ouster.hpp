@@ -56,7 +56,8 @@ class OusterEncoder final : public Encoder {
  public:
   OusterEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
                 const OusterOutput& output);
-  void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
+  void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
+                      PacketSink& sink) override;
   void flush(PacketSink& /*sink*/) override {}  // packets never span frames
   void set_motion(const ImuReading& reading) override { motion_ = reading; }
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
@@ -76,6 +77,8 @@ class OusterEncoder final : public Encoder {
   ProfileLayout layout_;
   std::vector<std::uint8_t> packet_;
   std::uint16_t frame_id_ = 0;
+  std::uint32_t next_packet_column_ = 0;  // the frame being encoded: its next packet's column
+  int imu_sent_ = 0;                      // and its IMU packets sent
   ImuReading motion_;
 };
 

@@ -38,8 +38,19 @@ class Pipeline {
   void warm_up(FrameShape shape);
   // Turns one frame of hits into returns. Reuses its scratch; does not allocate once warm.
   void process(const FrameHits& hits, FrameReturns& out) {
-    process_stages(0, stages_.size(), hits, out);
+    begin_frame(hits, out);
+    advance(hits, hits.shape.columns, out);
   }
+  // A frame streamed in columns, as its datagrams arrive: begin_frame takes what the frame's
+  // physics depends on (its number, its weather), then each advance runs every stage that the
+  // columns [0, received) allow. Those columns of `hits` must not change any more; received ==
+  // hits.shape.columns finishes the frame. Returns how many leading columns of `out` are final
+  // (the encoder may send them). The returns are the same bytes as process() gives, whatever
+  // the steps. A frame stage that reads neighbouring columns (blooming) runs on a column once
+  // its neighbours are in; round the seam it reads the frame's last columns, so the first
+  // columns are final only with the whole frame.
+  void begin_frame(const FrameHits& hits, FrameReturns& out);
+  std::uint32_t advance(const FrameHits& hits, std::uint32_t received, FrameReturns& out);
   // Runs stages [first, last) of the chain (stage_names() order) on the frame: the stages before
   // `first` must have run on it. For measuring one stage at a time.
   void process_stages(std::size_t first, std::size_t last, const FrameHits& hits,
@@ -56,7 +67,31 @@ class Pipeline {
     std::unique_ptr<Stage> stage;
   };
   [[nodiscard]] FrameConstants constants_for(const Weather& weather) const;
+  // begin_frame, calling only the stages [first, last) (process_stages measures those).
+  void begin_stages(std::size_t first, std::size_t last, const FrameHits& hits, FrameReturns& out);
+  // Runs stages [first, last) on the columns [begin, end): per-beam stages fused over blocks of
+  // beams in parallel, a frame stage on the columns as one range.
+  void run_columns(std::size_t first, std::size_t last, std::uint32_t begin, std::uint32_t end,
+                   const FrameHits& hits, FrameReturns& out);
 
+  // The frame being streamed: what begin_frame fixed, and how far each part of the chain got.
+  // The chain is split at its frame stage (if any): `before` runs on columns as they arrive,
+  // the frame stage on columns whose neighbours are in, `after` on columns whose neighbours the
+  // frame stage is done with.
+  struct Streamed {
+    PhysicsParams params;
+    FrameConstants constants{physics::BeamCone(0, 0)};
+    DrawKey base;
+    std::size_t frame_stage = 0;    // its index; stages_.size() when the chain has none
+    int reach = -1;                 // the frame stage's column reach (-1: the whole frame)
+    std::uint32_t before_done = 0;  // columns [0, before_done) went through the stages before
+    // Until the frame is in, the frame stage runs on [reach, frame_done) and the stages after it
+    // on [2 reach, after_done): the first columns wait for the last (round the seam).
+    std::uint32_t frame_done = 0;
+    std::uint32_t after_done = 0;
+    bool finished = false;
+  };
+  Streamed streamed_;
   BeamGeometry geometry_;
   const MaterialTable& materials_;
   PipelineSettings settings_;

@@ -39,7 +39,8 @@ class VelodyneEncoder final : public Encoder {
   // with the same azimuth: last, then strongest or second strongest).
   VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
                   EchoMode echoes = EchoMode::kStrongest);
-  void encode_frame(const FrameReturns& returns, double frame_start_s, PacketSink& sink) override;
+  void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
+                      PacketSink& sink) override;
   void flush(PacketSink& sink) override;
   [[nodiscard]] std::size_t data_packet_size() const override { return kDataPacketSize; }
   [[nodiscard]] double data_packet_period_s() const override;
@@ -60,8 +61,9 @@ class VelodyneEncoder final : public Encoder {
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
   int packets_since_position_ = 0;
-  std::size_t status_index_ = 0;  // HDL-64E status rotation
-  std::uint32_t next_column_ = 0;
+  std::size_t status_index_ = 0;    // HDL-64E status rotation
+  std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
+  std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on
   double next_time_s_ = 0;
 };
 

@@ -38,6 +38,7 @@ struct SensorCounters {
   Counter rows_out_of_range{0};
   std::array<Counter, static_cast<std::size_t>(protocol::BatchError::kCount)> rejected{};
   Counter batches_stale{0};
+  Counter batches_repeated{0};
   Counter frames_resequenced{0};
   Counter batches_while_paused{0};
   Counter control_messages{0};

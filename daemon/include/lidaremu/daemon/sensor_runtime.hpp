@@ -1,8 +1,9 @@
 #pragma once
 // One emulated sensor: an input thread that receives the engine's datagrams in batches
 // (recvmmsg) and gathers them into frames, a processing thread that runs the physics under TBB
-// and encodes, and an emit thread that paces packets like the real unit. Bounded queues join
-// them; when input outruns processing the oldest whole frame is dropped and counted. Each
+// on a frame's columns as they arrive and encodes, and an emit thread that paces packets like
+// the real unit. Bounded queues join them; when input outruns processing the oldest whole frame
+// is dropped and counted. Each
 // sensor's input has its own thread, so one sensor's flood (or the io thread's HTTP work)
 // never delays another's receiving.
 #include <tbb/concurrent_queue.h>
@@ -27,6 +28,7 @@
 #include "lidaremu/daemon/frame_admission.hpp"
 #include "lidaremu/daemon/live_view.hpp"
 #include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/streamed_frame.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 
 namespace lidaremu::daemon {
@@ -58,7 +60,7 @@ class SensorRuntime {
   void join();
 
   [[nodiscard]] Endpoint bound_hits() const;
-  // Weather from the next batch on (any thread; Control messages change it too, on the input
+  // Weather from the next frame on (any thread; Control messages change it too, on the input
   // thread, which takes the lock only when the weather changed).
   void set_weather(const core::Weather& weather);
   [[nodiscard]] core::Weather weather() const;
@@ -86,7 +88,10 @@ class SensorRuntime {
     std::vector<std::uint8_t> bytes;
     std::size_t size = 0;
     double sensor_time_s = 0;
-    std::int64_t frame_input_done_ns = 0;  // the frame's FrameHits::input_done_ns
+    // Which frame the packet is of (counting processed frames), and that frame's
+    // FrameHits::input_done_ns once known (0 in packets encoded before its input was complete).
+    std::uint64_t frame_sequence = 0;
+    std::int64_t frame_input_done_ns = 0;
     core::PacketChannel channel = core::PacketChannel::kData;
   };
   class QueueSink;
@@ -100,15 +105,21 @@ class SensorRuntime {
   void on_raw(std::span<const std::uint8_t> datagram);
   void on_control(std::span<const std::uint8_t> datagram);
   std::uint64_t kernel_drops_at_close_ = 0;
-  core::FrameHits* acquire_frame(std::uint32_t frame_number);
+  StreamedFrame* acquire_frame(std::uint32_t frame_number);
+  // Framed input: after a batch is stored, publishes the columns now in to the processing
+  // thread (the first batch hands the frame on).
+  void publish_current();
   void submit_current();
   void log_rejection(protocol::BatchError e);
 
   // processing and emission (own threads)
   void process_loop();
-  // Real time: whether the frame can still leave fresh (FrameAdmission); when not, it is
+  // Real time: whether a complete frame can still leave fresh (FrameAdmission); when not, it is
   // dropped whole and counted. Once the input has stopped, everything accepted is processed.
-  bool admit_in_time(const core::FrameHits& frame);
+  // A frame still arriving (not complete) is judged from now.
+  bool admit_in_time(const core::FrameHits& frame, bool complete);
+  // Runs the physics on the frame's columns as they are published, encoding what is final.
+  void process_frame(StreamedFrame& frame, QueueSink& sink);
   // When the sender's schedule has the first packet of a frame starting at sensor_time_s
   // (steady-clock seconds; none before the sender has anchored its schedule).
   [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
@@ -138,10 +149,15 @@ class SensorRuntime {
   double data_packet_period_s_ = 0;  // the encoder's, read by the sending thread
   std::optional<protocol::RawRowAssembler> raw_;
 
-  std::vector<std::unique_ptr<core::FrameHits>> frame_pool_;
-  tbb::concurrent_bounded_queue<core::FrameHits*> free_frames_;
-  tbb::concurrent_bounded_queue<core::FrameHits*> ready_frames_;
-  core::FrameHits* current_ = nullptr;
+  std::vector<std::unique_ptr<StreamedFrame>> frame_pool_;
+  tbb::concurrent_bounded_queue<StreamedFrame*> free_frames_;
+  // Frames handed on: framed input at its first batch (the processing thread follows it as it
+  // fills), raw rows when complete.
+  tbb::concurrent_bounded_queue<StreamedFrame*> ready_frames_;
+  StreamedFrame* current_ = nullptr;
+  bool current_handed_on_ = false;   // input thread: current_ is in ready_frames_
+  std::uint32_t current_ready_ = 0;  // input thread: current_'s leading columns all in
+  std::uint32_t stream_step_ = 1;    // columns a physics step takes (about 8,192 beams)
   std::optional<std::uint32_t> last_submitted_frame_;
   std::uint32_t raw_frame_counter_ = 0;
   core::Weather weather_;  // input thread's copy; stamped on every frame a batch lands in
@@ -165,6 +181,7 @@ class SensorRuntime {
   core::FrameReturns returns_;
   core::MotionEstimator motion_;  // from the engine's sensor poses, for the IMU
   std::optional<double> last_frame_start_;
+  std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
 
   // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
   // packet it anchored on (NaN until it has).

@@ -119,9 +119,14 @@ class Stage {
   // frame's draw key (beam and stage 0).
   virtual void begin_frame(const FrameHits& /*hits*/, const FrameConstants& /*constants*/,
                            const PhysicsParams& /*params*/, const DrawKey& /*key*/) {}
-  // Per-beam stages run on blocks of beams, in parallel; a frame stage (the registry says which)
-  // runs once on all beams and may parallelise inside.
+  // Per-beam stages run on blocks of beams, in parallel. A frame stage (the registry says which)
+  // runs on a range of whole columns at a time, [begin, end) in beams, and may parallelise
+  // inside: what it writes for those columns is the same whatever the ranges.
   virtual void run(const BlockContext& block) const = 0;
+  // A frame stage: how many columns either side of a column it reads (wrapping round the
+  // frame), so that a frame streamed in columns can run it before the frame is complete; -1
+  // when it needs the whole frame at once.
+  [[nodiscard]] virtual int column_reach() const { return -1; }
   // The system constant K of the range equation, for the stages that set the power scale (the
   // surface models); 0 for the others.
   [[nodiscard]] virtual double system_constant() const { return 0; }
