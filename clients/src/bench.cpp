@@ -154,6 +154,7 @@ struct SensorLoad {
   std::unique_ptr<UdpSender> sender;  // to its hit port
   // Sender side.
   std::uint64_t frames_sent = 0;
+  std::size_t next_datagram = 0;  // of the frame being sent
   std::uint64_t datagrams_sent = 0;
   std::vector<double> last_input_s;  // per frame: when its last datagram left
   // Receiver side (its thread only, except frames_out).
@@ -302,20 +303,22 @@ void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::at
   }
 }
 
-void send_frame(SensorLoad& l, bool raw, Clock::time_point t0) {
+// The next datagram of the frame being sent; after its last, the frame counts as sent.
+void send_next_datagram(SensorLoad& l, bool raw, Clock::time_point t0) {
   const std::uint64_t frame = l.frames_sent + 1;  // frame numbers from 1: 0 is not stored
   const auto period_ns = static_cast<std::uint64_t>(std::llround(l.pattern.frame_period_s * 1e9));
-  for (std::size_t k = 0; k < l.datagrams.size(); ++k) {
-    auto& d = l.datagrams[k];
-    if (!raw) {
-      restamp_hit_batch(d, static_cast<std::uint32_t>(frame),
-                        l.datagram_sim_ns[k] + (frame - 1) * period_ns);
-    }
-    while (!l.sender->send(d) && errno == ENOBUFS) {
-      std::this_thread::yield();
-    }
-    ++l.datagrams_sent;
+  const std::size_t k = l.next_datagram;
+  auto& d = l.datagrams[k];
+  if (!raw) {
+    restamp_hit_batch(d, static_cast<std::uint32_t>(frame),
+                      l.datagram_sim_ns[k] + (frame - 1) * period_ns);
   }
+  while (!l.sender->send(d) && errno == ENOBUFS) {
+    std::this_thread::yield();
+  }
+  ++l.datagrams_sent;
+  if (++l.next_datagram < l.datagrams.size()) return;
+  l.next_datagram = 0;
   l.last_input_s.push_back(seconds_since(t0, Clock::now()));
   ++l.frames_sent;
 }
@@ -441,8 +444,9 @@ BenchReport run_bench(const BenchOptions& o) {
   double measure_from = 0;
   // Each sensor's schedule at N x real time: datagram k of frame f leaves at
   // (f * period + k * period / datagrams) / N, as an engine produces a frame while the head turns.
-  const auto due_s = [&](const SensorLoad& l, std::uint64_t frame) {
-    return static_cast<double>(frame) * l.pattern.frame_period_s / o.rate;
+  const auto due_s = [&](const SensorLoad& l) {
+    const double k = static_cast<double>(l.next_datagram) / static_cast<double>(l.datagrams.size());
+    return (static_cast<double>(l.frames_sent) + k) * l.pattern.frame_period_s / o.rate;
   };
   for (;;) {
     const double now = seconds_since(t0, Clock::now());
@@ -457,19 +461,37 @@ BenchReport run_bench(const BenchOptions& o) {
         returns_at_warmup[i] = loads[i]->returns_out.load(std::memory_order_relaxed);
       }
     }
-    if (now >= total_s) break;
+    if (now >= total_s) {
+      // The frame being sent is sent whole: a part of one would end by the idle timeout.
+      for (auto& l : loads) {
+        while (l->next_datagram != 0) send_next_datagram(*l, o.raw, t0);
+      }
+      break;
+    }
     bool sent = false;
+    double next_due_s = now + 0.005;
     for (auto& l : loads) {
       if (o.rate > 0) {
-        if (due_s(*l, l->frames_sent) > now) continue;
-      } else if (l->frames_sent >= l->frames_out.load(std::memory_order_acquire) +
-                                       static_cast<std::uint64_t>(o.in_flight)) {
+        for (; due_s(*l) <= now; sent = true) send_next_datagram(*l, o.raw, t0);
+        next_due_s = std::min(next_due_s, due_s(*l));
         continue;
       }
-      send_frame(*l, o.raw, t0);
+      // As fast as taken: whole frames, each as one burst.
+      if (l->frames_sent >=
+          l->frames_out.load(std::memory_order_acquire) + static_cast<std::uint64_t>(o.in_flight)) {
+        continue;
+      }
+      do send_next_datagram(*l, o.raw, t0);
+      while (l->next_datagram != 0);
       sent = true;
     }
-    if (!sent) std::this_thread::sleep_for(std::chrono::microseconds(o.rate > 0 ? 200 : 20));
+    // At a rate: asleep until the next datagram is due (the daemon shares the cores); as fast
+    // as taken: polling for the frames out.
+    if (o.rate > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, next_due_s - now)));
+    } else if (!sent) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
   }
   // What was sent comes out within a few frame periods; then the daemon stops. Frames the daemon
   // dropped never come: the wait also ends once the output has been quiet for longer than a

@@ -354,6 +354,11 @@ StreamedFrame* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
     std::this_thread::yield();
   }
   frame->hits.clear(frame_number);
+  frame->hits.input_begun_ns =
+      datagram_arrival_ns_ != 0
+          ? datagram_arrival_ns_
+          : std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+                .count();
   frame->restart();
   current_ = frame;
   current_handed_on_ = false;

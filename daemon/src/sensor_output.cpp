@@ -93,9 +93,11 @@ bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete) {
   const auto seconds_of = [](std::int64_t ns) {
     return steady_s(Clock::time_point{std::chrono::nanoseconds(ns)});
   };
-  const double now = steady_s(Clock::now());
-  // A frame still arriving is judged as if its input were complete now: the age predicted is
-  // at most its true age plus the rest of its arrival (its last datagram comes later).
+  // A frame still arriving is judged as it will be when its input is complete: its arrival
+  // takes as long as the last complete frame's did (from its first datagram to its last).
+  const double now = complete ? steady_s(Clock::now())
+                              : std::max(steady_s(Clock::now()),
+                                         seconds_of(frame.input_begun_ns) + arrival_estimate_s_);
   const double input_done = complete ? seconds_of(frame.input_done_ns) : now;
   const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
   const auto due = first_packet_due_s(next_frame_start(frame));
@@ -157,18 +159,24 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
   };
   timed_physics([&] { pipeline_.begin_frame(hits, returns_); });
-  const double start = frame_start_time(hits);
-  if (hits.has_pose) {
-    motion_.add(start + hits.pose_column * settings_.pattern.column_period_s,
-                hits.world_from_sensor);
-    encoder_->set_motion(motion_.reading());
-  }
-  sink.frame_sequence = ++frames_begun_;
-  sink.frame_input_done_ns = 0;
-  LiveFrame* live = tap_ ? tap_->begin_frame() : nullptr;
+  // The output starts with the first final columns: with blooming in the chain, once the frame
+  // is complete (its clock reading then, as a frame processed whole would take it).
+  double start = 0;
+  LiveFrame* live = nullptr;
   std::optional<TeeSink> tee;
-  if (live) tee.emplace(sink, *live);
-  core::PacketSink& out = live ? static_cast<core::PacketSink&>(*tee) : sink;
+  core::PacketSink* out = &sink;
+  const auto begin_output = [&] {
+    start = frame_start_time(hits);
+    if (hits.has_pose) {
+      motion_.add(start + hits.pose_column * settings_.pattern.column_period_s,
+                  hits.world_from_sensor);
+      encoder_->set_motion(motion_.reading());
+    }
+    sink.frame_sequence = ++frames_begun_;
+    sink.frame_input_done_ns = 0;
+    live = tap_ ? tap_->begin_frame() : nullptr;
+    if (live) out = &tee.emplace(sink, *live);
+  };
   // Columns through the physics as they are published, a step of stream_step_ columns at a
   // time (or whatever is left once the frame is complete); packets out as their columns are
   // final.
@@ -183,12 +191,22 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink) {
       taken = ready;
     }
     const bool done = progress.complete && taken == columns;
+    if (final_columns > encoded && encoded == 0) {
+      // A frame admitted while arriving is judged again, now that its input is complete, if
+      // nothing of it has left yet: the sender's schedule may have moved on meanwhile.
+      if (done && settings_.pace == Pace::kRealtime && !admit_in_time(hits, true)) {
+        free_frames_.push(&frame);
+        return;
+      }
+      begin_output();
+    }
     if (done) {
       sink.frame_input_done_ns = hits.input_done_ns;
+      arrival_estimate_s_ = static_cast<double>(hits.input_done_ns - hits.input_begun_ns) * 1e-9;
       free_frames_.push(&frame);  // the input refills it at once: nothing below reads it
     }
     if (final_columns > encoded) {
-      encoder_->encode_columns(returns_, start, final_columns, out);
+      encoder_->encode_columns(returns_, start, final_columns, *out);
       encoded = final_columns;
     }
     if (done) break;

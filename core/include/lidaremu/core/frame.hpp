@@ -51,10 +51,11 @@ struct FrameHits {
   std::uint32_t pose_column = 0;
   Eigen::Isometry3d world_from_sensor = Eigen::Isometry3d::Identity();
   Weather weather;
-  // Monotonic nanoseconds: when the frame's input was complete (the kernel's arrival time of the
-  // datagram that completed it; when the idle timeout or the stop ended it, then) and when the
-  // input thread, having read it, handed it to the physics. The daemon's real-time admission and
-  // its frame ages use them.
+  // Monotonic nanoseconds: when the frame's first datagram reached the host, when its input was
+  // complete (the kernel's arrival time of the datagram that completed it; when the idle timeout
+  // or the stop ended it, then) and when the input thread, having read it, handed it on whole.
+  // The daemon's real-time admission and its frame ages use them.
+  std::int64_t input_begun_ns = 0;
   std::int64_t input_done_ns = 0;
   std::int64_t handed_on_ns = 0;
   std::vector<float> x, y, z, nx, ny, nz;

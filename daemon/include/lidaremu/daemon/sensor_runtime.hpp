@@ -182,6 +182,7 @@ class SensorRuntime {
   core::MotionEstimator motion_;  // from the engine's sensor poses, for the IMU
   std::optional<double> last_frame_start_;
   std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
+  double arrival_estimate_s_ = 0;   // how long the last complete frame took to arrive
 
   // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
   // packet it anchored on (NaN until it has).
