@@ -230,6 +230,48 @@ TEST_CASE("A beam across the seam of the turn does not split the frame again",
   CHECK(wraps == 1);  // the turn ended once, at the first column-0 beam
 }
 
+TEST_CASE("Raw rows stream: a beam of a column the physics may have taken is refused as late",
+          "[protocol][raw][hostile]") {
+  // The daemon streams a raw frame into the physics up to a couple of columns behind the
+  // furthest column the engine has reached (complete_columns, then seal_below); a beam of an
+  // earlier column can no longer be stored (its column may be in the physics), so it is
+  // refused and counted, never written.
+  const Glue g = demo_rays("vlp16", 1);
+  const core::BeamGeometry geometry(g.pattern);
+  constexpr std::size_t kChannels = 16;
+  const auto beams_of = [&](std::size_t first_column, std::size_t last_column) {
+    std::vector<float> rows;
+    for (std::size_t c = first_column; c <= last_column; ++c) {
+      for (std::size_t ch = 0; ch < kChannels; ++ch) {
+        const float* row = &g.rows[(c * kChannels + ch) * 7];
+        if (row[6] != 0) rows.insert(rows.end(), row, row + 7);
+      }
+    }
+    return rows;
+  };
+  protocol::RawRowAssembler assembler(geometry, 7, g.layout);
+  core::FrameHits frame = empty_frame(g);
+  core::FrameHits* current = &frame;
+  const auto engine = *protocol::engine_conventions("ros");
+  const auto send = [&](const std::vector<float>& rows) {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(rows.data());
+    return assembler.store({bytes, rows.size() * sizeof(float)}, engine, materials(), current,
+                           [] { FAIL("no new turn here"); });
+  };
+  const auto in_order = beams_of(100, 109);
+  CHECK(send(in_order).stored == in_order.size() / 7);
+  CHECK(assembler.complete_columns() == 108);  // columns 108 and 109 still open
+  assembler.seal_below(assembler.complete_columns());
+  const auto early = beams_of(105, 105);
+  REQUIRE(!early.empty());
+  const auto late = send(early);
+  CHECK(late.late == early.size() / 7);
+  CHECK(late.stored == 0);
+  const auto open = beams_of(108, 108);
+  CHECK(send(open).stored == open.size() / 7);
+}
+
 TEST_CASE("raw8: a NaN or infinite angle is counted, its path dropped",
           "[protocol][raw][hostile]") {
   // The audit: raw8 rows with a NaN theta were not counted.

@@ -20,11 +20,11 @@ namespace {
 struct Case {
   const char* name;
   const char* model;
-  int columns;  // Ouster: columns per frame; Velodyne: 0 (600 rpm)
-  PhysicsMode mode;
-  int rays = 1;
-  bool all_retroreflective = false;  // every surface blooms
   double rain_mm_per_h = 0;
+  int columns = 0;  // Ouster: columns per frame; Velodyne: 0 (600 rpm)
+  int rays = 1;
+  PhysicsMode mode = PhysicsMode::kDefault;
+  bool all_retroreflective = false;  // every surface blooms
   EchoMode echoes = EchoMode::kStrongest;
   OusterProfile profile = OusterProfile::kLegacy;
 };
@@ -108,13 +108,24 @@ std::unique_ptr<Encoder> encoder_of(const Case& c, const ScanPattern& pattern) {
 }
 
 const Case kCases[] = {
-    {"VLP-16, default chain, rain", "vlp16", 0, PhysicsMode::kDefault, 1, false, 10},
-    {"OS1-64 1024x10, default chain", "os1-64", 1024, PhysicsMode::kDefault},
-    {"OS1-32 512x10, every surface blooms, 5 rays, rain, two echoes", "os1-32", 512,
-     PhysicsMode::kDefault, 5, true, 25, EchoMode::kTwoStrongest, OusterProfile::kRng19Dual},
-    {"VLS-128 dual, every surface blooms", "vls128", 0, PhysicsMode::kDefault, 1, true, 0,
-     EchoMode::kDual},
-    {"OS1-128 1024x10, ideal (no frame stage)", "os1-128", 1024, PhysicsMode::kIdeal},
+    {.name = "VLP-16, default chain, rain", .model = "vlp16", .rain_mm_per_h = 10},
+    {.name = "OS1-64 1024x10, default chain", .model = "os1-64", .columns = 1024},
+    {.name = "OS1-32 512x10, every surface blooms, 5 rays, rain, two echoes",
+     .model = "os1-32",
+     .rain_mm_per_h = 25,
+     .columns = 512,
+     .rays = 5,
+     .all_retroreflective = true,
+     .echoes = EchoMode::kTwoStrongest,
+     .profile = OusterProfile::kRng19Dual},
+    {.name = "VLS-128 dual, every surface blooms",
+     .model = "vls128",
+     .all_retroreflective = true,
+     .echoes = EchoMode::kDual},
+    {.name = "OS1-128 1024x10, ideal (no frame stage)",
+     .model = "os1-128",
+     .columns = 1024,
+     .mode = PhysicsMode::kIdeal},
 };
 
 }  // namespace

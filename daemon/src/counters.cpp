@@ -8,6 +8,7 @@ void SensorCounters::add_rows(const protocol::RowCounts& r) {
   rows_non_finite += r.non_finite;
   rows_unknown_material += r.unknown_material;
   rows_out_of_range += r.out_of_range;
+  rows_late += r.late;
 }
 
 void store_max(Counter& c, std::uint64_t value) {

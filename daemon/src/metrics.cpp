@@ -44,6 +44,10 @@ const std::vector<Family>& sensor_families() {
       {"lidaremu_rows_out_of_range_total", "counter",
        "Rows refused as absurd (a range beyond 100 km or under 1 mm, a normal of length 0).",
        [](const SensorSnapshot& s) { return of(s.counters->rows_out_of_range); }},
+      {"lidaremu_rows_late_total", "counter",
+       "Raw rows refused: their beam's column was more than two behind the furthest of the "
+       "turn, so the physics may already have taken it.",
+       [](const SensorSnapshot& s) { return of(s.counters->rows_late); }},
       {"lidaremu_batches_stale_total", "counter",
        "Batches for a frame already submitted (late or repeated).",
        [](const SensorSnapshot& s) { return of(s.counters->batches_stale); }},

@@ -233,15 +233,15 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
           bad);
     }
   }
+  const auto& hits = current_->hits;
+  while (current_ready_ < hits.shape.columns && hits.column_received[current_ready_]) {
+    ++current_ready_;
+  }
   publish_current();
   if (current_->hits.columns_received == current_->hits.shape.columns) submit_current();
 }
 
 void SensorRuntime::publish_current() {
-  const auto& hits = current_->hits;
-  while (current_ready_ < hits.shape.columns && hits.column_received[current_ready_]) {
-    ++current_ready_;
-  }
   if (!current_handed_on_) {
     ready_frames_.push(current_);
     current_handed_on_ = true;
@@ -255,8 +255,6 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     return;
   }
   if (!current_) current_ = acquire_frame(raw_frame_counter_++);
-  // Raw rows carry no column: a beam may land anywhere in its frame, so the frame is handed on
-  // when complete.
   core::FrameHits* hits = &current_->hits;
   const auto rows = raw_->store(datagram, settings_.engine, materials_, hits, [&] {
     submit_current();
@@ -264,6 +262,18 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     hits = &current_->hits;
   });
   counters_.add_rows(rows);
+  if (rows.late > 0 && worth_logging(counters_.rows_late)) {
+    spdlog::warn(
+        "sensor {}: frame {}: {} raw rows of beams more than {} columns behind the turn's "
+        "furthest refused: the physics may have taken their columns (engines send a turn's beams "
+        "in column order) ({} so far)",
+        settings_.name, current_->hits.frame_number, rows.late,
+        protocol::RawRowAssembler::kOpenColumns, counters_.rows_late.load());
+  }
+  // Raw rows carry no column: a column is in once the engine is a few columns further on.
+  current_ready_ = std::max(current_ready_, raw_->complete_columns());
+  raw_->seal_below(current_ready_);
+  if (current_->hits.columns_received > 0) publish_current();
 }
 
 void SensorRuntime::refresh_weather() {

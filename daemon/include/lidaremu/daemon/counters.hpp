@@ -36,6 +36,7 @@ struct SensorCounters {
   Counter rows_non_finite{0};
   Counter rows_unknown_material{0};
   Counter rows_out_of_range{0};
+  Counter rows_late{0};
   std::array<Counter, static_cast<std::size_t>(protocol::BatchError::kCount)> rejected{};
   Counter batches_stale{0};
   Counter batches_repeated{0};

@@ -106,8 +106,8 @@ class SensorRuntime {
   void on_control(std::span<const std::uint8_t> datagram);
   std::uint64_t kernel_drops_at_close_ = 0;
   StreamedFrame* acquire_frame(std::uint32_t frame_number);
-  // Framed input: after a batch is stored, publishes the columns now in to the processing
-  // thread (the first batch hands the frame on).
+  // After a datagram is stored: publishes the columns now in (current_ready_) to the
+  // processing thread (the first datagram hands the frame on).
   void publish_current();
   void submit_current();
   void log_rejection(protocol::BatchError e);

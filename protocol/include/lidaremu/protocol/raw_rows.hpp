@@ -39,12 +39,25 @@ class RawRowAssembler {
 
   // Calls on_wrap() before storing a beam that steps forward across the turn's seam (from a
   // column to a smaller one less than half a turn ahead, circularly): the engine started its
-  // next revolution.
+  // next revolution. A beam of a column below the sealed ones (seal_below) is refused and
+  // counted as late.
   template <typename OnWrap>
   RowCounts store(std::span<const std::uint8_t> datagram, const EngineConventions& engine,
                   const core::MaterialTable& materials, core::FrameHits*& frame, OnWrap&& on_wrap);
 
-  void reset() { last_column_ = -1; }
+  void reset() {
+    last_column_ = -1;
+    sealed_ = 0;
+  }
+  // The columns of the frame being filled that are in for good: those more than kOpenColumns
+  // behind the furthest column stored (an engine sends a turn's beams in column order; a
+  // column's beams may span datagrams). The frame streams into the physics up to there.
+  static constexpr long kOpenColumns = 2;
+  [[nodiscard]] std::uint32_t complete_columns() const {
+    return static_cast<std::uint32_t>(std::max(0L, last_column_ - kOpenColumns + 1));
+  }
+  // Beams of columns below `column` are refused from now on (until the next turn).
+  void seal_below(std::uint32_t column) { sealed_ = column; }
 
  private:
   struct Hit {
@@ -69,6 +82,7 @@ class RawRowAssembler {
   int floats_per_row_;
   core::HitLayout layout_;
   long last_column_ = -1;
+  std::uint32_t sealed_ = 0;  // beams of the current turn's columns below this are late
   // One datagram's worth, sized once (the hot path does not allocate).
   std::size_t max_beams_;
   std::vector<Hit> hits_;                      // rows_per_beam() per beam of the datagram
@@ -98,9 +112,20 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
     } else {
       const long forward = (column - last_column_ + turn) % turn;
       if (forward <= half_turn) {
-        if (column < last_column_) on_wrap();
+        if (column < last_column_) {
+          on_wrap();
+          sealed_ = 0;
+        }
         last_column_ = column;
       }
+    }
+    if (index.column < sealed_) {
+      for (std::size_t row = 0; row < rows_per_beam(); ++row) {
+        if (beam_hits[row].material == 0) continue;
+        --counts.stored;  // counted when converted
+        ++counts.late;
+      }
+      continue;
     }
     core::FrameHits& f = *frame;
     const std::size_t beam = f.shape.beam(index.column, index.channel);

@@ -81,6 +81,7 @@ struct RowCounts {
   std::uint64_t non_finite = 0;        // NaN or infinity anywhere in the row
   std::uint64_t unknown_material = 0;  // id not in the material table
   std::uint64_t out_of_range = 0;      // |p| beyond any sensor's reach, or a zero normal
+  std::uint64_t late = 0;  // raw rows: a beam of a column the physics may already have taken
 };
 
 // One row, checked and converted; false when rejected (and counted).
