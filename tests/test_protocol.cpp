@@ -364,6 +364,25 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   }
   CHECK(refused == 60);
   CHECK(t == Approx(8.03));
+  // Let through for the silence: a frame streamed in goes through whatever it is predicted when
+  // complete (judged again, it would be refused, and the sensor would never send again).
+  CHECK(silent.last_was_probe());
+  daemon::FrameAdmission fresh(p, p);
+  CHECK(fresh.admit(5.0, 5.0, 0.0, std::nullopt));
+  CHECK_FALSE(fresh.last_was_probe());
+
+  // Judged again once complete and through the physics: what the physics took counts as the
+  // frame's own work (the first frame of a ThreadSanitizer build: no estimate yet, physics of
+  // five periods, all of it while the frame arrived) ...
+  daemon::FrameAdmission rejudged(p, p);
+  CHECK(rejudged.admit(10.0, 10.0, 0.0, std::nullopt));
+  CHECK(rejudged.still_in_time(10.55, 10.05, 0.5, std::nullopt));
+  // ... but a frame that would leave late goes, and its admission with it: silence counts on
+  // from the frame before, so the probe still comes thirty periods after that one.
+  CHECK(rejudged.admit(12.0, 12.0, 0.0, std::nullopt));
+  CHECK_FALSE(rejudged.still_in_time(12.5, 12.05, 0.01, std::nullopt));
+  CHECK(rejudged.admit(13.01, 12.0, 0.0, std::nullopt));
+  CHECK(rejudged.last_was_probe());
   // The same when even the first frames are late (seen under ThreadSanitizer: a sensor
   // reinitialised through its API found a second of input waiting and never sent a packet):
   // silence counts from the first frame offered.

@@ -36,8 +36,20 @@ bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s
   if (!silent_since_s_) silent_since_s_ = now_s;
   const bool silent_too_long = now_s - *silent_since_s_ >= kProbeAfterPeriods * period_s_;
   if (!in_time && !silent_too_long) return false;
+  silent_before_s_ = silent_since_s_;
   silent_since_s_ = now_s;
+  last_was_probe_ = !in_time;
   return true;
+}
+
+bool FrameAdmission::still_in_time(double now_s, double input_done_s, double physics_s,
+                                   std::optional<double> first_packet_due_s) {
+  const double own_work_s = std::max(estimate_s_, physics_s);
+  const double bound_s =
+      std::max(kFreshPeriods * period_s_, own_work_s + margin_s_ + (1 + kWaitPeriods) * period_s_);
+  if (last_packet_s(now_s, first_packet_due_s) <= input_done_s + bound_s) return true;
+  silent_since_s_ = silent_before_s_;
+  return false;
 }
 
 void FrameAdmission::processed(double seconds, double now_s,

@@ -115,6 +115,27 @@ bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete) {
   return false;
 }
 
+bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns) {
+  if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
+  const double now = steady_s(Clock::now());
+  const double input_done =
+      steady_s(Clock::time_point{std::chrono::nanoseconds(frame.input_done_ns)});
+  const auto due = first_packet_due_s(next_frame_start(frame));
+  if (admission_.still_in_time(now, input_done, static_cast<double>(physics_ns) * 1e-9, due)) {
+    return true;
+  }
+  ++counters_.frames_dropped;
+  ++counters_.frames_dropped_late;
+  if (worth_logging(counters_.frames_dropped_late)) {
+    spdlog::warn(
+        "sensor {}: processing is behind real time; dropped frame {} before sending it: its "
+        "input was complete {:.0f} ms ago and the sender is behind ({} so far)",
+        settings_.name, frame.frame_number, (now - input_done) * 1e3,
+        counters_.frames_dropped_late.load());
+  }
+  return false;
+}
+
 void SensorRuntime::warm_up() {
   pipeline_.warm_up({static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                      static_cast<std::uint16_t>(settings_.model->channels)});
@@ -130,22 +151,27 @@ void SensorRuntime::process_loop() {
     if (!frame) break;
     // In real time a frame leaves only if it can still leave fresh: one that waited behind
     // others, or that the sender could not carry in time, is dropped whole before its physics.
+    bool judge_when_complete = false;
     if (realtime) {
       PhysicsGate::Pass pass(PhysicsGate::shared());
-      if (!admit_in_time(frame->hits, frame->progress().complete)) {
+      const bool complete = frame->progress().complete;
+      if (!admit_in_time(frame->hits, complete)) {
         pass.release();
         free_frames_.push(frame);  // the input may still be filling it: it refills it after
         continue;
       }
+      // A frame admitted on a prediction while it arrives is judged again once complete; one
+      // let through for the sensor's silence (the probe) goes through whatever it predicts.
+      judge_when_complete = !complete && !admission_.last_was_probe();
     }
-    process_frame(*frame, sink);  // hands the frame back to the input
+    process_frame(*frame, sink, judge_when_complete);  // hands the frame back to the input
   }
   frames_ended_ = true;
   encoder_->flush(sink);
   ready_slots_.push(nullptr);
 }
 
-void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink) {
+void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink, bool judge_when_complete) {
   const core::FrameHits& hits = frame.hits;
   const std::uint32_t columns = hits.shape.columns;
   // What the input thread wrote before handing the frame on: its number, weather, pose and
@@ -194,7 +220,7 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink) {
     if (final_columns > encoded && encoded == 0) {
       // A frame admitted while arriving is judged again, now that its input is complete, if
       // nothing of it has left yet: the sender's schedule may have moved on meanwhile.
-      if (done && settings_.pace == Pace::kRealtime && !admit_in_time(hits, true)) {
+      if (done && judge_when_complete && !still_in_time(hits, physics_ns)) {
         free_frames_.push(&frame);
         return;
       }

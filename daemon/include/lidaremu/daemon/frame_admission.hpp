@@ -56,6 +56,15 @@ class FrameAdmission {
   // on input_lag_s later, goes through the physics; a frame refused is the caller's to drop.
   bool admit(double now_s, double input_done_s, double input_lag_s,
              std::optional<double> first_packet_due_s);
+  // Whether the last frame admitted was let through for the silence alone (predicted late).
+  [[nodiscard]] bool last_was_probe() const { return last_was_probe_; }
+  // A frame admitted while it was still arriving, judged again once complete and through its
+  // physics (physics_s: what that took, counted as its own work like the estimate): whether its
+  // last packet, handed to the sender at now_s, still leaves within the bound of its input.
+  // When not, it is the caller's to drop, and its admission is undone: the silence that lets a
+  // frame through counts on from before it.
+  bool still_in_time(double now_s, double input_done_s, double physics_s,
+                     std::optional<double> first_packet_due_s);
   // An admitted frame was processed in `seconds` and its packets handed to the sender at now_s:
   // the estimate learns, and the sender is busy until the frame's last packet leaves.
   void processed(double seconds, double now_s, std::optional<double> first_packet_due_s);
@@ -77,8 +86,10 @@ class FrameAdmission {
   double margin_s_;
   double estimate_s_ = 0;
   bool estimated_ = false;
-  double sender_busy_until_s_ = 0;        // predicted time the last packet handed on leaves
-  std::optional<double> silent_since_s_;  // the last admission, or the first frame offered
+  double sender_busy_until_s_ = 0;         // predicted time the last packet handed on leaves
+  std::optional<double> silent_since_s_;   // the last admission, or the first frame offered
+  std::optional<double> silent_before_s_;  // silent_since_s_ before the last admission
+  bool last_was_probe_ = false;
 };
 
 }  // namespace lidaremu::daemon

@@ -118,8 +118,12 @@ class SensorRuntime {
   // dropped whole and counted. Once the input has stopped, everything accepted is processed.
   // A frame still arriving (not complete) is judged from now.
   bool admit_in_time(const core::FrameHits& frame, bool complete);
-  // Runs the physics on the frame's columns as they are published, encoding what is final.
-  void process_frame(StreamedFrame& frame, QueueSink& sink);
+  // A frame admitted while arriving, judged again once complete and through the physics.
+  bool still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns);
+  // Runs the physics on the frame's columns as they are published, encoding what is final;
+  // judge_when_complete: the real-time admission judges the frame again once it is complete,
+  // before any of it is sent.
+  void process_frame(StreamedFrame& frame, QueueSink& sink, bool judge_when_complete);
   // When the sender's schedule has the first packet of a frame starting at sensor_time_s
   // (steady-clock seconds; none before the sender has anchored its schedule).
   [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
