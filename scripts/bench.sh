@@ -20,6 +20,9 @@ run "$bench" --sensor os1-128:2048x10 --rays-per-beam 5 --seconds "$seconds" --c
 run "$bench" --sensor os1-128:2048x10 --physics ideal --seconds "$seconds" --ceiling-seconds 0
 run "$micro" --benchmark_filter=stage/blooming/os1-32
 run "$bench" --sensor os1-128:1024x10 --in-flight 1 --seconds "$seconds" --ceiling-seconds 0
+# Streamed frames: each frame's datagrams spread over its period (as an engine sends them), the
+# output as fast as possible: last datagram to last packet.
+run "$bench" --sensor os1-128:1024x10 --rate 2 --seconds "$seconds" --ceiling-seconds 0
 eight=()
 for _ in 1 2 3 4; do eight+=(--sensor os1-128:2048x10); done
 for _ in 1 2 3 4; do eight+=(--sensor vls128::dual); done
