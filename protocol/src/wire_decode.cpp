@@ -231,7 +231,9 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
     const Eigen::Isometry3d world_from_sensor =
         engine.pose(batch.pose_position, batch.pose_orientation);
     world_to_sensor = world_from_sensor.inverse();
-    if (!frame.has_pose) {
+    // The frame's pose comes with its first batch, as its weather and simulation time do: the
+    // daemon's physics starts on the frame then, and reads it while later batches arrive.
+    if (!frame.has_pose && frame.columns_received == 0) {
       frame.has_pose = true;
       frame.pose_column = batch.first_column;
       frame.world_from_sensor = world_from_sensor;

@@ -45,8 +45,8 @@ struct FrameHits {
   std::uint32_t frame_number = 0;
   std::uint64_t sim_time_ns = 0;  // simulation time of column 0
   bool has_sim_time = false;
-  // Where the engine placed the sensor (ROS convention), from the frame's first world-frame
-  // batch, whose first column is pose_column: the IMU's motion follows these poses.
+  // Where the engine placed the sensor (ROS convention), from the frame's first batch when it is
+  // in world frame (its first column is pose_column): the IMU's motion follows these poses.
   bool has_pose = false;
   std::uint32_t pose_column = 0;
   Eigen::Isometry3d world_from_sensor = Eigen::Isometry3d::Identity();
