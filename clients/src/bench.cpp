@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench_host.hpp"
 #include "bench_packets.hpp"
 #include "lidaremu/clients/daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
@@ -36,108 +37,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration<double>(t - t0).count();
-}
-
-// A UDP socket on 127.0.0.1:0 with a large receive buffer.
-class UdpSink {
- public:
-  UdpSink() {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-    if (fd_ < 0) throw std::runtime_error("socket failed");
-    const int buffer = 64 << 20;
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("bind failed");
-    }
-    socklen_t length = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length);  // NOLINT: the socket API
-    port_ = ntohs(addr.sin_port);
-  }
-  ~UdpSink() { ::close(fd_); }
-  UdpSink(const UdpSink&) = delete;
-  UdpSink& operator=(const UdpSink&) = delete;
-  [[nodiscard]] int fd() const { return fd_; }
-  [[nodiscard]] std::string url() const { return "udp://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-};
-
-// Receives everything waiting on fd in batches; calls on_datagram(bytes) for each.
-template <typename OnDatagram>
-void drain_socket(int fd, std::vector<std::uint8_t>& scratch, OnDatagram&& on_datagram) {
-  constexpr int kBatch = 32;
-  constexpr std::size_t kSize = 65536;
-  scratch.resize(kBatch * kSize);
-  std::array<mmsghdr, kBatch> messages{};
-  std::array<iovec, kBatch> vectors{};
-  for (;;) {
-    for (int i = 0; i < kBatch; ++i) {
-      vectors[i] = {scratch.data() + i * kSize, kSize};
-      messages[i] = {};
-      messages[i].msg_hdr.msg_iov = &vectors[i];
-      messages[i].msg_hdr.msg_iovlen = 1;
-    }
-    const int n = ::recvmmsg(fd, messages.data(), kBatch, MSG_DONTWAIT, nullptr);
-    if (n <= 0) return;
-    for (int i = 0; i < n; ++i) {
-      on_datagram(std::span<const std::uint8_t>(scratch.data() + i * kSize, messages[i].msg_len));
-    }
-    if (n < kBatch) return;
-  }
-}
-
-struct KernelUdpCounters {
-  std::uint64_t in_errors = 0;
-  std::uint64_t rcvbuf_errors = 0;
-};
-
-// /proc/net/snmp's Udp line: host-wide, so other traffic during the run counts too.
-KernelUdpCounters read_kernel_udp_counters() {
-  std::ifstream in("/proc/net/snmp");
-  std::string names, values;
-  while (std::getline(in, names)) {
-    if (names.rfind("Udp:", 0) != 0) continue;
-    std::getline(in, values);
-    std::istringstream n(names), v(values);
-    KernelUdpCounters c;
-    for (std::string name, value; n >> name && v >> value;) {
-      if (name == "InErrors") c.in_errors = std::stoull(value);
-      if (name == "RcvbufErrors") c.rcvbuf_errors = std::stoull(value);
-    }
-    return c;
-  }
-  return {};
-}
-
-// User plus system CPU seconds of a process, from /proc/PID/stat.
-double process_cpu_s(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  std::getline(in, stat);
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-double self_cpu_s() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 // One sensor's load and what came back.

@@ -1,0 +1,76 @@
+#include "bench_host.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace lidaremu::clients {
+
+UdpSink::UdpSink() {
+  fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+  if (fd_ < 0) throw std::runtime_error("socket failed");
+  const int buffer = 64 << 20;
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd_);
+    throw std::runtime_error("bind failed");
+  }
+  socklen_t length = sizeof addr;
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length);  // NOLINT: the socket API
+  port_ = ntohs(addr.sin_port);
+}
+
+UdpSink::~UdpSink() { ::close(fd_); }
+
+// /proc/net/snmp's Udp line: host-wide, so other traffic during the run counts too.
+KernelUdpCounters read_kernel_udp_counters() {
+  std::ifstream in("/proc/net/snmp");
+  std::string names, values;
+  while (std::getline(in, names)) {
+    if (names.rfind("Udp:", 0) != 0) continue;
+    std::getline(in, values);
+    std::istringstream n(names), v(values);
+    KernelUdpCounters c;
+    for (std::string name, value; n >> name && v >> value;) {
+      if (name == "InErrors") c.in_errors = std::stoull(value);
+      if (name == "RcvbufErrors") c.rcvbuf_errors = std::stoull(value);
+    }
+    return c;
+  }
+  return {};
+}
+
+// User plus system CPU seconds of a process, from /proc/PID/stat.
+double process_cpu_s(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double self_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+}  // namespace lidaremu::clients

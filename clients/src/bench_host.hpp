@@ -1,0 +1,65 @@
+#pragma once
+// What lidaremu-bench reads off the host (bench_host.cpp), for bench.cpp: a loopback UDP sink
+// and its batched receive, the kernel's UDP counters, CPU time of the daemon and of the bench.
+#include <sys/socket.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lidaremu::clients {
+
+// A UDP socket on 127.0.0.1:0 with a large receive buffer.
+class UdpSink {
+ public:
+  UdpSink();
+  ~UdpSink();
+  UdpSink(const UdpSink&) = delete;
+  UdpSink& operator=(const UdpSink&) = delete;
+  [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] std::string url() const { return "udp://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+// Receives everything waiting on fd in batches; calls on_datagram(bytes) for each.
+template <typename OnDatagram>
+void drain_socket(int fd, std::vector<std::uint8_t>& scratch, OnDatagram&& on_datagram) {
+  constexpr int kBatch = 32;
+  constexpr std::size_t kSize = 65536;
+  scratch.resize(kBatch * kSize);
+  std::array<mmsghdr, kBatch> messages{};
+  std::array<iovec, kBatch> vectors{};
+  for (;;) {
+    for (int i = 0; i < kBatch; ++i) {
+      vectors[i] = {scratch.data() + i * kSize, kSize};
+      messages[i] = {};
+      messages[i].msg_hdr.msg_iov = &vectors[i];
+      messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int n = ::recvmmsg(fd, messages.data(), kBatch, MSG_DONTWAIT, nullptr);
+    if (n <= 0) return;
+    for (int i = 0; i < n; ++i) {
+      on_datagram(std::span<const std::uint8_t>(scratch.data() + i * kSize, messages[i].msg_len));
+    }
+    if (n < kBatch) return;
+  }
+}
+
+struct KernelUdpCounters {
+  std::uint64_t in_errors = 0;
+  std::uint64_t rcvbuf_errors = 0;
+};
+
+// /proc/net/snmp's Udp line: host-wide, so other traffic during the run counts too.
+KernelUdpCounters read_kernel_udp_counters();
+// User plus system CPU seconds of a process, from /proc/PID/stat.
+double process_cpu_s(int pid);
+// The bench's own.
+double self_cpu_s();
+
+}  // namespace lidaremu::clients
