@@ -20,6 +20,10 @@ Pipeline::Pipeline(const ScanPattern& pattern, const MaterialTable& materials,
     stages_.push_back({row, row->make(setup)});
     system_constant_ = std::max(system_constant_, stages_.back().stage->system_constant());
   }
+  frame_stage_ = static_cast<std::size_t>(
+      std::find_if(stages_.begin(), stages_.end(),
+                   [](const ChainLink& link) { return link.row->whole_frame; }) -
+      stages_.begin());
 }
 
 std::vector<std::string_view> Pipeline::stage_names() const {
@@ -75,14 +79,10 @@ void Pipeline::begin_stages(std::size_t first, std::size_t last, const FrameHits
   for (std::size_t k = first; k < last; ++k) {
     stages_[k].stage->begin_frame(hits, s.constants, s.params, s.base);
   }
-  s.frame_stage = static_cast<std::size_t>(
-      std::find_if(stages_.begin(), stages_.end(),
-                   [](const ChainLink& link) { return link.row->whole_frame; }) -
-      stages_.begin());
   const bool pattern_sized =
       hits.shape.columns == static_cast<std::uint32_t>(geometry_.pattern().columns_per_frame);
-  s.reach = s.frame_stage < stages_.size() && pattern_sized
-                ? stages_[s.frame_stage].stage->column_reach()
+  s.reach = frame_stage_ < stages_.size() && pattern_sized
+                ? stages_[frame_stage_].stage->column_reach()
                 : -1;
   const auto reach = static_cast<std::uint32_t>(std::max(s.reach, 0));
   s.before_done = 0;
@@ -97,7 +97,7 @@ std::uint32_t Pipeline::advance(const FrameHits& hits, std::uint32_t received, F
   if (s.finished) return columns;
   received = std::min(received, columns);
   const std::size_t all = stages_.size();
-  const std::size_t fs = s.frame_stage;
+  const std::size_t fs = frame_stage_;
   if (fs == all) {  // no frame stage: every stage as the columns come
     if (received > s.after_done) {
       run_columns(0, all, s.after_done, received, hits, out);

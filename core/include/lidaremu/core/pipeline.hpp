@@ -82,7 +82,6 @@ class Pipeline {
     PhysicsParams params;
     FrameConstants constants{physics::BeamCone(0, 0)};
     DrawKey base;
-    std::size_t frame_stage = 0;    // its index; stages_.size() when the chain has none
     int reach = -1;                 // the frame stage's column reach (-1: the whole frame)
     std::uint32_t before_done = 0;  // columns [0, before_done) went through the stages before
     // Until the frame is in, the frame stage runs on [reach, frame_done) and the stages after it
@@ -92,6 +91,7 @@ class Pipeline {
     bool finished = false;
   };
   Streamed streamed_;
+  std::size_t frame_stage_ = 0;  // the chain's frame stage; stages_.size() when it has none
   BeamGeometry geometry_;
   const MaterialTable& materials_;
   PipelineSettings settings_;

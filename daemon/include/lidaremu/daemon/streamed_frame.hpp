@@ -22,7 +22,10 @@ class StreamedFrame {
   };
 
   // Input thread, before the frame is handed on: nothing published yet.
-  void restart() { progress_.store(0, std::memory_order_relaxed); }
+  void restart() {
+    progress_.store(0, std::memory_order_relaxed);
+    woken_at_ = 0;
+  }
   // Input thread: columns [0, ready) are stored and will not change. Wakes the processing
   // thread only every `wake_every` columns, so that a frame of many small datagrams does not
   // wake it for each.
@@ -37,7 +40,6 @@ class StreamedFrame {
   void complete() {
     progress_.fetch_or(kComplete, std::memory_order_release);
     progress_.notify_one();
-    woken_at_ = 0;
   }
   // Processing thread.
   [[nodiscard]] Progress progress() const {
