@@ -2,12 +2,17 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/daemon/frame_admission.hpp"
 #include "lidaremu/daemon/frame_order.hpp"
+#include "lidaremu/daemon/physics_gate.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 
@@ -307,7 +312,7 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
           "[daemon][overload]") {
   // A 10 Hz sensor with the default pacing margin (one frame period): a frame processed at once
   // leaves its last packet margin + period after it is ready, 2 periods; the bound is 3.
-  constexpr double p = 0.1;
+  const double p = 0.1;
   daemon::FrameAdmission a(p, p);
   CHECK(a.predicted_last_packet_s(10.0, std::nullopt) == Approx(10.0 + 2 * p));
   CHECK(a.admit(10.0, 10.0, 0.0, std::nullopt));
@@ -409,7 +414,7 @@ TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh,
   // frame per period, so about half the frames must go. Walk the frames through the admission as
   // the processing thread does, the sender's schedule contiguous (the wall clock's sensor time
   // moves one period per frame sent).
-  constexpr double p = 0.1, physics = 0.01;
+  const double p = 0.1, physics = 0.01;
   daemon::FrameAdmission a(p, p);
   std::optional<double> next_due;  // the sender's schedule for the next frame's first packet
   int admitted = 0;
@@ -428,6 +433,59 @@ TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh,
   CHECK(admitted == Approx(frames / 2).margin(frames / 20));
 }
 
+TEST_CASE("The physics gate serves the oldest frame first, whenever it asked",
+          "[daemon][overload]") {
+  // A streamed frame asks for the gate once per step. While a younger frame holds the gate, the
+  // older frame's next step and two still younger frames' first steps wait: the older frame goes
+  // first although it asked last, then the others in the order of their tickets.
+  daemon::PhysicsGate gate;
+  const auto older = gate.draw_ticket();
+  const auto holder = gate.draw_ticket();
+  const auto young = gate.draw_ticket();
+  const auto youngest = gate.draw_ticket();
+  std::mutex order_mutex;
+  std::vector<daemon::PhysicsGate::Ticket> served;
+  const auto step = [&](daemon::PhysicsGate::Ticket t) {
+    const daemon::PhysicsGate::Pass pass(gate, t);
+    const std::lock_guard lock(order_mutex);
+    served.push_back(t);
+  };
+  std::vector<std::thread> steps;
+  {
+    daemon::PhysicsGate::Pass held(gate, holder);
+    for (const auto t : {youngest, young, older}) {
+      const int before = gate.waiting();
+      steps.emplace_back(step, t);
+      while (gate.waiting() == before) std::this_thread::yield();  // it waits behind the holder
+    }
+    held.release();
+    for (auto& s : steps) s.join();
+  }
+  CHECK(served == std::vector<daemon::PhysicsGate::Ticket>{older, young, youngest});
+  CHECK(gate.waiting() == 0);
+  // With nobody waiting, any ticket enters at once.
+  const daemon::PhysicsGate::Pass again(gate, youngest + 10);
+}
+
+TEST_CASE("A frame's admission counts the physics still to come of the frames before it",
+          "[daemon][overload]") {
+  daemon::PhysicsGate gate;
+  std::optional<daemon::PhysicsGate::Commitment> first(std::in_place, gate, gate.draw_ticket());
+  const auto middle = gate.draw_ticket();
+  daemon::PhysicsGate::Commitment second(gate, gate.draw_ticket());
+  const auto last = gate.draw_ticket();
+  first->expect(0.050);
+  second.expect(0.100);
+  second.spend(0.030);
+  CHECK(gate.work_ahead_s(first->ticket()) == 0);  // nothing before the oldest
+  CHECK(gate.work_ahead_s(middle) == Approx(0.050));
+  CHECK(gate.work_ahead_s(last) == Approx(0.120));
+  second.spend(1.0);  // took longer than expected: nothing more to come, never negative
+  CHECK(gate.work_ahead_s(last) == Approx(0.050));
+  first.reset();  // through its physics
+  CHECK(gate.work_ahead_s(last) == 0);
+}
+
 TEST_CASE("A pose absurdly far away is refused, in a Control and in a world-frame batch",
           "[protocol][hostile]") {
   // The audit: a pose of 1e38 made the IMU packets carry -inf.
@@ -440,7 +498,7 @@ TEST_CASE("A pose absurdly far away is refused, in a Control and in a world-fram
   far.pose_position = Eigen::Vector3d(1e6, -2e5, 30);  // a big world, but a world
   CHECK(protocol::decode_control(clients::build_control(far), c) == protocol::BatchError::kNone);
   CHECK(c.pose_position.x() == 1e6);
-  std::vector<float> rows(16 * 7, 0.0f);
+  std::vector<float> rows(std::size_t{16} * 7, 0.0f);
   clients::BatchHeader h{.column_count = 1, .world_frame = true, .position = {3e30f, 0, 0}};
   protocol::BatchView view;
   CHECK(protocol::decode_hit_batch(clients::build_hit_batch(h, rows), view) ==

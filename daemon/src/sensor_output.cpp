@@ -88,16 +88,18 @@ std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) co
   return sensor_time_s + offset;
 }
 
-bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete) {
+bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete,
+                                  double work_ahead_s) {
   if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
   const auto seconds_of = [](std::int64_t ns) {
     return steady_s(Clock::time_point{std::chrono::nanoseconds(ns)});
   };
-  // A frame still arriving is judged as it will be when its input is complete: its arrival
-  // takes as long as the last complete frame's did (from its first datagram to its last).
-  const double now = complete ? steady_s(Clock::now())
-                              : std::max(steady_s(Clock::now()),
-                                         seconds_of(frame.input_begun_ns) + arrival_estimate_s_);
+  // The physics can start once the frames admitted before it are through theirs (they go
+  // first), and, for a frame still arriving, once its input is complete: its arrival takes as
+  // long as the last complete frame's did (from its first datagram to its last).
+  const double free_s = steady_s(Clock::now()) + work_ahead_s;
+  const double now =
+      complete ? free_s : std::max(free_s, seconds_of(frame.input_begun_ns) + arrival_estimate_s_);
   const double input_done = complete ? seconds_of(frame.input_done_ns) : now;
   const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
   const auto due = first_packet_due_s(next_frame_start(frame));
@@ -152,37 +154,43 @@ void SensorRuntime::process_loop() {
     // In real time a frame leaves only if it can still leave fresh: one that waited behind
     // others, or that the sender could not carry in time, is dropped whole before its physics.
     bool judge_when_complete = false;
+    // The frame's place in line for the physics, kept through all its steps.
+    PhysicsGate& gate = PhysicsGate::shared();
+    PhysicsGate::Commitment commitment(gate, gate.draw_ticket());
     if (realtime) {
-      PhysicsGate::Pass pass(PhysicsGate::shared());
+      PhysicsGate::Pass pass(gate, commitment.ticket());
       const bool complete = frame->progress().complete;
-      if (!admit_in_time(frame->hits, complete)) {
+      if (!admit_in_time(frame->hits, complete, gate.work_ahead_s(commitment.ticket()))) {
         pass.release();
         free_frames_.push(frame);  // the input may still be filling it: it refills it after
         continue;
       }
+      commitment.expect(admission_.processing_estimate_s());
       // A frame admitted on a prediction while it arrives is judged again once complete; one
       // let through for the sensor's silence (the probe) goes through whatever it predicts.
       judge_when_complete = !complete && !admission_.last_was_probe();
     }
-    process_frame(*frame, sink, judge_when_complete);  // hands the frame back to the input
+    process_frame(*frame, sink, commitment, judge_when_complete);  // hands it back to the input
   }
   frames_ended_ = true;
   encoder_->flush(sink);
   ready_slots_.push(nullptr);
 }
 
-void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink, bool judge_when_complete) {
+void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
+                                  PhysicsGate::Commitment& commitment, bool judge_when_complete) {
   const core::FrameHits& hits = frame.hits;
   const std::uint32_t columns = hits.shape.columns;
   // What the input thread wrote before handing the frame on: its number, weather, pose and
   // simulation time (from its first batch).
   std::uint64_t physics_ns = 0;
   const auto timed_physics = [&](auto&& work) {
-    PhysicsGate::Pass pass(PhysicsGate::shared());
+    PhysicsGate::Pass pass(PhysicsGate::shared(), commitment.ticket());
     const auto begin = Clock::now();
     work();
-    physics_ns += static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count());
+    const auto step_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin);
+    physics_ns += static_cast<std::uint64_t>(step_ns.count());
+    commitment.spend(std::chrono::duration<double>(step_ns).count());
   };
   timed_physics([&] { pipeline_.begin_frame(hits, returns_); });
   // The output starts with the first final columns: with blooming in the chain, once the frame

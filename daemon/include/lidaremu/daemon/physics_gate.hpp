@@ -1,10 +1,18 @@
 #pragma once
 // The physics' cores are one resource for every sensor of the process (one TBB arena): frames of
 // several sensors processed at once share it, and each then takes as long as all of them
-// together. Under overload that makes every frame late. The gate lets one frame at a time into
-// the physics, first come first served, so each frame has all the cores and takes its own time;
-// a frame's admission by deadline (FrameAdmission) is decided once it holds the gate, when its
-// wait is known, so that frames queued behind others are dropped if they became stale there.
+// together. Under overload that makes every frame late. The gate lets one piece of work at a
+// time into the physics, and the oldest frame first: a frame draws a ticket when it asks to be
+// admitted and keeps it for every step of its physics, so a frame streamed in steps (the
+// processing thread waits for its columns between them) gets the cores back before any younger
+// frame's step whenever it has columns to take, and younger frames use the cores while it waits.
+// Without the kept ticket, eight streamed frames interleaved their steps first come first
+// served, each frame's physics spread over the others', and every frame left older.
+// A frame's admission by deadline (FrameAdmission) is decided once it holds the gate, when its
+// wait is known, so that frames queued behind others are dropped if they became stale there;
+// and since older frames go first, an admitted frame's physics still to come (its commitment)
+// is a wait for every younger frame: admission counts the commitments ahead of a frame.
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -13,13 +21,31 @@ namespace lidaremu::daemon {
 
 class PhysicsGate {
  public:
+  using Ticket = std::uint64_t;
+
+ private:
+  // The waiters and the commitments, each a node on its thread's stack: no allocation, and at
+  // most one of each per sensor.
+  struct Waiter {
+    Ticket ticket;
+    Waiter* next;
+  };
+  struct Committed {
+    Ticket ticket;
+    double remaining_s;
+    Committed* next;
+  };
+
+ public:
   // Holds the gate while alive.
   class Pass {
    public:
-    explicit Pass(PhysicsGate& gate) : gate_(&gate) { gate_->enter(); }
+    Pass(PhysicsGate& gate, Ticket ticket) : gate_(&gate) { gate_->enter(ticket); }
     ~Pass() { release(); }
     Pass(const Pass&) = delete;
     Pass& operator=(const Pass&) = delete;
+    Pass(Pass&&) = delete;
+    Pass& operator=(Pass&&) = delete;
     void release() {
       if (gate_) gate_->leave();
       gate_ = nullptr;
@@ -29,31 +55,117 @@ class PhysicsGate {
     PhysicsGate* gate_;
   };
 
+  // An admitted frame's physics still to come, known to every younger frame's admission. It
+  // lives, on its processing thread's stack, from the frame's admission to its last step.
+  class Commitment {
+   public:
+    Commitment(PhysicsGate& gate, Ticket ticket) : gate_(gate), node_{ticket, 0.0, nullptr} {
+      const std::lock_guard lock(gate_.mutex_);
+      node_.next = gate_.committed_;
+      gate_.committed_ = &node_;
+    }
+    ~Commitment() {
+      const std::lock_guard lock(gate_.mutex_);
+      for (Committed** link = &gate_.committed_; *link != nullptr; link = &(*link)->next) {
+        if (*link == &node_) {
+          *link = node_.next;
+          break;
+        }
+      }
+    }
+    Commitment(const Commitment&) = delete;
+    Commitment& operator=(const Commitment&) = delete;
+    Commitment(Commitment&&) = delete;
+    Commitment& operator=(Commitment&&) = delete;
+
+    [[nodiscard]] Ticket ticket() const { return node_.ticket; }
+    // The frame's physics is expected to take this long (its sensor's running estimate).
+    void expect(double seconds) {
+      const std::lock_guard lock(gate_.mutex_);
+      node_.remaining_s = seconds;
+    }
+    // A step of it took this long.
+    void spend(double seconds) {
+      const std::lock_guard lock(gate_.mutex_);
+      node_.remaining_s = std::max(0.0, node_.remaining_s - seconds);
+    }
+
+   private:
+    PhysicsGate& gate_;
+    Committed node_;
+  };
+
   // The process's gate: every sensor's processing thread passes through it.
   static PhysicsGate& shared() {
     static PhysicsGate gate;
     return gate;
   }
 
+  // A frame's place in line, drawn once when it first asks for the gate: lower goes first.
+  Ticket draw_ticket() {
+    const std::lock_guard lock(mutex_);
+    return next_ticket_++;
+  }
+
+  // The physics still to come of the frames admitted before the one holding this ticket: it goes
+  // first.
+  [[nodiscard]] double work_ahead_s(Ticket ticket) {
+    const std::lock_guard lock(mutex_);
+    double seconds = 0;
+    for (const Committed* c = committed_; c != nullptr; c = c->next) {
+      if (c->ticket < ticket) seconds += c->remaining_s;
+    }
+    return seconds;
+  }
+
+  // How many wait for the gate now (for tests and diagnostics).
+  [[nodiscard]] int waiting() {
+    const std::lock_guard lock(mutex_);
+    int n = 0;
+    for (const Waiter* w = waiting_; w != nullptr; w = w->next) ++n;
+    return n;
+  }
+
  private:
-  // A ticket lock: the order of arrival is the order of entry, so no sensor starves.
-  void enter() {
+  void enter(Ticket ticket) {
     std::unique_lock lock(mutex_);
-    const std::uint64_t ticket = next_ticket_++;
-    turn_.wait(lock, [&] { return serving_ == ticket; });
+    Waiter self{ticket, waiting_};
+    waiting_ = &self;
+    turn_.wait(lock, [&] { return !busy_ && first_in_line() == &self; });
+    unlink(&self);
+    busy_ = true;
   }
   void leave() {
     {
       const std::lock_guard lock(mutex_);
-      ++serving_;
+      busy_ = false;
     }
     turn_.notify_all();
+  }
+  // The waiter with the oldest ticket (ties cannot happen: tickets are unique per frame, and a
+  // frame has one step waiting at a time).
+  [[nodiscard]] Waiter* first_in_line() const {
+    Waiter* first = waiting_;
+    for (Waiter* w = waiting_; w != nullptr; w = w->next) {
+      if (w->ticket < first->ticket) first = w;
+    }
+    return first;
+  }
+  void unlink(const Waiter* self) {
+    for (Waiter** link = &waiting_; *link != nullptr; link = &(*link)->next) {
+      if (*link == self) {
+        *link = self->next;
+        return;
+      }
+    }
   }
 
   std::mutex mutex_;
   std::condition_variable turn_;
-  std::uint64_t next_ticket_ = 0;
-  std::uint64_t serving_ = 0;
+  Ticket next_ticket_ = 0;
+  bool busy_ = false;
+  Waiter* waiting_ = nullptr;
+  Committed* committed_ = nullptr;
 };
 
 }  // namespace lidaremu::daemon

@@ -27,6 +27,7 @@
 #include "lidaremu/daemon/counters.hpp"
 #include "lidaremu/daemon/frame_admission.hpp"
 #include "lidaremu/daemon/live_view.hpp"
+#include "lidaremu/daemon/physics_gate.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "lidaremu/daemon/streamed_frame.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
@@ -116,14 +117,16 @@ class SensorRuntime {
   void process_loop();
   // Real time: whether a complete frame can still leave fresh (FrameAdmission); when not, it is
   // dropped whole and counted. Once the input has stopped, everything accepted is processed.
-  // A frame still arriving (not complete) is judged from now.
-  bool admit_in_time(const core::FrameHits& frame, bool complete);
+  // A frame still arriving (not complete) is judged as it will be once complete; work_ahead_s:
+  // the physics still to come of frames (of any sensor) admitted before it, which go first.
+  bool admit_in_time(const core::FrameHits& frame, bool complete, double work_ahead_s);
   // A frame admitted while arriving, judged again once complete and through the physics.
   bool still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns);
   // Runs the physics on the frame's columns as they are published, encoding what is final;
   // judge_when_complete: the real-time admission judges the frame again once it is complete,
   // before any of it is sent.
-  void process_frame(StreamedFrame& frame, QueueSink& sink, bool judge_when_complete);
+  void process_frame(StreamedFrame& frame, QueueSink& sink, PhysicsGate::Commitment& commitment,
+                     bool judge_when_complete);
   // When the sender's schedule has the first packet of a frame starting at sensor_time_s
   // (steady-clock seconds; none before the sender has anchored its schedule).
   [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
