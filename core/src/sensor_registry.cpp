@@ -5,7 +5,7 @@
 
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "ouster_beam_tables.hpp"
+#include "ouster/beam_tables.hpp"
 #include "velodyne_beam_tables.hpp"
 
 namespace lidaremu::core {
@@ -239,7 +239,7 @@ SensorOptics ouster_optics(std::string_view prod_line) {
 }
 
 // Every Ouster model: beam tables, beam origin and transforms of a real unit of that product
-// line (ouster_beam_tables.cpp, generated from the SDK's published metadata in tests/data/ouster/
+// line (ouster/beam_tables.cpp, generated from the SDK's published metadata in tests/data/ouster/
 // and compared with it by a test); 20-bit millimetre ranges.
 SensorModel make_ouster(const OusterBeamTable& t) {
   SensorModel m;
