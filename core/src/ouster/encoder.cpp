@@ -1,9 +1,11 @@
 // The Ouster encoder: lidar packets in every UDP profile, IMU packets at 100 Hz in time order.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/packet_field.hpp"
 
 namespace lidaremu::core::ouster {
 namespace {
@@ -11,7 +13,6 @@ namespace {
 std::uint64_t to_ns(double seconds) {
   return seconds <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(seconds * 1e9));
 }
-
 
 }  // namespace
 
@@ -34,7 +35,8 @@ OusterEncoder::OusterEncoder(const ScanPattern& pattern, const SensorIdentity& i
     : pattern_(pattern),
       identity_(identity),
       output_(output),
-      layout_(profile_layout(output.profile)),
+      format_(profile_format(output.profile)),
+      layout_(format_.layout),
       packet_(
           layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
 
@@ -65,9 +67,7 @@ void OusterEncoder::encode_columns(const FrameReturns& returns, double frame_sta
                                    std::uint32_t end, PacketSink& sink) {
   const SensorModel& model = *pattern_.model;
   const auto per_packet = static_cast<std::uint32_t>(model.ouster.columns_per_packet);
-  const bool legacy = output_.profile == OusterProfile::kLegacy;
-  const std::size_t column_bytes =
-      layout_.column_header + model.channels * layout_.pixel + layout_.column_footer;
+  const std::size_t column_bytes = layout_.column_size(model.channels);
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
   // The IMU reports at 100 Hz what the engine's poses imply (at rest: one g upwards). Its
   // packets go out in time order with the lidar packets, as on the real sensor's wire.
@@ -88,20 +88,16 @@ void OusterEncoder::encode_columns(const FrameReturns& returns, double frame_sta
     const double sent_at = frame_start_s + (first + per_packet - 1) * pattern_.column_period_s;
     send_imu_until(sent_at);
     if (!any_in_window) continue;
-    std::fill(packet_.begin(), packet_.end(), std::uint8_t{0});
-    if (!legacy) {
-      store_le<std::uint16_t>(packet_, 0, kPacketTypeLidar);
-      store_le<std::uint16_t>(packet_, 2, frame_id_);
-      store_le<std::uint32_t>(packet_, 4, identity_.init_id & 0xFFFFFFu);  // byte 7 follows
-      store_le<std::uint64_t>(packet_, 7, identity_.serial_number & 0xFFFFFFFFFFull);
-      packet_[12] = 0;  // alert flags: none
+    std::fill(packet_.begin(), packet_.end(), std::uint8_t{0});  // alert flags: none
+    for (const auto& f : format_.packet_header) {
+      store_raw(packet_, 0, f, header_field(f.name));
     }
     for (std::uint32_t k = 0; k < per_packet; ++k) {
       const std::uint32_t c = first + k;
       write_column(returns, c, layout_.packet_header + k * column_bytes,
                    timestamp_ns(frame_start_s + c * pattern_.column_period_s));
     }
-    if (!legacy) {
+    if (format_.crc64_footer) {
       const std::size_t crc_at = packet_.size() - 8;
       store_le<std::uint64_t>(packet_, crc_at, crc64_xz(std::span(packet_).first(crc_at)));
     }
@@ -114,25 +110,47 @@ void OusterEncoder::encode_columns(const FrameReturns& returns, double frame_sta
   imu_sent_ = 0;
 }
 
+std::uint64_t OusterEncoder::header_field(HeaderField field) const {
+  switch (field) {
+    case HeaderField::kPacketType:
+      return kPacketTypeLidar;
+    case HeaderField::kFrameId:
+      return frame_id_;
+    case HeaderField::kInitId:
+      return identity_.init_id;
+    case HeaderField::kSerialNumber:
+      return identity_.serial_number;
+  }
+  return 0;
+}
+
+std::uint64_t OusterEncoder::column_field(ColumnField field, std::uint32_t column,
+                                          std::uint64_t timestamp_ns, bool valid) const {
+  switch (field) {
+    case ColumnField::kTimestamp:
+      return timestamp_ns;
+    case ColumnField::kMeasurementId:
+      return column;
+    case ColumnField::kFrameId:
+      return frame_id_;
+    case ColumnField::kEncoderCount:
+      return std::uint64_t{column} * kEncoderTicksPerTurn / pattern_.columns_per_frame;
+    case ColumnField::kStatus:
+      return valid ? format_.status_valid : 0u;
+  }
+  return 0;
+}
+
 void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
                                  std::uint64_t timestamp_ns) {
   const SensorModel& model = *pattern_.model;
-  const bool legacy = output_.profile == OusterProfile::kLegacy;
   const bool valid = column_in_window(column);
-  const std::size_t column_bytes =
-      layout_.column_header + model.channels * layout_.pixel + layout_.column_footer;
-  store_le<std::uint64_t>(packet_, at, timestamp_ns);
-  store_le<std::uint16_t>(packet_, at + 8, static_cast<std::uint16_t>(column));
-  if (legacy) {
-    store_le<std::uint16_t>(packet_, at + 10, frame_id_);
-    store_le<std::uint32_t>(
-        packet_, at + 12,
-        static_cast<std::uint32_t>(std::uint64_t{column} * kEncoderTicksPerTurn /
-                                   pattern_.columns_per_frame));
-    store_le<std::uint32_t>(packet_, at + column_bytes - kLegacyColumnFooter,
-                            valid ? kColumnValid : 0u);
-  } else {
-    store_le<std::uint16_t>(packet_, at + 10, valid ? 1 : 0);
+  for (const auto& f : format_.column_header) {
+    store_raw(packet_, at, f, column_field(f.name, column, timestamp_ns, valid));
+  }
+  const std::size_t footer = at + layout_.column_size(model.channels) - layout_.column_footer;
+  for (const auto& f : format_.column_footer) {
+    store_raw(packet_, footer, f, column_field(f.name, column, timestamp_ns, valid));
   }
   if (!valid) return;
   for (int row = 0; row < model.channels; ++row) {
@@ -142,55 +160,49 @@ void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t colu
 }
 
 void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px) {
-  // A range the field cannot hold is sent as no return, never wrapped.
-  const auto field = [](float range_m, std::uint32_t unit_mm, std::uint32_t max) {
-    const auto units = static_cast<std::uint32_t>(std::lround(range_m * 1000.0 / unit_mm));
-    return units > max ? 0u : units;
+  // A range the field cannot hold is sent as no return, never wrapped; a return's other fields
+  // are sent only with its range; the other fields saturate.
+  const auto range_units = [](float range_m, const PacketField<PixelField>& f) {
+    const double unit_mm = static_cast<double>(1u << f.unit_shift);
+    const auto units = static_cast<std::uint64_t>(std::lround(range_m * 1000.0 / unit_mm));
+    return units > f.mask ? 0u : units;
   };
-  const std::size_t first = returns.slot(beam, 0);
-  switch (output_.profile) {
-    case OusterProfile::kLegacy: {
-      const std::uint32_t range = field(returns.range_m[first], 1, 0xFFFFFu);
-      store_le<std::uint32_t>(packet_, px, range);
-      store_le<std::uint16_t>(packet_, px + 8, returns.near_ir[beam]);  // with or without echo
-      if (range == 0) return;
-      store_le<std::uint16_t>(packet_, px + 4, returns.reflectivity[first]);
-      store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[first]);
-      return;
+  const auto saturated = [](std::uint64_t value, const PacketField<PixelField>& f) {
+    return std::min(value >> f.unit_shift, f.mask);
+  };
+  std::array<std::size_t, 2> slot{returns.slot(beam, 0), 0};
+  std::array<std::uint64_t, 2> range{0, 0};
+  for (const auto& f : format_.pixel) {
+    const int r = return_of(f.name);
+    if (f.name != PixelField::kRange && f.name != PixelField::kRange2) continue;
+    if (r == 1) slot[1] = returns.slot(beam, 1);
+    range[static_cast<std::size_t>(r)] =
+        range_units(returns.range_m[slot[static_cast<std::size_t>(r)]], f);
+  }
+  for (const auto& f : format_.pixel) {
+    const int r = return_of(f.name);
+    const auto k = static_cast<std::size_t>(std::max(r, 0));
+    if (r >= 0 && range[k] == 0) continue;
+    std::uint64_t raw = 0;
+    switch (f.name) {
+      case PixelField::kRange:
+      case PixelField::kRange2:
+        raw = range[k];
+        break;
+      case PixelField::kReflectivity:
+      case PixelField::kReflectivity2:
+        raw = saturated(returns.reflectivity[slot[k]], f);
+        break;
+      case PixelField::kSignal:
+      case PixelField::kSignal2:
+        raw = saturated(returns.signal_photons[slot[k]], f);
+        break;
+      case PixelField::kNearIr:
+        raw = saturated(returns.near_ir[beam], f);
+        break;
     }
-    case OusterProfile::kRng19: {
-      const std::uint32_t range = field(returns.range_m[first], 1, 0x7FFFFu);
-      store_le<std::uint32_t>(packet_, px, range);
-      store_le<std::uint16_t>(packet_, px + 8, returns.near_ir[beam]);
-      if (range == 0) return;
-      packet_[px + 4] = returns.reflectivity[first];
-      store_le<std::uint16_t>(packet_, px + 6, returns.signal_photons[first]);
-      return;
-    }
-    case OusterProfile::kRng19Dual: {
-      const std::size_t second = returns.slot(beam, 1);
-      const std::uint32_t range = field(returns.range_m[first], 1, 0x7FFFFu);
-      const std::uint32_t range2 = field(returns.range_m[second], 1, 0x7FFFFu);
-      store_le<std::uint32_t>(packet_, px, range);
-      store_le<std::uint32_t>(packet_, px + 4, range2);
-      store_le<std::uint16_t>(packet_, px + 12, returns.near_ir[beam]);
-      if (range) {
-        packet_[px + 3] = returns.reflectivity[first];
-        store_le<std::uint16_t>(packet_, px + 8, returns.signal_photons[first]);
-      }
-      if (range2) {
-        packet_[px + 7] = returns.reflectivity[second];
-        store_le<std::uint16_t>(packet_, px + 10, returns.signal_photons[second]);
-      }
-      return;
-    }
-    case OusterProfile::kRng15: {
-      const std::uint32_t range = field(returns.range_m[first], 8, 0x7FFFu);
-      store_le<std::uint16_t>(packet_, px, static_cast<std::uint16_t>(range));
-      packet_[px + 3] = static_cast<std::uint8_t>(std::min(returns.near_ir[beam] / 16, 255));
-      if (range) packet_[px + 2] = returns.reflectivity[first];
-      return;
-    }
+    store_raw(packet_, px, f, raw);
   }
 }
+
 }  // namespace lidaremu::core::ouster

@@ -20,7 +20,6 @@ std::vector<int> pixel_shift_by_row(const SensorModel& model, int columns) {
   return shift;
 }
 
-
 }  // namespace
 
 std::string metadata_json(const ScanPattern& pattern, const SensorIdentity& identity,
@@ -218,26 +217,16 @@ Metadata parse_metadata(const std::string& json_text) {
   }
 }
 namespace {
-constexpr std::array<std::pair<OusterProfile, const char*>, 4> kProfileNames{
-    {{OusterProfile::kLegacy, "LEGACY"},
-     {OusterProfile::kRng19, "RNG19_RFL8_SIG16_NIR16"},
-     {OusterProfile::kRng19Dual, "RNG19_RFL8_SIG16_NIR16_DUAL"},
-     {OusterProfile::kRng15, "RNG15_RFL8_NIR8"}}};
 constexpr std::array<std::pair<OusterTimestampMode, const char*>, 2> kTimestampModeNames{
     {{OusterTimestampMode::kInternalOsc, "TIME_FROM_INTERNAL_OSC"},
      {OusterTimestampMode::kPtp, "TIME_FROM_PTP_1588"}}};
 }  // namespace
 
-const char* profile_name(OusterProfile profile) {
-  for (const auto& [p, name] : kProfileNames) {
-    if (p == profile) return name;
-  }
-  return "LEGACY";
-}
+const char* profile_name(OusterProfile profile) { return profile_format(profile).name; }
 
 std::optional<OusterProfile> profile_from_name(std::string_view udp_profile_lidar) {
-  for (const auto& [p, name] : kProfileNames) {
-    if (udp_profile_lidar == name) return p;
+  for (const ProfileFormat& f : profile_formats()) {
+    if (udp_profile_lidar == f.name) return f.profile;
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/packet_field.hpp"
 
 namespace lidaremu::core::ouster {
 
@@ -23,19 +24,7 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-ProfileLayout profile_layout(OusterProfile profile) {
-  switch (profile) {
-    case OusterProfile::kLegacy:
-      break;
-    case OusterProfile::kRng19:
-      return ProfileLayout{32, 12, 12, 0, 32};
-    case OusterProfile::kRng19Dual:
-      return ProfileLayout{32, 12, 16, 0, 32};
-    case OusterProfile::kRng15:
-      return ProfileLayout{32, 12, 4, 0, 32};
-  }
-  return ProfileLayout{0, 16, 12, 4, 0};
-}
+ProfileLayout profile_layout(OusterProfile profile) { return profile_format(profile).layout; }
 namespace {
 // CRC-64/XZ, one table lookup per byte.
 constexpr std::array<std::uint64_t, 256> make_crc64_table() {
@@ -69,83 +58,108 @@ SpecDecoder::SpecDecoder(const Metadata& metadata) : metadata_(metadata) {
     throw std::runtime_error("metadata: unknown udp_profile_lidar '" + metadata.udp_profile_lidar +
                              "'");
   }
-  profile_ = *profile;
-  layout_ = profile_layout(profile_);
+  format_ = &profile_format(*profile);
 }
 
 std::size_t SpecDecoder::packet_size() const {
-  return layout_.packet_size(metadata_.channels(), metadata_.columns_per_packet);
+  return format_->layout.packet_size(metadata_.channels(), metadata_.columns_per_packet);
 }
 
+namespace {
+void set_column_field(Column& c, ColumnField field, std::uint64_t value) {
+  switch (field) {
+    case ColumnField::kTimestamp:
+      c.timestamp_ns = value;
+      break;
+    case ColumnField::kMeasurementId:
+      c.measurement_id = static_cast<std::uint16_t>(value);
+      break;
+    case ColumnField::kFrameId:
+      c.frame_id = static_cast<std::uint16_t>(value);
+      break;
+    case ColumnField::kEncoderCount:
+      c.encoder_count = static_cast<std::uint32_t>(value);
+      break;
+    case ColumnField::kStatus:
+      c.status = static_cast<std::uint32_t>(value);
+      break;
+  }
+}
+
+void set_pixel_field(Pixel& p, PixelField field, std::uint64_t value) {
+  switch (field) {
+    case PixelField::kRange:
+      p.range_mm = static_cast<std::uint32_t>(value);
+      break;
+    case PixelField::kReflectivity:
+      p.reflectivity = static_cast<std::uint16_t>(value);
+      break;
+    case PixelField::kSignal:
+      p.signal = static_cast<std::uint16_t>(value);
+      break;
+    case PixelField::kNearIr:
+      p.near_ir = static_cast<std::uint16_t>(value);
+      break;
+    case PixelField::kRange2:
+      p.range2_mm = static_cast<std::uint32_t>(value);
+      break;
+    case PixelField::kReflectivity2:
+      p.reflectivity2 = static_cast<std::uint16_t>(value);
+      break;
+    case PixelField::kSignal2:
+      p.signal2 = static_cast<std::uint16_t>(value);
+      break;
+  }
+}
+
+void set_header_field(PacketHeader& h, HeaderField field, std::uint64_t value) {
+  switch (field) {
+    case HeaderField::kPacketType:
+      h.packet_type = static_cast<std::uint16_t>(value);
+      break;
+    case HeaderField::kFrameId:
+      h.frame_id = static_cast<std::uint16_t>(value);
+      break;
+    case HeaderField::kInitId:
+      h.init_id = static_cast<std::uint32_t>(value);
+      break;
+    case HeaderField::kSerialNumber:
+      h.serial_number = value;
+      break;
+  }
+}
+}  // namespace
+
+// Every field from the profile's table (format.hpp): the packet header (none in LEGACY, where
+// each column carries its frame id), each column's header and footer, each pixel.
 DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
                                 PacketHeader* header) const {
   if (packet.size() != packet_size()) return DecodeError::kWrongSize;
-  if (profile_ != OusterProfile::kLegacy) return decode_profile(packet, columns, header);
+  const ProfileFormat& f = *format_;
+  PacketHeader packet_header;
+  for (const auto& field : f.packet_header) {
+    set_header_field(packet_header, field.name, load_field(packet, 0, field));
+  }
+  if (header) *header = packet_header;
   const int h = metadata_.channels();
-  const std::size_t column_bytes = kLegacyColumnHeader + h * kLegacyPixel + kLegacyColumnFooter;
+  const std::size_t column_bytes = f.layout.column_size(h);
   for (int k = 0; k < metadata_.columns_per_packet; ++k) {
-    const std::size_t at = k * column_bytes;
+    const std::size_t at = f.layout.packet_header + k * column_bytes;
     Column c;
-    c.timestamp_ns = load_le<std::uint64_t>(packet, at);
-    c.measurement_id = load_le<std::uint16_t>(packet, at + 8);
-    c.frame_id = load_le<std::uint16_t>(packet, at + 10);
-    c.encoder_count = load_le<std::uint32_t>(packet, at + 12);
-    c.status = load_le<std::uint32_t>(packet, at + column_bytes - kLegacyColumnFooter);
-    if (c.measurement_id >= metadata_.columns_per_frame) return DecodeError::kBadMeasurementId;
-    c.pixels.resize(h);
-    for (int row = 0; row < h; ++row) {
-      const std::size_t px = at + kLegacyColumnHeader + row * kLegacyPixel;
-      c.pixels[row] = {
-          load_le<std::uint32_t>(packet, px) & 0xFFFFFu, load_le<std::uint16_t>(packet, px + 4),
-          load_le<std::uint16_t>(packet, px + 6), load_le<std::uint16_t>(packet, px + 8)};
+    c.frame_id = packet_header.frame_id;
+    for (const auto& field : f.column_header) {
+      set_column_field(c, field.name, load_field(packet, at, field));
     }
-    columns.push_back(std::move(c));
-  }
-  return DecodeError::kNone;
-}
-
-// The non-legacy profiles (FORMATS.md): a 32-byte packet header, 12-byte column headers, the
-// profile's pixels, a 32-byte footer.
-DecodeError SpecDecoder::decode_profile(std::span<const std::uint8_t> packet,
-                                        std::vector<Column>& columns, PacketHeader* header) const {
-  const std::uint16_t frame_id = load_le<std::uint16_t>(packet, 2);
-  if (header) {
-    header->packet_type = load_le<std::uint16_t>(packet, 0);
-    header->frame_id = frame_id;
-    header->init_id = load_le<std::uint32_t>(packet, 4) & 0xFFFFFFu;
-    header->serial_number = load_le<std::uint64_t>(packet, 7) & 0xFFFFFFFFFFull;
-  }
-  const int h = metadata_.channels();
-  const std::size_t column_bytes = layout_.column_header + h * layout_.pixel;
-  for (int k = 0; k < metadata_.columns_per_packet; ++k) {
-    const std::size_t at = layout_.packet_header + k * column_bytes;
-    Column c;
-    c.timestamp_ns = load_le<std::uint64_t>(packet, at);
-    c.measurement_id = load_le<std::uint16_t>(packet, at + 8);
-    c.status = load_le<std::uint16_t>(packet, at + 10);
-    c.frame_id = frame_id;
+    const std::size_t footer = at + column_bytes - f.layout.column_footer;
+    for (const auto& field : f.column_footer) {
+      set_column_field(c, field.name, load_field(packet, footer, field));
+    }
     if (c.measurement_id >= metadata_.columns_per_frame) return DecodeError::kBadMeasurementId;
     c.pixels.resize(h);
     for (int row = 0; row < h; ++row) {
-      const std::size_t px = at + layout_.column_header + row * layout_.pixel;
-      Pixel& p = c.pixels[row];
-      if (profile_ == OusterProfile::kRng15) {
-        p.range_mm = (load_le<std::uint16_t>(packet, px) & 0x7FFFu) * 8u;
-        p.reflectivity = packet[px + 2];
-        p.near_ir = static_cast<std::uint16_t>(packet[px + 3] * 16);
-      } else if (profile_ == OusterProfile::kRng19Dual) {
-        p.range_mm = load_le<std::uint32_t>(packet, px) & 0x7FFFFu;
-        p.reflectivity = packet[px + 3];
-        p.range2_mm = load_le<std::uint32_t>(packet, px + 4) & 0x7FFFFu;
-        p.reflectivity2 = packet[px + 7];
-        p.signal = load_le<std::uint16_t>(packet, px + 8);
-        p.signal2 = load_le<std::uint16_t>(packet, px + 10);
-        p.near_ir = load_le<std::uint16_t>(packet, px + 12);
-      } else {
-        p.range_mm = load_le<std::uint32_t>(packet, px) & 0x7FFFFu;
-        p.reflectivity = packet[px + 4];
-        p.signal = load_le<std::uint16_t>(packet, px + 6);
-        p.near_ir = load_le<std::uint16_t>(packet, px + 8);
+      const std::size_t px = at + f.layout.column_header + row * f.layout.pixel;
+      for (const auto& field : f.pixel) {
+        set_pixel_field(c.pixels[row], field.name, load_field(packet, px, field));
       }
     }
     columns.push_back(std::move(c));

@@ -10,14 +10,13 @@
 #include <vector>
 
 #include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/ouster/format.hpp"
 
 namespace lidaremu::core::ouster {
 
-inline constexpr std::size_t kLegacyColumnHeader = 16;
-inline constexpr std::size_t kLegacyPixel = 12;
-inline constexpr std::size_t kLegacyColumnFooter = 4;
 inline constexpr std::size_t kImuPacketSize = 48;
 inline constexpr std::uint32_t kEncoderTicksPerTurn = 90112;
+// A valid column's status in LEGACY (the other profiles: 1; ProfileFormat::status_valid).
 inline constexpr std::uint32_t kColumnValid = 0xFFFFFFFFu;
 inline constexpr double kImuRateHz = 100.0;
 inline constexpr std::uint16_t kPacketTypeLidar = 1;
@@ -26,20 +25,6 @@ std::array<std::uint8_t, kImuPacketSize> imu_packet(std::uint64_t time_ns,
                                                     const std::array<float, 3>& accel_g,
                                                     const std::array<float, 3>& gyro_deg_s);
 
-// Byte sizes of a lidar profile's parts (FORMATS.md table).
-struct ProfileLayout {
-  std::size_t packet_header = 0;
-  std::size_t column_header = 16;
-  std::size_t pixel = 12;
-  std::size_t column_footer = 4;
-  std::size_t packet_footer = 0;
-  [[nodiscard]] std::size_t packet_size(int channels, int columns_per_packet) const {
-    return packet_header +
-           static_cast<std::size_t>(columns_per_packet) *
-               (column_header + static_cast<std::size_t>(channels) * pixel + column_footer) +
-           packet_footer;
-  }
-};
 ProfileLayout profile_layout(OusterProfile profile);
 // "LEGACY", "RNG19_RFL8_SIG16_NIR16", "RNG19_RFL8_SIG16_NIR16_DUAL", "RNG15_RFL8_NIR8".
 const char* profile_name(OusterProfile profile);
@@ -69,11 +54,15 @@ class OusterEncoder final : public Encoder {
   void write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
                     std::uint64_t timestamp_ns);
   void write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px);
+  [[nodiscard]] std::uint64_t header_field(HeaderField field) const;
+  [[nodiscard]] std::uint64_t column_field(ColumnField field, std::uint32_t column,
+                                           std::uint64_t timestamp_ns, bool valid) const;
   [[nodiscard]] std::uint64_t timestamp_ns(double sensor_time_s) const;
 
   ScanPattern pattern_;
   SensorIdentity identity_;
   OusterOutput output_;
+  const ProfileFormat& format_;
   ProfileLayout layout_;
   std::vector<std::uint8_t> packet_;
   std::uint16_t frame_id_ = 0;
@@ -163,11 +152,8 @@ class SpecDecoder {
                                              std::uint32_t range_mm) const;
 
  private:
-  DecodeError decode_profile(std::span<const std::uint8_t> packet, std::vector<Column>& columns,
-                             PacketHeader* header) const;
   Metadata metadata_;
-  OusterProfile profile_ = OusterProfile::kLegacy;
-  ProfileLayout layout_;
+  const ProfileFormat* format_ = nullptr;
 };
 
 }  // namespace lidaremu::core::ouster

@@ -1,0 +1,58 @@
+#pragma once
+// A field of a packet as a row of a declarative format table: where it lies (byte offset and
+// width of the little-endian word that holds it), which bits of that word are its own (mask),
+// and its unit as a power of two (the raw bits times 2^unit_shift give the value in the unit the
+// table names). An encoder writes a field and a spec decoder reads it from the same row, as the
+// Ouster SDK's profile tables (offset, mask, shift) are read by both its parser and its writer.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace lidaremu::core {
+
+template <typename Name>
+struct PacketField {
+  Name name;
+  std::uint16_t offset = 0;  // bytes from the start of the part (header, column, pixel)
+  std::uint8_t bytes = 0;    // width of the word: 1, 2, 4 or 8
+  std::uint64_t mask = 0;    // the field's bits within the word
+  std::uint8_t unit_shift = 0;
+
+  // The largest value the field holds, in its unit.
+  [[nodiscard]] constexpr std::uint64_t max_value() const { return mask << unit_shift; }
+};
+
+// Reads the field's bits (not yet shifted to its unit) at `base`.
+template <typename Name>
+[[nodiscard]] inline std::uint64_t load_raw(std::span<const std::uint8_t> in, std::size_t base,
+                                            const PacketField<Name>& f) {
+  std::uint64_t word = 0;
+  for (std::size_t i = 0; i < f.bytes; ++i) {
+    word |= std::uint64_t{in[base + f.offset + i]} << (8 * i);
+  }
+  return word & f.mask;
+}
+
+// The field's value in its unit.
+template <typename Name>
+[[nodiscard]] inline std::uint64_t load_field(std::span<const std::uint8_t> in, std::size_t base,
+                                              const PacketField<Name>& f) {
+  return load_raw(in, base, f) << f.unit_shift;
+}
+
+// Writes raw bits (already in the field's unit steps) into the field, leaving the word's other
+// bits (another field's) as they are; bits beyond the mask are cut.
+template <typename Name>
+inline void store_raw(std::span<std::uint8_t> out, std::size_t base, const PacketField<Name>& f,
+                      std::uint64_t raw) {
+  std::uint64_t word = 0;
+  for (std::size_t i = 0; i < f.bytes; ++i) {
+    word |= std::uint64_t{out[base + f.offset + i]} << (8 * i);
+  }
+  word = (word & ~f.mask) | (raw & f.mask);
+  for (std::size_t i = 0; i < f.bytes; ++i) {
+    out[base + f.offset + i] = static_cast<std::uint8_t>(word >> (8 * i));
+  }
+}
+
+}  // namespace lidaremu::core

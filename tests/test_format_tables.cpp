@@ -1,0 +1,93 @@
+// The declarative format tables: the field reader and writer, and each family's tables checked
+// against the published layouts (FORMATS.md), independently of the encoder and decoder that
+// read them (those are checked on real captures and by the output digests).
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lidaremu/core/ouster/format.hpp"
+#include "lidaremu/core/packet_field.hpp"
+
+using namespace lidaremu::core;
+
+TEST_CASE("A packet field writes its own bits and leaves its neighbours'", "[format]") {
+  enum class F : std::uint8_t { kRange, kReflectivity };
+  // The Ouster dual profile's first return: 19 bits of range in a u32 whose top byte is the
+  // reflectivity.
+  const PacketField<F> range{F::kRange, 0, 4, 0x7FFFF};
+  const PacketField<F> reflectivity{F::kReflectivity, 3, 1, 0xFF};
+  std::vector<std::uint8_t> bytes(8, 0);
+  store_raw(bytes, 2, reflectivity, 0xAB);
+  store_raw(bytes, 2, range, 0x12345);
+  CHECK(load_raw(std::span<const std::uint8_t>(bytes), 2, range) == 0x12345);
+  CHECK(load_raw(std::span<const std::uint8_t>(bytes), 2, reflectivity) == 0xAB);
+  CHECK(bytes == std::vector<std::uint8_t>{0, 0, 0x45, 0x23, 0x01, 0xAB, 0, 0});
+  // Bits beyond the mask are cut, not carried into the neighbour.
+  store_raw(bytes, 2, range, 0xFFFFFFFF);
+  CHECK(load_raw(std::span<const std::uint8_t>(bytes), 2, range) == 0x7FFFF);
+  CHECK(bytes[5] == 0xAB);
+  // A unit of 2^3 (RNG15's 8 mm steps): the value is the bits times 8.
+  const PacketField<F> coarse{F::kRange, 0, 2, 0x7FFF, 3};
+  std::vector<std::uint8_t> two{0x10, 0x80};  // bit 15 (a flag) is not the range's
+  CHECK(load_field(std::span<const std::uint8_t>(two), 0, coarse) == std::uint64_t{0x10} * 8);
+  CHECK(coarse.max_value() == std::uint64_t{0x7FFF} * 8);
+}
+
+namespace {
+// Every bit a table's fields claim, by byte of the part: no bit claimed twice, none outside.
+template <typename Name>
+void check_disjoint(std::span<const PacketField<Name>> fields, std::size_t part_bytes) {
+  std::vector<std::uint8_t> claimed(part_bytes, 0);
+  for (const auto& f : fields) {
+    INFO("field at byte " << f.offset);
+    REQUIRE(f.offset + f.bytes <= part_bytes);
+    for (std::size_t i = 0; i < f.bytes; ++i) {
+      const auto bits = static_cast<std::uint8_t>(f.mask >> (8 * i));
+      CHECK((claimed[f.offset + i] & bits) == 0);
+      claimed[f.offset + i] |= bits;
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("Ouster profile tables: sizes and bit positions as FORMATS.md publishes them",
+          "[format][ouster]") {
+  // FORMATS.md, "Ouster": the OS-x-64 packet size of each profile.
+  const std::map<std::string, std::size_t> os64_size{{"LEGACY", 12608},
+                                                     {"RNG19_RFL8_SIG16_NIR16", 12544},
+                                                     {"RNG19_RFL8_SIG16_NIR16_DUAL", 16640},
+                                                     {"RNG15_RFL8_NIR8", 4352}};
+  REQUIRE(ouster::profile_formats().size() == os64_size.size());
+  for (const auto& f : ouster::profile_formats()) {
+    INFO(f.name);
+    REQUIRE(os64_size.contains(f.name));
+    CHECK(f.layout.packet_size(64, 16) == os64_size.at(f.name));
+    check_disjoint(f.packet_header, f.layout.packet_header);
+    check_disjoint(f.column_header, f.layout.column_header);
+    check_disjoint(f.pixel, f.layout.pixel);
+    check_disjoint(f.column_footer, f.layout.column_footer);
+    CHECK(f.crc64_footer == (f.layout.packet_footer == 32));
+  }
+  // Bit positions in the byte stream (FORMATS.md's pixel list).
+  const auto field = [](const ouster::ProfileFormat& f, ouster::PixelField name) {
+    for (const auto& p : f.pixel)
+      if (p.name == name) return p;
+    FAIL("no such field");
+    return PacketField<ouster::PixelField>{};
+  };
+  using P = ouster::PixelField;
+  const auto& dual = ouster::profile_format(OusterProfile::kRng19Dual);
+  CHECK(field(dual, P::kRange2).offset * 8 == 32);
+  CHECK(field(dual, P::kRange2).mask == (1u << 19) - 1);  // bits 32-50
+  CHECK(field(dual, P::kReflectivity2).offset == 7);
+  CHECK(field(dual, P::kNearIr).offset == 12);
+  const auto& low = ouster::profile_format(OusterProfile::kRng15);
+  CHECK(field(low, P::kRange).max_value() == std::uint64_t{(1u << 15) - 1} * 8);  // 8 mm units
+  CHECK(field(low, P::kNearIr).unit_shift == 4);                                  // value / 16
+  const auto& legacy = ouster::profile_format(OusterProfile::kLegacy);
+  CHECK(field(legacy, P::kRange).mask == (1u << 20) - 1);
+  CHECK(legacy.status_valid == 0xFFFFFFFFu);
+  CHECK(legacy.packet_header.empty());
+}
