@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "lidaremu/core/ouster/format.hpp"
+#include "lidaremu/core/ouster/profiles.hpp"
 #include "lidaremu/core/packet_field.hpp"
 
 using namespace lidaremu::core;
@@ -60,6 +60,10 @@ TEST_CASE("Ouster profile tables: sizes and bit positions as FORMATS.md publishe
                                                      {"RNG19_RFL8_SIG16_NIR16_DUAL", 16640},
                                                      {"RNG15_RFL8_NIR8", 4352}};
   REQUIRE(ouster::profile_formats().size() == os64_size.size());
+  for (const auto p : {OusterProfile::kLegacy, OusterProfile::kRng19, OusterProfile::kRng19Dual,
+                       OusterProfile::kRng15}) {
+    CHECK(ouster::profile_format(p).profile == p);  // every profile has its own row
+  }
   for (const auto& f : ouster::profile_formats()) {
     INFO(f.name);
     REQUIRE(os64_size.contains(f.name));

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <utility>
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
@@ -12,6 +13,67 @@ namespace {
 
 std::uint64_t to_ns(double seconds) {
   return seconds <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(seconds * 1e9));
+}
+
+static_assert(kProfileFormats.size() == 4, "write_pixel instantiates one writer per profile");
+
+// A return's range in the field's units; a range the field cannot hold is sent as no return,
+// never wrapped.
+template <PacketField<PixelField> F>
+std::uint64_t range_units(float range_m) {
+  const auto units = static_cast<std::uint64_t>(
+      std::lround(range_m * 1000.0 / static_cast<double>(1u << F.unit_shift)));
+  return units > F.mask ? 0u : units;
+}
+
+// One pixel field from the returns: a return's fields only with its range; the others saturate.
+template <PacketField<PixelField> F>
+void write_pixel_field(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                       std::size_t beam, std::size_t px, const std::array<std::size_t, 2>& slot,
+                       const std::array<std::uint64_t, 2>& range) {
+  constexpr int kReturn = return_of(F.name);
+  constexpr auto kSlot = static_cast<std::size_t>(kReturn < 0 ? 0 : kReturn);
+  if constexpr (kReturn >= 0) {
+    if (range[kSlot] == 0) return;
+  }
+  const auto saturated = [](std::uint64_t value) {
+    return std::min(value >> F.unit_shift, F.mask);
+  };
+  std::uint64_t raw = 0;
+  if constexpr (F.name == PixelField::kRange || F.name == PixelField::kRange2) {
+    raw = range[kSlot];
+  } else if constexpr (F.name == PixelField::kReflectivity ||
+                       F.name == PixelField::kReflectivity2) {
+    raw = saturated(returns.reflectivity[slot[kSlot]]);
+  } else if constexpr (F.name == PixelField::kSignal || F.name == PixelField::kSignal2) {
+    raw = saturated(returns.signal_photons[slot[kSlot]]);
+  } else {
+    raw = saturated(returns.near_ir[beam]);
+  }
+  store_raw(packet, px, F, raw);
+}
+
+// A pixel of profile kProfileFormats[Index], its fields as the table lists them, unrolled at
+// compile time.
+template <std::size_t Index>
+void write_pixel_fields(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                        std::size_t beam, std::size_t px) {
+  constexpr const ProfileFormat& kFormat = kProfileFormats[Index];
+  std::array<std::size_t, 2> slot{returns.slot(beam, 0), 0};
+  std::array<std::uint64_t, 2> range{0, 0};
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    const auto take_range = [&]<PacketField<PixelField> F>() {
+      if constexpr (F.name == PixelField::kRange) {
+        range[0] = range_units<F>(returns.range_m[slot[0]]);
+      } else if constexpr (F.name == PixelField::kRange2) {
+        slot[1] = returns.slot(beam, 1);
+        range[1] = range_units<F>(returns.range_m[slot[1]]);
+      }
+    };
+    (take_range.template operator()<kFormat.pixel[K]>(), ...);
+    (write_pixel_field<kFormat.pixel[K]>(packet, returns, beam, px, slot, range), ...);
+  }
+  (std::make_index_sequence<kFormat.pixel.size()>{});
 }
 
 }  // namespace
@@ -160,48 +222,15 @@ void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t colu
 }
 
 void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px) {
-  // A range the field cannot hold is sent as no return, never wrapped; a return's other fields
-  // are sent only with its range; the other fields saturate.
-  const auto range_units = [](float range_m, const PacketField<PixelField>& f) {
-    const double unit_mm = static_cast<double>(1u << f.unit_shift);
-    const auto units = static_cast<std::uint64_t>(std::lround(range_m * 1000.0 / unit_mm));
-    return units > f.mask ? 0u : units;
-  };
-  const auto saturated = [](std::uint64_t value, const PacketField<PixelField>& f) {
-    return std::min(value >> f.unit_shift, f.mask);
-  };
-  std::array<std::size_t, 2> slot{returns.slot(beam, 0), 0};
-  std::array<std::uint64_t, 2> range{0, 0};
-  for (const auto& f : format_.pixel) {
-    const int r = return_of(f.name);
-    if (f.name != PixelField::kRange && f.name != PixelField::kRange2) continue;
-    if (r == 1) slot[1] = returns.slot(beam, 1);
-    range[static_cast<std::size_t>(r)] =
-        range_units(returns.range_m[slot[static_cast<std::size_t>(r)]], f);
-  }
-  for (const auto& f : format_.pixel) {
-    const int r = return_of(f.name);
-    const auto k = static_cast<std::size_t>(std::max(r, 0));
-    if (r >= 0 && range[k] == 0) continue;
-    std::uint64_t raw = 0;
-    switch (f.name) {
-      case PixelField::kRange:
-      case PixelField::kRange2:
-        raw = range[k];
-        break;
-      case PixelField::kReflectivity:
-      case PixelField::kReflectivity2:
-        raw = saturated(returns.reflectivity[slot[k]], f);
-        break;
-      case PixelField::kSignal:
-      case PixelField::kSignal2:
-        raw = saturated(returns.signal_photons[slot[k]], f);
-        break;
-      case PixelField::kNearIr:
-        raw = saturated(returns.near_ir[beam], f);
-        break;
-    }
-    store_raw(packet_, px, f, raw);
+  switch (profile_index(output_.profile)) {
+    case 0:
+      return write_pixel_fields<0>(packet_, returns, beam, px);
+    case 1:
+      return write_pixel_fields<1>(packet_, returns, beam, px);
+    case 2:
+      return write_pixel_fields<2>(packet_, returns, beam, px);
+    default:
+      return write_pixel_fields<3>(packet_, returns, beam, px);
   }
 }
 

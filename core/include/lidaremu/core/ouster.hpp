@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "lidaremu/core/encoder.hpp"
-#include "lidaremu/core/ouster/format.hpp"
+#include "lidaremu/core/ouster/profiles.hpp"
 
 namespace lidaremu::core::ouster {
 

@@ -4,9 +4,12 @@
 // and its unit as a power of two (the raw bits times 2^unit_shift give the value in the unit the
 // table names). An encoder writes a field and a spec decoder reads it from the same row, as the
 // Ouster SDK's profile tables (offset, mask, shift) are read by both its parser and its writer.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <type_traits>
 
 namespace lidaremu::core {
 
@@ -22,15 +25,52 @@ struct PacketField {
   [[nodiscard]] constexpr std::uint64_t max_value() const { return mask << unit_shift; }
 };
 
+namespace packet_field_detail {
+// The little-endian word of `bytes` bytes at `at`: a single load or store of that width on a
+// little-endian host (the loop otherwise), since encoders write millions of fields a second.
+template <std::size_t N>
+inline std::uint64_t load_word(const std::uint8_t* at) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, at, N);
+    return word;
+  } else {
+    std::uint64_t word = 0;
+    for (std::size_t i = 0; i < N; ++i) word |= std::uint64_t{at[i]} << (8 * i);
+    return word;
+  }
+}
+template <std::size_t N>
+inline void store_word(std::uint8_t* at, std::uint64_t word) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &word, N);
+  } else {
+    for (std::size_t i = 0; i < N; ++i) at[i] = static_cast<std::uint8_t>(word >> (8 * i));
+  }
+}
+template <typename Op>
+inline decltype(auto) by_width(std::uint8_t bytes, Op&& op) {
+  switch (bytes) {
+    case 1:
+      return op(std::integral_constant<std::size_t, 1>{});
+    case 2:
+      return op(std::integral_constant<std::size_t, 2>{});
+    case 4:
+      return op(std::integral_constant<std::size_t, 4>{});
+    default:
+      return op(std::integral_constant<std::size_t, 8>{});
+  }
+}
+}  // namespace packet_field_detail
+
 // Reads the field's bits (not yet shifted to its unit) at `base`.
 template <typename Name>
 [[nodiscard]] inline std::uint64_t load_raw(std::span<const std::uint8_t> in, std::size_t base,
                                             const PacketField<Name>& f) {
-  std::uint64_t word = 0;
-  for (std::size_t i = 0; i < f.bytes; ++i) {
-    word |= std::uint64_t{in[base + f.offset + i]} << (8 * i);
-  }
-  return word & f.mask;
+  const std::uint8_t* at = in.subspan(base + f.offset, f.bytes).data();
+  return packet_field_detail::by_width(
+             f.bytes, [&](auto n) { return packet_field_detail::load_word<n()>(at); }) &
+         f.mask;
 }
 
 // The field's value in its unit.
@@ -45,14 +85,11 @@ template <typename Name>
 template <typename Name>
 inline void store_raw(std::span<std::uint8_t> out, std::size_t base, const PacketField<Name>& f,
                       std::uint64_t raw) {
-  std::uint64_t word = 0;
-  for (std::size_t i = 0; i < f.bytes; ++i) {
-    word |= std::uint64_t{out[base + f.offset + i]} << (8 * i);
-  }
-  word = (word & ~f.mask) | (raw & f.mask);
-  for (std::size_t i = 0; i < f.bytes; ++i) {
-    out[base + f.offset + i] = static_cast<std::uint8_t>(word >> (8 * i));
-  }
+  std::uint8_t* at = out.subspan(base + f.offset, f.bytes).data();
+  packet_field_detail::by_width(f.bytes, [&](auto n) {
+    const std::uint64_t word = packet_field_detail::load_word<n()>(at);
+    packet_field_detail::store_word<n()>(at, (word & ~f.mask) | (raw & f.mask));
+  });
 }
 
 }  // namespace lidaremu::core

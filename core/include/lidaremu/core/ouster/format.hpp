@@ -1,8 +1,9 @@
 #pragma once
 // The Ouster lidar packet formats as tables (FORMATS.md, "Ouster"; the Ouster SDK's profile
 // tables): one row per field of the packet header, the column header, the pixel and the column
-// footer of each UDP lidar profile. The encoder (ouster/encoder.cpp) writes each field and the
-// spec decoder (ouster/spec_decoder.cpp) reads it from the same row, so an offset is written once.
+// footer of each UDP lidar profile (the rows: ouster/profiles.hpp). The encoder
+// (ouster/encoder.cpp) writes each field and the spec decoder (ouster/spec_decoder.cpp) reads it
+// from the same row, so an offset is written once.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -63,10 +64,6 @@ struct ProfileFormat {
   // Whether the packet footer's last 8 bytes hold the CRC-64 of everything before them.
   bool crc64_footer;
 };
-
-// Every profile, LEGACY first.
-std::span<const ProfileFormat> profile_formats();
-const ProfileFormat& profile_format(OusterProfile profile);
 
 // Whether a pixel field belongs to the first or the second return (near-IR: neither, -1).
 [[nodiscard]] constexpr int return_of(PixelField f) {
