@@ -6,7 +6,7 @@
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "ouster/beam_tables.hpp"
-#include "velodyne_beam_tables.hpp"
+#include "velodyne/beam_tables.hpp"
 
 namespace lidaremu::core {
 namespace {
@@ -143,7 +143,7 @@ SensorModel make_hdl32e() {
 }
 
 // VLS-128 / Alpha Prime: angles by laser id from ros-drivers/velodyne VLS128.yaml (generated into
-// velodyne_beam_tables.cpp, compared with the file by a test). One column is four blocks of 32
+// velodyne/beam_tables.cpp, compared with the file by a test). One column is four blocks of 32
 // lasers with flags FF EE, FF DD, FF CC, FF BB; lasers fire in 16 groups of 8, 2.665 us apart,
 // with one idle slot after the eighth group, in a 53.3 us sequence (FORMATS.md: 160 us between
 // packet timestamps, 6253.9 packets/s at 600 rpm). Alpha Prime datasheet: 220 m at 10 %.
@@ -170,7 +170,7 @@ SensorModel make_vls128() {
 
 // HDL-64E S3: every unit has its own calibration; the emulated one is the unit whose file
 // ros-drivers/velodyne ships (64e_s3-xiesc.yaml: angles, distance corrections, beam offsets,
-// generated into velodyne_beam_tables.cpp and compared with the file by a test). Upper block
+// generated into velodyne/beam_tables.cpp and compared with the file by a test). Upper block
 // (lasers 0-31, flag FF EE) and lower block (32-63, FF DD) alternate with the same azimuth, six
 // columns per packet; an upper and a lower laser fire together, 32 pairs in a 48 us sequence
 // (3472 packets/s at 600 rpm, the ROS driver's packet rate; the datasheet's 1.3 M points/s).
