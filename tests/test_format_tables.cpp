@@ -1,6 +1,7 @@
 // The declarative format tables: the field reader and writer, and each family's tables checked
 // against the published layouts (FORMATS.md), independently of the encoder and decoder that
 // read them (those are checked on real captures and by the output digests).
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "lidaremu/core/ouster/profiles.hpp"
 #include "lidaremu/core/packet_field.hpp"
+#include "lidaremu/core/velodyne/format.hpp"
 
 using namespace lidaremu::core;
 
@@ -94,4 +96,25 @@ TEST_CASE("Ouster profile tables: sizes and bit positions as FORMATS.md publishe
   CHECK(field(legacy, P::kRange).mask == (1u << 20) - 1);
   CHECK(legacy.status_valid == 0xFFFFFFFFu);
   CHECK(legacy.packet_header.empty());
+}
+
+TEST_CASE("Velodyne packet table: blocks, records and factory bytes fill the packet exactly",
+          "[format][velodyne]") {
+  const auto& d = velodyne::kDataPacket;
+  // FORMATS.md: 12 blocks of 100 bytes (flag, azimuth, 32 records of 3 bytes), then the
+  // timestamp and the two factory bytes: 1206 bytes, nothing left over, nothing shared.
+  CHECK(d.first_record + 32 * d.record_size == d.block_size);
+  CHECK(d.block_at(d.blocks) == d.timestamp.offset);
+  CHECK(d.timestamp.offset + d.timestamp.bytes == d.return_mode.offset);
+  CHECK(d.return_mode.offset + 1u == d.product_id.offset);
+  CHECK(d.product_id.offset + 1u == d.size);
+  const std::array<PacketField<velodyne::DataField>, 2> block_head{d.block_flag, d.azimuth};
+  check_disjoint<velodyne::DataField>(block_head, d.first_record);
+  const std::array<PacketField<velodyne::DataField>, 2> record{d.distance, d.reflectivity};
+  check_disjoint<velodyne::DataField>(record, d.record_size);
+  CHECK(d.record_at(d.block_at(11), 31) + d.record_size == d.timestamp.offset);
+  const auto& p = velodyne::kPositionPacket;
+  CHECK(p.nmea_at + p.nmea_bytes <= p.size);
+  CHECK(p.timestamp.offset + p.timestamp.bytes <= p.pps_status.offset);
+  CHECK(p.pps_status.offset < p.nmea_at);
 }

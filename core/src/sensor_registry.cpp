@@ -73,6 +73,7 @@ SensorModel make_vlp16() {
   m.min_range_m = 0.002;
   m.optics = velodyne_optics(100);  // VLP-16 datasheet: up to 100 m
   m.velodyne = VelodyneTraits{.product_id = 0x22,
+                              .product_name = "VLP-16",
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
                               .sequences_per_block = 2};
@@ -99,6 +100,7 @@ SensorModel make_vlp32c() {
   m.min_range_m = 0.004;
   m.optics = velodyne_optics(200);  // Ultra Puck datasheet: up to 200 m
   m.velodyne = VelodyneTraits{.product_id = 0x28,
+                              .product_name = "VLP-32C",
                               .sequence_period_us = 55.296,
                               .laser_spacing_us = 2.304,
                               .lasers_per_firing = 2,
@@ -115,6 +117,7 @@ SensorModel make_puck_hires() {
                      -6.0,  4.666667, -4.666667, 6.0, -3.333333, 7.333333,
                      -2.0,  8.666667, -0.666667, 10.0};
   m.velodyne.product_id = 0x24;
+  m.velodyne.product_name = "Puck Hi-Res";
   return m;
 }
 
@@ -136,6 +139,7 @@ SensorModel make_hdl32e() {
   m.min_range_m = 0.002;
   m.optics = velodyne_optics(100);
   m.velodyne = VelodyneTraits{.product_id = 0x21,
+                              .product_name = "HDL-32E",
                               .sequence_period_us = 46.08,
                               .laser_spacing_us = 1.152,
                               .sequences_per_block = 1};
@@ -159,6 +163,7 @@ SensorModel make_vls128() {
   m.min_range_m = 0.004;
   m.optics = velodyne_optics(220);
   m.velodyne = VelodyneTraits{.product_id = 0xA1,
+                              .product_name = "VLS-128",
                               .sequence_period_us = 53.3,
                               .laser_spacing_us = 2.665,
                               .lasers_per_firing = 8,

@@ -307,17 +307,11 @@ VelodyneApi::VelodyneApi(const SensorSettings& active, Reconfigure reconfigure)
     : active_(active), reconfigure_(std::move(reconfigure)) {}
 
 ordered_json VelodyneApi::info() const {
-  static const std::map<std::string_view, const char*> product_names{{"vlp16", "VLP-16"},
-                                                                     {"puck-hires", "Puck Hi-Res"},
-                                                                     {"vlp32c", "VLP-32C"},
-                                                                     {"hdl32e", "HDL-32E"},
-                                                                     {"vls128", "VLS-128"}};
-  const auto name = product_names.find(active_.model->name);
   const std::uint64_t serial = active_.identity.serial_number;
   char mac[18];
   std::snprintf(mac, sizeof mac, "60:76:88:%02x:%02x:%02x", unsigned((serial >> 16) & 0xFF),
                 unsigned((serial >> 8) & 0xFF), unsigned(serial & 0xFF));
-  return {{"model", name == product_names.end() ? "" : name->second},
+  return {{"model", active_.model->velodyne.product_name},
           {"serial", std::to_string(serial)},
           {"mac", mac},
           {"ver", {{"bot", "V1.2.3"}, {"top", "V1.2.3"}, {"fpga", "lidaremu"}}}};

@@ -3,15 +3,11 @@
 #include <cstdio>
 #include <numbers>
 
-#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/utc.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
 namespace lidaremu::core::velodyne {
 namespace {
-constexpr std::size_t kPositionTimestampOffset = 0xC6;
-constexpr std::size_t kPpsStatusOffset = 0xCA;
-constexpr std::size_t kNmeaOffset = 0xCE;
 constexpr std::uint8_t kPpsLocked = 2;
 
 // "ddmm.mmmm,H" (latitude, 2 degree digits) or "dddmm.mmmm,H" (longitude, 3).
@@ -58,12 +54,12 @@ std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longi
 std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s,
                                                               const SensorIdentity& identity) {
   std::array<std::uint8_t, kPositionPacketSize> p{};
-  store_le<std::uint32_t>(p, kPositionTimestampOffset, micros_past_hour(unix_time_s));
-  p[kPpsStatusOffset] = kPpsLocked;
+  store_raw(p, 0, kPositionPacket.timestamp, micros_past_hour(unix_time_s));
+  store_raw(p, 0, kPositionPacket.pps_status, kPpsLocked);
   std::array<char, kMaxNmeaBytes> nmea{};
   const std::size_t n =
       format_gprmc(nmea, unix_time_s, identity.latitude_deg, identity.longitude_deg);
-  std::copy_n(nmea.begin(), n, p.begin() + kNmeaOffset);
+  std::copy_n(nmea.begin(), n, p.begin() + static_cast<std::ptrdiff_t>(kPositionPacket.nmea_at));
   return p;
 }
 
@@ -121,24 +117,25 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
   for (int bank = 0; bank < v.banks; ++bank) {
     for (int copy = 0; copy < blocks_per_azimuth_; ++copy) {
       const std::size_t block_at =
-          ((azimuth_index * v.banks + bank) * blocks_per_azimuth_ + copy) * kBlockSize;
+          kDataPacket.block_at((azimuth_index * v.banks + bank) * blocks_per_azimuth_ + copy);
       if (sequence == 0) {
-        store_le<std::uint16_t>(packet_, block_at, VelodyneTraits::block_flag(bank));
-        store_le<std::uint16_t>(packet_, block_at + 2, azimuth);
+        store_raw(packet_, block_at, kDataPacket.block_flag, VelodyneTraits::block_flag(bank));
+        store_raw(packet_, block_at, kDataPacket.azimuth, azimuth);
       }
       write_firing(returns, column, block_at, sequence, bank, copy);
     }
   }
   if (++sequences_in_packet_ < sequences_per_packet()) return;
 
-  store_le<std::uint32_t>(packet_, kTimestampOffset, micros_past_hour(packet_time_s_));
+  store_raw(packet_, 0, kDataPacket.timestamp, micros_past_hour(packet_time_s_));
   if (v.status_bytes) {
     write_status(packet_time_s_);
   } else {
-    packet_[kReturnModeOffset] = echoes_ == EchoMode::kDual   ? kDual
-                                 : echoes_ == EchoMode::kLast ? kLast
-                                                              : kStrongest;
-    packet_[kProductIdOffset] = v.product_id;
+    store_raw(packet_, 0, kDataPacket.return_mode,
+              echoes_ == EchoMode::kDual   ? kDual
+              : echoes_ == EchoMode::kLast ? kLast
+                                           : kStrongest);
+    store_raw(packet_, 0, kDataPacket.product_id, v.product_id);
   }
   sink.on_packet(PacketChannel::kData, packet_, packet_time_s_);
   sequences_in_packet_ = 0;
@@ -186,8 +183,8 @@ void VelodyneEncoder::write_status(double time_s) {
       value = 0x34;
       break;
   }
-  packet_[kReturnModeOffset] = static_cast<std::uint8_t>(type);
-  packet_[kProductIdOffset] = static_cast<std::uint8_t>(value);
+  store_raw(packet_, 0, kDataPacket.return_mode, static_cast<std::uint8_t>(type));
+  store_raw(packet_, 0, kDataPacket.product_id, static_cast<std::uint8_t>(value));
 }
 
 void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t column,
@@ -209,11 +206,11 @@ void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t co
         slot = second;
       }
     }
-    const std::size_t at = block_at + 4 + 3 * std::size_t(sequence * lasers_per_block + position);
+    const std::size_t at = kDataPacket.record_at(block_at, sequence * lasers_per_block + position);
     const auto units =
         static_cast<std::uint16_t>(std::lround(returns->range_m[slot] / model.range_unit_m));
-    store_le<std::uint16_t>(packet_, at, units);
-    packet_[at + 2] = units ? returns->reflectivity[slot] : 0;
+    store_raw(packet_, at, kDataPacket.distance, units);
+    store_raw(packet_, at, kDataPacket.reflectivity, units ? returns->reflectivity[slot] : 0);
   }
 }
 

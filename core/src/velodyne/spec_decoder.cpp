@@ -2,7 +2,6 @@
 // tested on real captures against another driver's decoded clouds.
 #include <cmath>
 
-#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
 namespace lidaremu::core::velodyne {
@@ -34,11 +33,16 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
                                 PacketInfo* info) {
   if (packet.size() != kDataPacketSize) return DecodeError::kWrongSize;
   const auto& v = model_.velodyne;
-  if (!v.status_bytes && packet[kProductIdOffset] != v.product_id) {
+  const auto field = [&](const PacketField<DataField>& f, std::size_t base = 0) {
+    return load_raw(packet, base, f);
+  };
+  const auto product = static_cast<std::uint8_t>(field(kDataPacket.product_id));
+  if (!v.status_bytes && product != v.product_id) {
     return DecodeError::kWrongProduct;
   }
   // The HDL-64E's status bytes say nothing of the return mode: its layout is single-return.
-  const std::uint8_t mode = v.status_bytes ? kStrongest : packet[kReturnModeOffset];
+  const std::uint8_t mode =
+      v.status_bytes ? kStrongest : static_cast<std::uint8_t>(field(kDataPacket.return_mode));
   const bool dual = mode == kDual;
   const int copies = dual ? 2 : 1;  // dual: blocks in pairs with the same azimuth
   const int azimuths = v.blocks_per_packet / (copies * v.banks);
@@ -46,14 +50,14 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   std::array<int, 12> azimuth{};
   for (int b = 0; b < blocks; ++b) {
     const int bank = (b / copies) % v.banks;
-    if (load_le<std::uint16_t>(packet, b * kBlockSize) != VelodyneTraits::block_flag(bank))
+    const std::size_t block_at = kDataPacket.block_at(b);
+    if (field(kDataPacket.block_flag, block_at) != VelodyneTraits::block_flag(bank))
       return DecodeError::kBadBlockFlag;
-    azimuth[b] = load_le<std::uint16_t>(packet, b * kBlockSize + 2);
+    azimuth[b] = static_cast<int>(field(kDataPacket.azimuth, block_at));
     if (azimuth[b] >= 36000) return DecodeError::kBadAzimuth;
   }
-  const std::uint32_t timestamp = load_le<std::uint32_t>(packet, kTimestampOffset);
-  if (info)
-    *info = {static_cast<std::uint16_t>(azimuth[0]), timestamp, mode, packet[kProductIdOffset]};
+  const auto timestamp = static_cast<std::uint32_t>(field(kDataPacket.timestamp));
+  if (info) *info = {static_cast<std::uint16_t>(azimuth[0]), timestamp, mode, product};
 
   // The rotation during a column is read from the next column's azimuth (the last column reuses
   // the step before it, a packet of one column the step from the previous packet), as the
@@ -83,8 +87,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
     const int bank = (b / copies) % v.banks;
     const std::uint8_t kind = dual ? (b % 2 == 0 ? 1 : 2) : 0;
     for (int slot = 0; slot < v.sequences_per_block * lasers_per_block; ++slot) {
-      const std::size_t at = b * kBlockSize + 4 + 3 * std::size_t(slot);
-      const std::uint16_t units = load_le<std::uint16_t>(packet, at);
+      const std::size_t at = kDataPacket.record_at(kDataPacket.block_at(b), slot);
+      const auto units = static_cast<std::uint16_t>(field(kDataPacket.distance, at));
       if (units == 0) continue;
       const int sequence = slot / lasers_per_block;
       const int laser = bank * lasers_per_block + slot % lasers_per_block;
@@ -98,7 +102,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       p.z = static_cast<float>(xyz.z());
       p.distance_m = static_cast<float>(r);
       p.azimuth_deg = static_cast<float>(std::fmod(azimuth_centideg / 100.0, 360.0));
-      p.reflectivity = packet[at + 2];
+      p.reflectivity = static_cast<std::uint8_t>(field(kDataPacket.reflectivity, at));
       p.laser = static_cast<std::uint16_t>(laser);
       p.return_kind = kind;
       p.time_s = (timestamp + block_span_us * group + offset_us) * 1e-6;

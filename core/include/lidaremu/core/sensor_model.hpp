@@ -30,6 +30,7 @@ struct VelodyneLaserCorrection {
 
 struct VelodyneTraits {
   std::uint8_t product_id = 0;    // byte 1205
+  const char* product_name = "";  // the web API's /cgi/info.json "model" (none: no web API)
   double sequence_period_us = 0;  // one firing sequence of every laser
   double laser_spacing_us = 0;    // delay between consecutive firings of a sequence
   int lasers_per_firing = 1;      // VLP-32C fires its lasers in pairs, VLS-128 in eights

@@ -9,22 +9,19 @@
 #include <vector>
 
 #include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/velodyne/format.hpp"
 
 namespace lidaremu::core::velodyne {
 
-inline constexpr std::size_t kDataPacketSize = 1206;
-inline constexpr std::size_t kPositionPacketSize = 512;
-inline constexpr std::size_t kBlockSize = 100;
-inline constexpr std::size_t kTimestampOffset = 1200;
-inline constexpr std::size_t kReturnModeOffset = 1204;
-inline constexpr std::size_t kProductIdOffset = 1205;
+inline constexpr std::size_t kDataPacketSize = kDataPacket.size;
+inline constexpr std::size_t kPositionPacketSize = kPositionPacket.size;
 inline constexpr std::uint8_t kStrongest = 0x37;
 inline constexpr std::uint8_t kLast = 0x38;
 inline constexpr std::uint8_t kDual = 0x39;
 inline constexpr int kPositionEveryDataPackets = 14;
 
 std::uint32_t micros_past_hour(double time_s);
-inline constexpr std::size_t kMaxNmeaBytes = 128;  // the NMEA field of a position packet
+inline constexpr std::size_t kMaxNmeaBytes = kPositionPacket.nmea_bytes;
 // "$GPRMC,...*hh\r\n" for a UNIX time and position, into `out` without allocating; returns its
 // length (at most out.size() - 1).
 std::size_t format_gprmc(std::span<char> out, double unix_time_s, double latitude_deg,
