@@ -30,4 +30,13 @@ inline UtcFields utc_fields(std::int64_t unix_seconds) {
           static_cast<int>(time.seconds().count())};
 }
 
+// The Unix time of UTC calendar fields (the inverse of utc_fields for valid fields; a day past
+// the month's end rolls over, as the calendar arithmetic does).
+inline std::int64_t unix_seconds(const UtcFields& f) {
+  using namespace std::chrono;
+  const sys_days day{year{f.year} / month{static_cast<unsigned>(f.month)} /
+                     std::chrono::day{static_cast<unsigned>(f.day)}};
+  return day.time_since_epoch().count() * 86400LL + f.hour * 3600LL + f.minute * 60LL + f.second;
+}
+
 }  // namespace lidaremu::core

@@ -1,0 +1,130 @@
+#pragma once
+// Hesai point-cloud packets as tables (FORMATS-HESAI-ROBOSENSE.md, section 1): the pre-header and
+// header every protocol shares, and per protocol the block and tail layout; per model the counts
+// that differ. The spec decoder (hesai/spec_decoder.cpp) reads each field from these rows; the
+// encoder, when it comes, writes them from the same rows.
+//
+// So far: protocol 6.1 (Pandar XT16, XT32, XT32M), every field checked on the real captures.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "lidaremu/core/packet_field.hpp"
+
+namespace lidaremu::core::hesai {
+
+enum class Field : std::uint8_t {
+  kSignature,  // EE FF on the wire
+  kProtocolMajor,
+  kProtocolMinor,
+  kLaserNum,
+  kBlockNum,
+  kFirstBlockReturn,  // 0 single; 1 the first block is the last return; 2 the strongest
+  kDistanceUnitMm,
+  kReturnNum,
+  kFlags,         // bit 0: UDP sequence, 1: IMU, 2: functional safety, 3: signature, 4: confidence
+  kAzimuth,       // block: 0.01 degree
+  kDistance,      // record: in the header's distance unit
+  kReflectivity,  // record: 0-255 %
+  kReturnMode,    // tail: 0x37 strongest, 0x38 last, 0x39 last + strongest, ...
+  kMotorRpm,
+  kYear,  // tail date: years since the model's year base
+  kMonth,
+  kDay,
+  kHour,
+  kMinute,
+  kSecond,
+  kMicroseconds,
+  kFactory,
+  kUdpSequence
+};
+
+inline constexpr std::uint16_t kSignatureValue = 0xFFEE;  // bytes EE FF, little-endian
+
+// The 12 bytes before the blocks (pre-header and header), offsets from the packet's start.
+inline constexpr std::array<PacketField<Field>, 9> kHeader{{
+    {Field::kSignature, 0, 2, 0xFFFF},
+    {Field::kProtocolMajor, 2, 1, 0xFF},
+    {Field::kProtocolMinor, 3, 1, 0xFF},
+    {Field::kLaserNum, 6, 1, 0xFF},
+    {Field::kBlockNum, 7, 1, 0xFF},
+    {Field::kFirstBlockReturn, 8, 1, 0xFF},
+    {Field::kDistanceUnitMm, 9, 1, 0xFF},
+    {Field::kReturnNum, 10, 1, 0xFF},
+    {Field::kFlags, 11, 1, 0xFF},
+}};
+
+// A protocol's body and tail.
+struct ProtocolFormat {
+  int major;
+  int minor;
+  std::size_t first_block;                   // after the header
+  std::size_t record_size;                   // one channel's record in a block
+  PacketField<Field> azimuth;                // from the block's start
+  std::size_t first_record;                  // from the block's start
+  PacketField<Field> distance;               // from the record's start
+  PacketField<Field> reflectivity;           // from the record's start
+  std::span<const PacketField<Field>> tail;  // from the tail's start (after the last block)
+  std::size_t tail_size;
+  int year_base;  // the date's year byte counts from this year
+};
+
+// Protocol 6.1 (XT): records of {distance u16, reflectivity u8, confidence u8}; the tail: 10
+// reserved bytes, return mode, RPM, date (year since 1900), microseconds, factory byte, UDP
+// sequence (FORMATS-HESAI-ROBOSENSE.md, "Pandar XT32").
+inline constexpr std::array<PacketField<Field>, 11> kXtTail{{
+    {Field::kReturnMode, 10, 1, 0xFF},
+    {Field::kMotorRpm, 11, 2, 0xFFFF},
+    {Field::kYear, 13, 1, 0xFF},
+    {Field::kMonth, 14, 1, 0xFF},
+    {Field::kDay, 15, 1, 0xFF},
+    {Field::kHour, 16, 1, 0xFF},
+    {Field::kMinute, 17, 1, 0xFF},
+    {Field::kSecond, 18, 1, 0xFF},
+    {Field::kMicroseconds, 19, 4, 0xFFFFFFFF},
+    {Field::kFactory, 23, 1, 0xFF},
+    {Field::kUdpSequence, 24, 4, 0xFFFFFFFF},
+}};
+
+inline constexpr ProtocolFormat kProtocol61{
+    .major = 6,
+    .minor = 1,
+    .first_block = 12,
+    .record_size = 4,
+    .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
+    .first_record = 2,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .tail = kXtTail,
+    .tail_size = 28,
+    .year_base = 1900,
+};
+
+// What a model's packets hold.
+struct ModelFormat {
+  std::string_view name;
+  const ProtocolFormat* protocol;
+  int lasers;
+  int blocks;  // per packet, whatever the return mode
+
+  [[nodiscard]] constexpr std::size_t block_size() const {
+    return protocol->first_record + static_cast<std::size_t>(lasers) * protocol->record_size;
+  }
+  [[nodiscard]] constexpr std::size_t block_at(int block) const {
+    return protocol->first_block + static_cast<std::size_t>(block) * block_size();
+  }
+  [[nodiscard]] constexpr std::size_t tail_at() const { return block_at(blocks); }
+  [[nodiscard]] constexpr std::size_t packet_size() const {
+    return tail_at() + protocol->tail_size;
+  }
+};
+
+inline constexpr std::array<ModelFormat, 3> kModelFormats{{
+    {"pandar-xt32", &kProtocol61, 32, 8},
+    {"pandar-xt16", &kProtocol61, 16, 8},
+    {"pandar-xt32m", &kProtocol61, 32, 6},
+}};
+
+}  // namespace lidaremu::core::hesai

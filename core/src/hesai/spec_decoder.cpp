@@ -1,0 +1,190 @@
+// The Hesai spec decoder: every field from the format tables (hesai/format.hpp).
+#include <cmath>
+#include <numbers>
+#include <sstream>
+#include <stdexcept>
+
+#include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/utc.hpp"
+
+namespace lidaremu::core::hesai {
+
+Calibration parse_calibration_csv(const std::string& text) {
+  Calibration c;
+  std::istringstream in(text);
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (line_number == 1 && (line.rfind("Channel", 0) == 0 || line.rfind("Laser id", 0) == 0)) {
+      continue;
+    }
+    int channel = 0;
+    double elevation = 0, azimuth = 0;
+    char comma1 = 0, comma2 = 0;
+    std::istringstream row(line);
+    if (!(row >> channel >> comma1 >> elevation >> comma2 >> azimuth) || comma1 != ',' ||
+        comma2 != ',' || channel != static_cast<int>(c.elevation_deg.size()) + 1 ||
+        !std::isfinite(elevation) || !std::isfinite(azimuth) || std::fabs(elevation) > 90 ||
+        std::fabs(azimuth) > 360) {
+      throw std::runtime_error("calibration line " + std::to_string(line_number) + " ('" + line +
+                               "'): expected 'channel,elevation,azimuth' with channels from 1 "
+                               "in order and angles in degrees");
+    }
+    c.elevation_deg.push_back(elevation);
+    c.azimuth_offset_deg.push_back(azimuth);
+  }
+  if (c.elevation_deg.empty()) throw std::runtime_error("calibration: no channel rows");
+  return c;
+}
+
+const ModelFormat* find_model_format(std::string_view name) {
+  for (const ModelFormat& m : kModelFormats) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+const char* to_string(DecodeError e) {
+  switch (e) {
+    case DecodeError::kNone:
+      return "ok";
+    case DecodeError::kWrongSize:
+      return "wrong packet size";
+    case DecodeError::kBadSignature:
+      return "no EE FF pre-header";
+    case DecodeError::kWrongProtocol:
+      return "protocol version not the model's";
+    case DecodeError::kWrongShape:
+      return "laser or block count not the model's";
+    case DecodeError::kBadAzimuth:
+      return "azimuth out of range";
+    case DecodeError::kBadDate:
+      return "date out of range";
+  }
+  return "?";
+}
+
+SpecDecoder::SpecDecoder(const ModelFormat& format, Calibration calibration)
+    : format_(format), calibration_(std::move(calibration)) {
+  if (calibration_.elevation_deg.size() != static_cast<std::size_t>(format_.lasers)) {
+    throw std::invalid_argument("calibration has " +
+                                std::to_string(calibration_.elevation_deg.size()) +
+                                " channels, the model " + std::to_string(format_.lasers));
+  }
+}
+
+namespace {
+std::uint64_t header_field(std::span<const std::uint8_t> packet, Field name) {
+  for (const auto& f : kHeader) {
+    if (f.name == name) return load_field(packet, 0, f);
+  }
+  return 0;
+}
+}  // namespace
+
+DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
+                                PacketInfo* info) const {
+  const ProtocolFormat& p = *format_.protocol;
+  if (packet.size() != format_.packet_size()) return DecodeError::kWrongSize;
+  if (header_field(packet, Field::kSignature) != kSignatureValue) return DecodeError::kBadSignature;
+  if (header_field(packet, Field::kProtocolMajor) != static_cast<std::uint64_t>(p.major) ||
+      header_field(packet, Field::kProtocolMinor) != static_cast<std::uint64_t>(p.minor)) {
+    return DecodeError::kWrongProtocol;
+  }
+  if (header_field(packet, Field::kLaserNum) != static_cast<std::uint64_t>(format_.lasers) ||
+      header_field(packet, Field::kBlockNum) != static_cast<std::uint64_t>(format_.blocks)) {
+    return DecodeError::kWrongShape;
+  }
+  PacketInfo tail;
+  tail.distance_unit_mm = static_cast<int>(header_field(packet, Field::kDistanceUnitMm));
+  tail.return_num = static_cast<int>(header_field(packet, Field::kReturnNum));
+  tail.first_block_return = static_cast<int>(header_field(packet, Field::kFirstBlockReturn));
+  tail.flags = static_cast<std::uint8_t>(header_field(packet, Field::kFlags));
+  UtcFields date{};
+  std::uint32_t micros = 0;
+  for (const auto& f : p.tail) {
+    const auto v = load_field(packet, format_.tail_at(), f);
+    switch (f.name) {
+      case Field::kReturnMode:
+        tail.return_mode = static_cast<std::uint8_t>(v);
+        break;
+      case Field::kMotorRpm:
+        tail.motor_rpm = static_cast<int>(v);
+        break;
+      case Field::kYear:
+        date.year = p.year_base + static_cast<int>(v);
+        break;
+      case Field::kMonth:
+        date.month = static_cast<int>(v);
+        break;
+      case Field::kDay:
+        date.day = static_cast<int>(v);
+        break;
+      case Field::kHour:
+        date.hour = static_cast<int>(v);
+        break;
+      case Field::kMinute:
+        date.minute = static_cast<int>(v);
+        break;
+      case Field::kSecond:
+        date.second = static_cast<int>(v);
+        break;
+      case Field::kMicroseconds:
+        micros = static_cast<std::uint32_t>(v);
+        break;
+      case Field::kFactory:
+        tail.factory = static_cast<std::uint8_t>(v);
+        break;
+      case Field::kUdpSequence:
+        tail.udp_sequence = static_cast<std::uint32_t>(v);
+        break;
+      default:
+        break;
+    }
+  }
+  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31 || date.hour > 23 ||
+      date.minute > 59 || date.second > 60 || micros > 999'999) {
+    return DecodeError::kBadDate;
+  }
+  tail.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
+  for (int b = 0; b < format_.blocks; ++b) {  // a bad packet adds no point
+    if (load_field(packet, format_.block_at(b), p.azimuth) >= 36000)
+      return DecodeError::kBadAzimuth;
+  }
+  if (info) *info = tail;
+
+  constexpr double kDeg = std::numbers::pi / 180.0;
+  const double unit_m = tail.distance_unit_mm * 1e-3;
+  for (int b = 0; b < format_.blocks; ++b) {
+    const std::size_t block_at = format_.block_at(b);
+    const auto azimuth_centideg = load_field(packet, block_at, p.azimuth);
+    for (int ch = 0; ch < format_.lasers; ++ch) {
+      const std::size_t at =
+          block_at + p.first_record + static_cast<std::size_t>(ch) * p.record_size;
+      const auto units = load_field(packet, at, p.distance);
+      if (units == 0) continue;
+      const auto c = static_cast<std::size_t>(ch);
+      const double azimuth =
+          static_cast<double>(azimuth_centideg) * 0.01 + calibration_.azimuth_offset_deg[c];
+      const double elevation = calibration_.elevation_deg[c];
+      const double r = static_cast<double>(units) * unit_m;
+      const double horizontal = r * std::cos(elevation * kDeg);
+      Point pt;
+      pt.x = static_cast<float>(horizontal * std::sin(azimuth * kDeg));
+      pt.y = static_cast<float>(horizontal * std::cos(azimuth * kDeg));
+      pt.z = static_cast<float>(r * std::sin(elevation * kDeg));
+      pt.distance_m = static_cast<float>(r);
+      pt.azimuth_deg = static_cast<float>(std::fmod(azimuth + 360.0, 360.0));
+      pt.reflectivity = static_cast<std::uint8_t>(load_field(packet, at, p.reflectivity));
+      pt.channel = static_cast<std::uint16_t>(ch);
+      pt.block = static_cast<std::uint8_t>(b);
+      out.push_back(pt);
+    }
+  }
+  return DecodeError::kNone;
+}
+
+}  // namespace lidaremu::core::hesai
