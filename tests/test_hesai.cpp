@@ -27,19 +27,32 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
     int return_num;
     int distance_unit_mm;
     bool contiguous;  // every UDP sequence number present
+    std::uint8_t flags;
+    double packet_step_us;  // at 600 rpm in the capture's return mode
+    double from_s, to_s;    // the month of the capture's dates
+    int crcs;               // checked per packet
   };
+  // July 2019 (the XT captures) and October 2020 (the QT128's), in UNIX seconds.
+  constexpr double kJuly2019 = 1561939200.0, kAugust2019 = 1564617600.0;
+  constexpr double kOctober2020 = 1601510400.0, kNovember2020 = 1604188800.0;
   for (const Capture& c :
        {Capture{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap", "hesai/PandarXT32.csv",
                 "hesai/nebula_hesai_xt32_ground_truth_1673400678101968885.pcd", 2000, 63021, 0x39,
-                2, 4, true},
+                2, 4, true, 0x01, 200.0, kJuly2019, kAugust2019, 0},
         Capture{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap", "hesai/PandarXT16.csv",
                 "hesai/nebula_hesai_xt16_ground_truth_1732848128093928016.pcd", 1626, 26287, 0x39,
-                2, 4, true},
+                2, 4, true, 0x01, 200.0, kJuly2019, kAugust2019, 0},
         // XT32M2X: 5 mm distance unit and three returns per firing in its header; the capture
         // skips sequence numbers (recorded, not sent, that way).
         Capture{"pandar-xt32m", "hesai/nebula_hesai_xt32m.pcap", "hesai/PandarXT32M.csv",
                 "hesai/nebula_hesai_xt32m_ground_truth_1660893203292679064.pcd", 1815, 13574, 0x3C,
-                3, 5, false}}) {
+                3, 5, false, 0x01, 0, kJuly2019, kAugust2019, 0},
+        // QT128C2X: body, functional-safety and tail CRCs on every packet, a 32-byte signature
+        // (flags 0x1D: sequence, functional safety, signature, confidence), dual at 600 rpm: 900
+        // packets a turn, one every 111.1 us.
+        Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", "hesai/PandarQT128.csv",
+                "hesai/nebula_hesai_qt128_ground_truth_1730273789174759609.pcd", 1800, 73560, 0x39,
+                2, 4, true, 0x1D, 111.1, kOctober2020, kNovember2020, 3}}) {
     INFO(c.model);
     const hesai::ModelFormat* format = hesai::find_model_format(c.model);
     REQUIRE(format != nullptr);
@@ -60,11 +73,12 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
       CHECK(info.return_mode == c.return_mode);
       CHECK(info.return_num == c.return_num);
       CHECK(info.distance_unit_mm == c.distance_unit_mm);
-      CHECK(info.flags == 0x01);  // UDP sequence present, nothing else
+      CHECK(info.flags == c.flags);
+      CHECK(info.crcs_checked == c.crcs);
       CHECK(info.motor_rpm == Approx(600).margin(2));
-      // The date counts years from 1900 on the XT: July 2019.
-      CHECK(info.time_s > 1561939200.0);  // 2019-07-01
-      CHECK(info.time_s < 1564617600.0);  // 2019-08-01
+      // The date counts years from 1900 on the XT and the QT128.
+      CHECK(info.time_s > c.from_s);
+      CHECK(info.time_s < c.to_s);
       if (packets > 0) {
         if (c.contiguous) {
           CHECK(info.udp_sequence == previous.udp_sequence + 1);
@@ -78,8 +92,8 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
     }
     CHECK(packets == c.packets);
     if (c.contiguous) {
-      // 600 rpm, dual: a packet every 200 us (FORMATS-HESAI-ROBOSENSE.md: 500 packets a turn).
-      CHECK(lidaremu::test::median(steps_us) == Approx(200).margin(2));
+      // FORMATS-HESAI-ROBOSENSE.md: XT32 dual 500 packets a turn, QT128 dual 900.
+      CHECK(lidaremu::test::median(steps_us) == Approx(c.packet_step_us).margin(2));
     }
     std::vector<lidaremu::test::XYZ> decoded;
     decoded.reserve(points.size());
@@ -131,4 +145,36 @@ TEST_CASE("Hesai spec decoder refuses what is not its model's packet", "[format]
   CHECK_THROWS(hesai::parse_calibration_csv(""));
   CHECK_THROWS_AS(hesai::SpecDecoder(xt16, hesai::parse_calibration_csv("1,15,0\n")),
                   std::invalid_argument);
+}
+
+TEST_CASE(
+    "Hesai CRC-32/MPEG-2: the check value, and each of the QT128's three CRCs guards its "
+    "bytes",
+    "[format][hesai][hostile]") {
+  const std::string check = "123456789";
+  CHECK(hesai::crc32_mpeg2(std::span(reinterpret_cast<const std::uint8_t*>(  // NOLINT
+                                         check.data()),
+                                     check.size())) == 0x0376E6E7u);  // the catalogue's check
+  const hesai::ModelFormat& qt128 = *hesai::find_model_format("pandar-qt128");
+  const hesai::SpecDecoder decoder(
+      qt128,
+      hesai::parse_calibration_csv(lidaremu::test::slurp(data_path("hesai/PandarQT128.csv"))));
+  PcapReader pcap(data_path("hesai/nebula_hesai_qt128.pcap"));
+  const auto good = pcap.next()->payload;
+  std::vector<hesai::Point> points;
+  REQUIRE(decoder.decode(good, points) == hesai::DecodeError::kNone);
+  const std::size_t tail = qt128.tail_at();
+  // A byte of a block, of the functional-safety block, of the tail: each caught by its CRC. The
+  // functional-safety version byte is covered by none (as on the real unit).
+  for (const std::size_t at : {std::size_t{500}, tail + 8, tail + 30}) {
+    auto bytes = good;
+    bytes[at] ^= 0x10;
+    points.clear();
+    INFO("byte " << at);
+    CHECK(decoder.decode(bytes, points) == hesai::DecodeError::kBadCrc);
+    CHECK(points.empty());
+  }
+  auto version = good;
+  version[tail + 4] ^= 0x10;
+  CHECK(decoder.decode(version, points) == hesai::DecodeError::kNone);
 }

@@ -1,4 +1,5 @@
 // The Hesai spec decoder: every field from the format tables (hesai/format.hpp).
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <sstream>
@@ -47,6 +48,26 @@ const ModelFormat* find_model_format(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+constexpr std::array<std::uint32_t, 256> make_crc32_mpeg2_table() {
+  constexpr std::uint32_t kPolynomial = 0x04C11DB7u;
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t crc = i << 24;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc << 1) ^ ((crc & 0x80000000u) ? kPolynomial : 0);
+    table[i] = crc;
+  }
+  return table;
+}
+constexpr auto kCrc32Table = make_crc32_mpeg2_table();
+}  // namespace
+
+std::uint32_t crc32_mpeg2(std::span<const std::uint8_t> bytes) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (const std::uint8_t byte : bytes) crc = (crc << 8) ^ kCrc32Table[((crc >> 24) ^ byte) & 0xFF];
+  return crc;
+}
+
 const char* to_string(DecodeError e) {
   switch (e) {
     case DecodeError::kNone:
@@ -63,6 +84,8 @@ const char* to_string(DecodeError e) {
       return "azimuth out of range";
     case DecodeError::kBadDate:
       return "date out of range";
+    case DecodeError::kBadCrc:
+      return "CRC does not match";
   }
   return "?";
 }
@@ -150,6 +173,13 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
     return DecodeError::kBadDate;
   }
   tail.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
+  const std::size_t tail_at = format_.tail_at();
+  for (const CrcCheck& c : p.crcs) {
+    const std::size_t begin = c.from_first_block ? p.first_block : tail_at + c.begin;
+    const auto covered = packet.subspan(begin, tail_at + c.end - begin);
+    if (crc32_mpeg2(covered) != load_field(packet, tail_at, c.crc)) return DecodeError::kBadCrc;
+  }
+  tail.crcs_checked = static_cast<int>(p.crcs.size());
   for (int b = 0; b < format_.blocks; ++b) {  // a bad packet adds no point
     if (load_field(packet, format_.block_at(b), p.azimuth) >= 36000)
       return DecodeError::kBadAzimuth;

@@ -32,6 +32,7 @@ struct PacketInfo {
   double time_s = 0;  // UNIX seconds: the tail's date and microseconds (the model's year base)
   std::uint8_t factory = 0;
   std::uint32_t udp_sequence = 0;
+  int crcs_checked = 0;  // all valid (a bad one is an error)
 };
 
 struct Point {
@@ -50,7 +51,8 @@ enum class DecodeError : std::uint8_t {
   kWrongProtocol,
   kWrongShape,  // laser or block count not the model's
   kBadAzimuth,
-  kBadDate
+  kBadDate,
+  kBadCrc
 };
 const char* to_string(DecodeError e);
 

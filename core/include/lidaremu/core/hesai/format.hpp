@@ -4,7 +4,8 @@
 // that differ. The spec decoder (hesai/spec_decoder.cpp) reads each field from these rows; the
 // encoder, when it comes, writes them from the same rows.
 //
-// So far: protocol 6.1 (Pandar XT16, XT32, XT32M), every field checked on the real captures.
+// So far: protocol 6.1 (Pandar XT16, XT32, XT32M) and 3.2 (QT128C2X), every field checked on the
+// real captures.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +39,12 @@ enum class Field : std::uint8_t {
   kSecond,
   kMicroseconds,
   kFactory,
-  kUdpSequence
+  kUdpSequence,
+  kBodyCrc,    // CRC-32/MPEG-2 (little-endian) of the blocks
+  kSafetyCrc,  // of the functional-safety block after its version byte
+  kTailCrc,    // of the tail from after the functional-safety block
+  kSafetyVersion,
+  kModeFlag
 };
 
 inline constexpr std::uint16_t kSignatureValue = 0xFFEE;  // bytes EE FF, little-endian
@@ -56,6 +62,16 @@ inline constexpr std::array<PacketField<Field>, 9> kHeader{{
     {Field::kFlags, 11, 1, 0xFF},
 }};
 
+// A CRC in the tail and the bytes it covers: from the first block (whole body) or from an
+// offset of the tail, to an offset of the tail (FORMATS-HESAI-ROBOSENSE.md: coverage verified on
+// every packet of the real QT128 capture).
+struct CrcCheck {
+  PacketField<Field> crc;  // from the tail's start
+  bool from_first_block;
+  std::size_t begin;  // from the tail's start, unless from_first_block
+  std::size_t end;    // from the tail's start, exclusive
+};
+
 // A protocol's body and tail.
 struct ProtocolFormat {
   int major;
@@ -69,6 +85,7 @@ struct ProtocolFormat {
   std::span<const PacketField<Field>> tail;  // from the tail's start (after the last block)
   std::size_t tail_size;
   int year_base;  // the date's year byte counts from this year
+  std::span<const CrcCheck> crcs;
 };
 
 // Protocol 6.1 (XT): records of {distance u16, reflectivity u8, confidence u8}; the tail: 10
@@ -100,6 +117,50 @@ inline constexpr ProtocolFormat kProtocol61{
     .tail = kXtTail,
     .tail_size = 28,
     .year_base = 1900,
+    .crcs = {},
+};
+
+// Protocol 3.2 (QT128C2X): records of {distance, reflectivity, confidence}; after the two blocks
+// the body CRC, the 17-byte functional-safety block (version, state, fault, code, 8 reserved,
+// its CRC), 5 reserved, the mode flag, 6 reserved, return mode, RPM, date (year since 1900),
+// microseconds, factory byte, UDP sequence, the tail CRC, and a 32-byte signature (flags bit 3).
+inline constexpr std::array<PacketField<Field>, 16> kQt128Tail{{
+    {Field::kBodyCrc, 0, 4, 0xFFFFFFFF},
+    {Field::kSafetyVersion, 4, 1, 0xFF},
+    {Field::kSafetyCrc, 17, 4, 0xFFFFFFFF},
+    {Field::kModeFlag, 26, 1, 0xFF},
+    {Field::kReturnMode, 33, 1, 0xFF},
+    {Field::kMotorRpm, 34, 2, 0xFFFF},
+    {Field::kYear, 36, 1, 0xFF},
+    {Field::kMonth, 37, 1, 0xFF},
+    {Field::kDay, 38, 1, 0xFF},
+    {Field::kHour, 39, 1, 0xFF},
+    {Field::kMinute, 40, 1, 0xFF},
+    {Field::kSecond, 41, 1, 0xFF},
+    {Field::kMicroseconds, 42, 4, 0xFFFFFFFF},
+    {Field::kFactory, 46, 1, 0xFF},
+    {Field::kUdpSequence, 47, 4, 0xFFFFFFFF},
+    {Field::kTailCrc, 51, 4, 0xFFFFFFFF},
+}};
+inline constexpr std::array<CrcCheck, 3> kQt128Crcs{{
+    {{Field::kBodyCrc, 0, 4, 0xFFFFFFFF}, true, 0, 0},
+    {{Field::kSafetyCrc, 17, 4, 0xFFFFFFFF}, false, 5, 17},  // not the version byte
+    {{Field::kTailCrc, 51, 4, 0xFFFFFFFF}, false, 21, 51},
+}};
+
+inline constexpr ProtocolFormat kProtocol32{
+    .major = 3,
+    .minor = 2,
+    .first_block = 12,
+    .record_size = 4,
+    .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
+    .first_record = 2,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .tail = kQt128Tail,
+    .tail_size = 87,
+    .year_base = 1900,
+    .crcs = kQt128Crcs,
 };
 
 // What a model's packets hold.
@@ -121,10 +182,14 @@ struct ModelFormat {
   }
 };
 
-inline constexpr std::array<ModelFormat, 3> kModelFormats{{
+inline constexpr std::array<ModelFormat, 4> kModelFormats{{
     {"pandar-xt32", &kProtocol61, 32, 8},
     {"pandar-xt16", &kProtocol61, 16, 8},
     {"pandar-xt32m", &kProtocol61, 32, 6},
+    {"pandar-qt128", &kProtocol32, 128, 2},
 }};
+
+// CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor.
+std::uint32_t crc32_mpeg2(std::span<const std::uint8_t> bytes);
 
 }  // namespace lidaremu::core::hesai
