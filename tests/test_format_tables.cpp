@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/core/hesai/format.hpp"
 #include "lidaremu/core/ouster/profiles.hpp"
 #include "lidaremu/core/packet_field.hpp"
 #include "lidaremu/core/velodyne/format.hpp"
@@ -117,4 +118,25 @@ TEST_CASE("Velodyne packet table: blocks, records and factory bytes fill the pac
   CHECK(p.nmea_at + p.nmea_bytes <= p.size);
   CHECK(p.timestamp.offset + p.timestamp.bytes <= p.pps_status.offset);
   CHECK(p.pps_status.offset < p.nmea_at);
+}
+
+TEST_CASE("Hesai tables: every model's packet size as FORMATS-HESAI-ROBOSENSE.md gives it",
+          "[format][hesai]") {
+  const std::map<std::string, std::pair<std::size_t, std::size_t>> published{
+      {"pandar-xt32", {1080, 0}},  {"pandar-xt16", {568, 0}},   {"pandar-xt32m", {820, 0}},
+      {"pandar-qt128", {1127, 0}}, {"pandar-64", {1194, 1198}}, {"pandar-40p", {1262, 1266}}};
+  REQUIRE(hesai::kModelFormats.size() == published.size());
+  for (const auto& m : hesai::kModelFormats) {
+    const std::string name(m.name);
+    INFO(name);
+    REQUIRE(published.contains(name));
+    CHECK(m.packet_size() == published.at(name).first);
+    CHECK(m.packet_size_with_sequence() == published.at(name).second);
+    const auto& p = *m.protocol;
+    check_disjoint(p.header, p.first_block);
+    check_disjoint(p.tail, p.tail_size + (p.optional_sequence ? 4 : 0));
+    for (const auto& crc : p.crcs) {
+      CHECK(crc.end <= crc.crc.offset);  // a CRC covers what comes before it
+    }
+  }
 }

@@ -26,33 +26,47 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
     std::uint8_t return_mode;  // data/README.md and the FORMATS sheet
     int return_num;
     int distance_unit_mm;
-    bool contiguous;  // every UDP sequence number present
+    enum Sequence : std::uint8_t { kNone, kContiguous, kGaps } sequence;  // UDP sequence numbers
     std::uint8_t flags;
-    double packet_step_us;  // at 600 rpm in the capture's return mode
+    double packet_step_us;  // at 600 rpm in the capture's return mode (0: not checked)
+    std::size_t size;       // of every packet
     double from_s, to_s;    // the month of the capture's dates
     int crcs;               // checked per packet
   };
-  // July 2019 (the XT captures) and October 2020 (the QT128's), in UNIX seconds.
+  // The months of the captures' dates, in UNIX seconds.
   constexpr double kJuly2019 = 1561939200.0, kAugust2019 = 1564617600.0;
   constexpr double kOctober2020 = 1601510400.0, kNovember2020 = 1604188800.0;
+  constexpr double kJune2020 = 1590969600.0, kJuly2020 = 1593561600.0;
+  constexpr double kSeptember2017 = 1504224000.0, kOctober2017 = 1506816000.0;
   for (const Capture& c :
        {Capture{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap", "hesai/PandarXT32.csv",
                 "hesai/nebula_hesai_xt32_ground_truth_1673400678101968885.pcd", 2000, 63021, 0x39,
-                2, 4, true, 0x01, 200.0, kJuly2019, kAugust2019, 0},
+                2, 4, Capture::kContiguous, 0x01, 200.0, 0, kJuly2019, kAugust2019, 0},
         Capture{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap", "hesai/PandarXT16.csv",
                 "hesai/nebula_hesai_xt16_ground_truth_1732848128093928016.pcd", 1626, 26287, 0x39,
-                2, 4, true, 0x01, 200.0, kJuly2019, kAugust2019, 0},
+                2, 4, Capture::kContiguous, 0x01, 200.0, 0, kJuly2019, kAugust2019, 0},
         // XT32M2X: 5 mm distance unit and three returns per firing in its header; the capture
         // skips sequence numbers (recorded, not sent, that way).
         Capture{"pandar-xt32m", "hesai/nebula_hesai_xt32m.pcap", "hesai/PandarXT32M.csv",
                 "hesai/nebula_hesai_xt32m_ground_truth_1660893203292679064.pcd", 1815, 13574, 0x3C,
-                3, 5, false, 0x01, 0, kJuly2019, kAugust2019, 0},
+                3, 5, Capture::kGaps, 0x01, 0, 0, kJuly2019, kAugust2019, 0},
         // QT128C2X: body, functional-safety and tail CRCs on every packet, a 32-byte signature
         // (flags 0x1D: sequence, functional safety, signature, confidence), dual at 600 rpm: 900
         // packets a turn, one every 111.1 us.
         Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", "hesai/PandarQT128.csv",
                 "hesai/nebula_hesai_qt128_ground_truth_1730273789174759609.pcd", 1800, 73560, 0x39,
-                2, 4, true, 0x1D, 111.1, kOctober2020, kNovember2020, 3}}) {
+                2, 4, Capture::kContiguous, 0x1D, 111.1, 0, kOctober2020, kNovember2020, 3},
+        // Pandar64: no return count in its short header, the UDP sequence appended (1198 bytes),
+        // the year byte 120 (2020) although its manual counts from 2000; dual at 600 rpm: 600
+        // packets a turn.
+        Capture{"pandar-64", "hesai/nebula_hesai_64.pcap", "hesai/Pandar64.csv",
+                "hesai/nebula_hesai_64_ground_truth_1673403880898440686.pcd", 2400, 93591, 0x39, 0,
+                4, Capture::kContiguous, 0, 166.7, 1198, kJune2020, kJuly2020, 0},
+        // Pandar40P: no header at all, Velodyne-like blocks, no sequence (1262 bytes), year 17
+        // (2017) counted from 2000; dual at 600 rpm: 360 packets a turn.
+        Capture{"pandar-40p", "hesai/nebula_hesai_40p.pcap", "hesai/Pandar40P.csv",
+                "hesai/nebula_hesai_40p_ground_truth_1673400149711850138.pcd", 1439, 56762, 0x39, 0,
+                4, Capture::kNone, 0, 277.8, 1262, kSeptember2017, kOctober2017, 0}}) {
     INFO(c.model);
     const hesai::ModelFormat* format = hesai::find_model_format(c.model);
     REQUIRE(format != nullptr);
@@ -69,29 +83,29 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
       INFO("packet " << packets << ": " << hesai::to_string(e) << ", " << d->payload.size()
                      << " bytes");
       REQUIRE(e == hesai::DecodeError::kNone);
-      CHECK(d->payload.size() == format->packet_size());
+      CHECK(d->payload.size() == (c.size ? c.size : format->packet_size()));
       CHECK(info.return_mode == c.return_mode);
       CHECK(info.return_num == c.return_num);
       CHECK(info.distance_unit_mm == c.distance_unit_mm);
       CHECK(info.flags == c.flags);
       CHECK(info.crcs_checked == c.crcs);
       CHECK(info.motor_rpm == Approx(600).margin(2));
-      // The date counts years from 1900 on the XT and the QT128.
+      // The year byte: since 1900 on the XT, QT128 and this Pandar64, since 2000 on the 40P.
       CHECK(info.time_s > c.from_s);
       CHECK(info.time_s < c.to_s);
       if (packets > 0) {
-        if (c.contiguous) {
+        if (c.sequence == Capture::kContiguous) {
           CHECK(info.udp_sequence == previous.udp_sequence + 1);
-          steps_us.push_back((info.time_s - previous.time_s) * 1e6);
-        } else {
+        } else if (c.sequence == Capture::kGaps) {
           CHECK(info.udp_sequence > previous.udp_sequence);
         }
+        steps_us.push_back((info.time_s - previous.time_s) * 1e6);
       }
       previous = info;
       ++packets;
     }
     CHECK(packets == c.packets);
-    if (c.contiguous) {
+    if (c.packet_step_us > 0) {
       // FORMATS-HESAI-ROBOSENSE.md: XT32 dual 500 packets a turn, QT128 dual 900.
       CHECK(lidaremu::test::median(steps_us) == Approx(c.packet_step_us).margin(2));
     }
@@ -136,6 +150,33 @@ TEST_CASE("Hesai spec decoder refuses what is not its model's packet", "[format]
   CHECK(changed(xt16.block_at(xt16.blocks - 1) + 1, 0xFF) == hesai::DecodeError::kBadAzimuth);
   CHECK(changed(xt16.tail_at() + 14, 13) == hesai::DecodeError::kBadDate);  // month 13
   CHECK(points.empty());
+
+  // Pandar40P (no header): every block's FF EE flag is checked; Pandar64: the packet with or
+  // without its UDP sequence, nothing in between.
+  {
+    const hesai::ModelFormat& p40 = *hesai::find_model_format("pandar-40p");
+    const hesai::SpecDecoder d40(
+        p40, hesai::parse_calibration_csv(lidaremu::test::slurp(data_path("hesai/Pandar40P.csv"))));
+    PcapReader capture(data_path("hesai/nebula_hesai_40p.pcap"));
+    auto bytes = capture.next()->payload;
+    std::vector<hesai::Point> some;
+    REQUIRE(d40.decode(bytes, some) == hesai::DecodeError::kNone);
+    bytes[p40.block_at(9)] = 0xEE;
+    CHECK(d40.decode(bytes, some) == hesai::DecodeError::kBadSignature);
+    const hesai::ModelFormat& p64 = *hesai::find_model_format("pandar-64");
+    CHECK(p64.packet_size() == 1194);
+    CHECK(p64.packet_size_with_sequence() == 1198);
+    const hesai::SpecDecoder d64(
+        p64, hesai::parse_calibration_csv(lidaremu::test::slurp(data_path("hesai/Pandar64.csv"))));
+    PcapReader capture64(data_path("hesai/nebula_hesai_64.pcap"));
+    const auto full = capture64.next()->payload;
+    hesai::PacketInfo info;
+    REQUIRE(d64.decode(full, some, &info) == hesai::DecodeError::kNone);
+    CHECK(info.udp_sequence != 0);
+    CHECK(d64.decode(std::span(full).first(1194), some, &info) == hesai::DecodeError::kNone);
+    CHECK(info.udp_sequence == 0);  // not in the shorter packet
+    CHECK(d64.decode(std::span(full).first(1196), some) == hesai::DecodeError::kWrongSize);
+  }
 
   // Calibration files: the channels in order, three numbers a line.
   CHECK_THROWS_WITH(hesai::parse_calibration_csv("Channel,Elevation,Azimuth\n1,15,0\n3,13,0\n"),

@@ -99,36 +99,59 @@ SpecDecoder::SpecDecoder(const ModelFormat& format, Calibration calibration)
   }
 }
 
-namespace {
-std::uint64_t header_field(std::span<const std::uint8_t> packet, Field name) {
-  for (const auto& f : kHeader) {
-    if (f.name == name) return load_field(packet, 0, f);
-  }
-  return 0;
-}
-}  // namespace
-
 DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
                                 PacketInfo* info) const {
   const ProtocolFormat& p = *format_.protocol;
-  if (packet.size() != format_.packet_size()) return DecodeError::kWrongSize;
-  if (header_field(packet, Field::kSignature) != kSignatureValue) return DecodeError::kBadSignature;
-  if (header_field(packet, Field::kProtocolMajor) != static_cast<std::uint64_t>(p.major) ||
-      header_field(packet, Field::kProtocolMinor) != static_cast<std::uint64_t>(p.minor)) {
-    return DecodeError::kWrongProtocol;
-  }
-  if (header_field(packet, Field::kLaserNum) != static_cast<std::uint64_t>(format_.lasers) ||
-      header_field(packet, Field::kBlockNum) != static_cast<std::uint64_t>(format_.blocks)) {
-    return DecodeError::kWrongShape;
-  }
+  const bool with_sequence =
+      p.optional_sequence && packet.size() == format_.packet_size_with_sequence();
+  if (packet.size() != format_.packet_size() && !with_sequence) return DecodeError::kWrongSize;
   PacketInfo tail;
-  tail.distance_unit_mm = static_cast<int>(header_field(packet, Field::kDistanceUnitMm));
-  tail.return_num = static_cast<int>(header_field(packet, Field::kReturnNum));
-  tail.first_block_return = static_cast<int>(header_field(packet, Field::kFirstBlockReturn));
-  tail.flags = static_cast<std::uint8_t>(header_field(packet, Field::kFlags));
+  tail.distance_unit_mm = p.distance_unit_mm;
+  for (const auto& f : p.header) {
+    const auto v = load_field(packet, 0, f);
+    switch (f.name) {
+      case Field::kSignature:
+        if (v != kSignatureValue) return DecodeError::kBadSignature;
+        break;
+      case Field::kProtocolMajor:
+        if (v != static_cast<std::uint64_t>(p.major)) return DecodeError::kWrongProtocol;
+        break;
+      case Field::kProtocolMinor:
+        if (v != static_cast<std::uint64_t>(p.minor)) return DecodeError::kWrongProtocol;
+        break;
+      case Field::kLaserNum:
+        if (v != static_cast<std::uint64_t>(format_.lasers)) return DecodeError::kWrongShape;
+        break;
+      case Field::kBlockNum:
+        if (v != static_cast<std::uint64_t>(format_.blocks)) return DecodeError::kWrongShape;
+        break;
+      case Field::kFirstBlockReturn:
+        tail.first_block_return = static_cast<int>(v);
+        break;
+      case Field::kDistanceUnitMm:
+        tail.distance_unit_mm = static_cast<int>(v);
+        break;
+      case Field::kReturnNum:
+        tail.return_num = static_cast<int>(v);
+        break;
+      case Field::kFlags:
+        tail.flags = static_cast<std::uint8_t>(v);
+        break;
+      default:
+        break;
+    }
+  }
+  if (p.block_flag.bytes != 0) {
+    for (int b = 0; b < format_.blocks; ++b) {
+      if (load_field(packet, format_.block_at(b), p.block_flag) != kBlockFlagValue) {
+        return DecodeError::kBadSignature;
+      }
+    }
+  }
   UtcFields date{};
   std::uint32_t micros = 0;
   for (const auto& f : p.tail) {
+    if (f.offset + f.bytes > p.tail_size && !with_sequence) continue;  // the optional sequence
     const auto v = load_field(packet, format_.tail_at(), f);
     switch (f.name) {
       case Field::kReturnMode:
@@ -138,7 +161,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
         tail.motor_rpm = static_cast<int>(v);
         break;
       case Field::kYear:
-        date.year = p.year_base + static_cast<int>(v);
+        date.year = (v < 70 ? 2000 : 1900) + static_cast<int>(v);  // the SDK's rule
         break;
       case Field::kMonth:
         date.month = static_cast<int>(v);

@@ -4,8 +4,8 @@
 // that differ. The spec decoder (hesai/spec_decoder.cpp) reads each field from these rows; the
 // encoder, when it comes, writes them from the same rows.
 //
-// So far: protocol 6.1 (Pandar XT16, XT32, XT32M) and 3.2 (QT128C2X), every field checked on the
-// real captures.
+// So far: protocol 6.1 (Pandar XT16, XT32, XT32M), 3.2 (QT128C2X), Pandar64 and Pandar40P, every
+// field checked on the real captures.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -44,12 +44,15 @@ enum class Field : std::uint8_t {
   kSafetyCrc,  // of the functional-safety block after its version byte
   kTailCrc,    // of the tail from after the functional-safety block
   kSafetyVersion,
-  kModeFlag
+  kModeFlag,
+  kBlockFlag  // Pandar40P: each block starts with FF EE, as a Velodyne block
 };
 
 inline constexpr std::uint16_t kSignatureValue = 0xFFEE;  // bytes EE FF, little-endian
+inline constexpr std::uint16_t kBlockFlagValue = 0xEEFF;  // bytes FF EE, little-endian
 
-// The 12 bytes before the blocks (pre-header and header), offsets from the packet's start.
+// The 12 bytes before the blocks (pre-header and header) of the protocols with a version,
+// offsets from the packet's start.
 inline constexpr std::array<PacketField<Field>, 9> kHeader{{
     {Field::kSignature, 0, 2, 0xFFFF},
     {Field::kProtocolMajor, 2, 1, 0xFF},
@@ -74,18 +77,27 @@ struct CrcCheck {
 
 // A protocol's body and tail.
 struct ProtocolFormat {
-  int major;
+  int major;  // 0: none in the packet (Pandar40P, Pandar64: told by their size)
   int minor;
-  std::size_t first_block;                   // after the header
-  std::size_t record_size;                   // one channel's record in a block
-  PacketField<Field> azimuth;                // from the block's start
-  std::size_t first_record;                  // from the block's start
-  PacketField<Field> distance;               // from the record's start
-  PacketField<Field> reflectivity;           // from the record's start
-  std::span<const PacketField<Field>> tail;  // from the tail's start (after the last block)
+  std::span<const PacketField<Field>> header;  // from the packet's start
+  int distance_unit_mm;                        // when the header has no distance unit
+  std::size_t first_block;                     // after the header
+  std::size_t record_size;                     // one channel's record in a block
+  PacketField<Field> block_flag;               // from the block's start; none when its width is 0
+  PacketField<Field> azimuth;                  // from the block's start
+  std::size_t first_record;                    // from the block's start
+  PacketField<Field> distance;                 // from the record's start
+  PacketField<Field> reflectivity;             // from the record's start
+  std::span<const PacketField<Field>> tail;    // from the tail's start (after the last block)
   std::size_t tail_size;
-  int year_base;  // the date's year byte counts from this year
+  // The date's year byte counts from this year as the manual states it (what an encoder
+  // writes). Decoding follows the Hesai SDK: a value below 70 is 2000 + value, otherwise
+  // 1900 + value, since real units disagree with their manuals (the Pandar64 capture carries
+  // 120 for 2020, its manual says years since 2000; the Pandar40P capture 17 for 2017).
+  int year_base;
   std::span<const CrcCheck> crcs;
+  // Pandar40P and Pandar64 may append the UDP sequence (a u32) to their packet (4 bytes more).
+  bool optional_sequence;
 };
 
 // Protocol 6.1 (XT): records of {distance u16, reflectivity u8, confidence u8}; the tail: 10
@@ -108,8 +120,11 @@ inline constexpr std::array<PacketField<Field>, 11> kXtTail{{
 inline constexpr ProtocolFormat kProtocol61{
     .major = 6,
     .minor = 1,
+    .header = kHeader,
+    .distance_unit_mm = 0,
     .first_block = 12,
     .record_size = 4,
+    .block_flag = {},
     .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
     .first_record = 2,
     .distance = {Field::kDistance, 0, 2, 0xFFFF},
@@ -118,6 +133,7 @@ inline constexpr ProtocolFormat kProtocol61{
     .tail_size = 28,
     .year_base = 1900,
     .crcs = {},
+    .optional_sequence = false,
 };
 
 // Protocol 3.2 (QT128C2X): records of {distance, reflectivity, confidence}; after the two blocks
@@ -151,8 +167,11 @@ inline constexpr std::array<CrcCheck, 3> kQt128Crcs{{
 inline constexpr ProtocolFormat kProtocol32{
     .major = 3,
     .minor = 2,
+    .header = kHeader,
+    .distance_unit_mm = 0,
     .first_block = 12,
     .record_size = 4,
+    .block_flag = {},
     .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
     .first_record = 2,
     .distance = {Field::kDistance, 0, 2, 0xFFFF},
@@ -161,6 +180,71 @@ inline constexpr ProtocolFormat kProtocol32{
     .tail_size = 87,
     .year_base = 1900,
     .crcs = kQt128Crcs,
+    .optional_sequence = false,
+};
+
+// Pandar64 and Pandar40P share a 22-byte tail: 5 reserved, high-temperature flag, error code,
+// RPM, microseconds, return mode, factory byte, date (then the optional UDP sequence).
+inline constexpr std::array<PacketField<Field>, 11> kPandarTail{{
+    {Field::kMotorRpm, 8, 2, 0xFFFF},
+    {Field::kMicroseconds, 10, 4, 0xFFFFFFFF},
+    {Field::kReturnMode, 14, 1, 0xFF},
+    {Field::kFactory, 15, 1, 0xFF},
+    {Field::kYear, 16, 1, 0xFF},
+    {Field::kMonth, 17, 1, 0xFF},
+    {Field::kDay, 18, 1, 0xFF},
+    {Field::kHour, 19, 1, 0xFF},
+    {Field::kMinute, 20, 1, 0xFF},
+    {Field::kSecond, 21, 1, 0xFF},
+    {Field::kUdpSequence, 22, 4, 0xFFFFFFFF},  // only in the longer packet
+}};
+
+// Pandar64: an 8-byte header (EE FF, laser count, block count, first-block return, distance
+// unit, 2 reserved), then blocks of an azimuth and 64 records of {distance, reflectivity}.
+inline constexpr std::array<PacketField<Field>, 5> kPandar64Header{{
+    {Field::kSignature, 0, 2, 0xFFFF},
+    {Field::kLaserNum, 2, 1, 0xFF},
+    {Field::kBlockNum, 3, 1, 0xFF},
+    {Field::kFirstBlockReturn, 4, 1, 0xFF},
+    {Field::kDistanceUnitMm, 5, 1, 0xFF},
+}};
+inline constexpr ProtocolFormat kPandar64Protocol{
+    .major = 0,
+    .minor = 0,
+    .header = kPandar64Header,
+    .distance_unit_mm = 0,
+    .first_block = 8,
+    .record_size = 3,
+    .block_flag = {},
+    .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
+    .first_record = 2,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .tail = kPandarTail,
+    .tail_size = 22,
+    .year_base = 2000,
+    .crcs = {},
+    .optional_sequence = true,
+};
+
+// Pandar40P: no header; blocks of FF EE, an azimuth and 40 records, distance in 4 mm.
+inline constexpr ProtocolFormat kPandar40Protocol{
+    .major = 0,
+    .minor = 0,
+    .header = {},
+    .distance_unit_mm = 4,
+    .first_block = 0,
+    .record_size = 3,
+    .block_flag = {Field::kBlockFlag, 0, 2, 0xFFFF},
+    .azimuth = {Field::kAzimuth, 2, 2, 0xFFFF},
+    .first_record = 4,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .tail = kPandarTail,
+    .tail_size = 22,
+    .year_base = 2000,
+    .crcs = {},
+    .optional_sequence = true,
 };
 
 // What a model's packets hold.
@@ -180,13 +264,19 @@ struct ModelFormat {
   [[nodiscard]] constexpr std::size_t packet_size() const {
     return tail_at() + protocol->tail_size;
   }
+  // With the optional UDP sequence appended (0: the protocol has none).
+  [[nodiscard]] constexpr std::size_t packet_size_with_sequence() const {
+    return protocol->optional_sequence ? packet_size() + 4 : 0;
+  }
 };
 
-inline constexpr std::array<ModelFormat, 4> kModelFormats{{
+inline constexpr std::array<ModelFormat, 6> kModelFormats{{
     {"pandar-xt32", &kProtocol61, 32, 8},
     {"pandar-xt16", &kProtocol61, 16, 8},
     {"pandar-xt32m", &kProtocol61, 32, 6},
     {"pandar-qt128", &kProtocol32, 128, 2},
+    {"pandar-64", &kPandar64Protocol, 64, 6},
+    {"pandar-40p", &kPandar40Protocol, 40, 10},
 }};
 
 // CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor.
