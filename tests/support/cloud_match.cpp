@@ -45,22 +45,22 @@ std::vector<XYZ> read_pcd_xyz(const std::string& path) {
   return out;
 }
 
-std::vector<double> nearest_distances(const std::vector<XYZ>& from, const std::vector<XYZ>& to) {
-  constexpr double kCell = 0.1;
+std::vector<double> nearest_distances(const std::vector<XYZ>& from, const std::vector<XYZ>& to,
+                                      double cell) {
   auto key = [](long x, long y, long z) {
     return (x * 73856093) ^ (y * 19349663) ^ (z * 83492791);
   };
   std::unordered_multimap<long, std::size_t> grid;
   for (std::size_t i = 0; i < to.size(); ++i) {
-    grid.emplace(key(std::lround(to[i].x / kCell), std::lround(to[i].y / kCell),
-                     std::lround(to[i].z / kCell)),
-                 i);
+    grid.emplace(
+        key(std::lround(to[i].x / cell), std::lround(to[i].y / cell), std::lround(to[i].z / cell)),
+        i);
   }
   std::vector<double> out;
   for (const auto& p : from) {
     double best = 1e9;
-    const long cx = std::lround(p.x / kCell), cy = std::lround(p.y / kCell),
-               cz = std::lround(p.z / kCell);
+    const long cx = std::lround(p.x / cell), cy = std::lround(p.y / cell),
+               cz = std::lround(p.z / cell);
     for (long dx = -1; dx <= 1; ++dx)
       for (long dy = -1; dy <= 1; ++dy)
         for (long dz = -1; dz <= 1; ++dz) {

@@ -12,9 +12,11 @@ struct XYZ {
 
 // Binary PCD with x y z as the first three float fields (the nebula ground-truth files).
 std::vector<XYZ> read_pcd_xyz(const std::string& path);
-// For each point of `from`, the distance to the nearest point of `to` (1e9 beyond 10 cm cells'
-// reach: a 10 cm voxel hash).
-std::vector<double> nearest_distances(const std::vector<XYZ>& from, const std::vector<XYZ>& to);
+// For each point of `from`, the distance to the nearest point of `to` within the neighbouring
+// cells of a voxel hash of `cell` metres (1e9 when none: the search reaches at least `cell`). Dense
+// clouds (several scans of one scene) search faster in smaller cells.
+std::vector<double> nearest_distances(const std::vector<XYZ>& from, const std::vector<XYZ>& to,
+                                      double cell = 0.1);
 double median(std::vector<double> v);
 
 }  // namespace lidaremu::test
