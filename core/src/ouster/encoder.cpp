@@ -76,6 +76,19 @@ void write_pixel_fields(std::span<std::uint8_t> packet, const FrameReturns& retu
   (std::make_index_sequence<kFormat.pixel.size()>{});
 }
 
+PixelWriter pixel_writer(std::size_t profile_index) {
+  switch (profile_index) {
+    case 0:
+      return &write_pixel_fields<0>;
+    case 1:
+      return &write_pixel_fields<1>;
+    case 2:
+      return &write_pixel_fields<2>;
+    default:
+      return &write_pixel_fields<3>;
+  }
+}
+
 }  // namespace
 
 std::array<std::uint8_t, kImuPacketSize> imu_packet(std::uint64_t time_ns,
@@ -99,6 +112,7 @@ OusterEncoder::OusterEncoder(const ScanPattern& pattern, const SensorIdentity& i
       output_(output),
       format_(profile_format(output.profile)),
       layout_(format_.layout),
+      write_pixel_(pixel_writer(profile_index(output.profile))),
       packet_(
           layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
 
@@ -216,21 +230,8 @@ void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t colu
   }
   if (!valid) return;
   for (int row = 0; row < model.channels; ++row) {
-    write_pixel(returns, returns.shape.beam(column, static_cast<std::uint16_t>(row)),
-                at + layout_.column_header + row * layout_.pixel);
-  }
-}
-
-void OusterEncoder::write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px) {
-  switch (profile_index(output_.profile)) {
-    case 0:
-      return write_pixel_fields<0>(packet_, returns, beam, px);
-    case 1:
-      return write_pixel_fields<1>(packet_, returns, beam, px);
-    case 2:
-      return write_pixel_fields<2>(packet_, returns, beam, px);
-    default:
-      return write_pixel_fields<3>(packet_, returns, beam, px);
+    write_pixel_(packet_, returns, returns.shape.beam(column, static_cast<std::uint16_t>(row)),
+                 at + layout_.column_header + row * layout_.pixel);
   }
 }
 

@@ -19,6 +19,10 @@ struct Calibration {
 // Throws std::runtime_error naming the line at fault.
 Calibration parse_calibration_csv(const std::string& text);
 
+// CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor (the
+// QT128's body, functional-safety and tail CRCs).
+std::uint32_t crc32_mpeg2(std::span<const std::uint8_t> bytes);
+
 // The ModelFormat of a model name ("pandar-xt32"); nullptr when there is none.
 const ModelFormat* find_model_format(std::string_view name);
 

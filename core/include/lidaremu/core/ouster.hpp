@@ -35,6 +35,10 @@ std::optional<OusterTimestampMode> timestamp_mode_from_name(std::string_view nam
 // PTP runs on TAI, 37 s ahead of UTC since 2017 (ouster-ros' ptp_utc_tai_offset is -37).
 inline constexpr double kTaiMinusUtcS = 37.0;
 
+// Writes one pixel of a profile's packet (instantiated per profile from its table).
+using PixelWriter = void (*)(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                             std::size_t beam, std::size_t px);
+
 // Lidar packets in any profile (packet header with init_id and serial, CRC-64 footer as
 // firmware 3.x), with IMU packets at 100 Hz interleaved in time order.
 class OusterEncoder final : public Encoder {
@@ -53,7 +57,6 @@ class OusterEncoder final : public Encoder {
  private:
   void write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
                     std::uint64_t timestamp_ns);
-  void write_pixel(const FrameReturns& returns, std::size_t beam, std::size_t px);
   [[nodiscard]] std::uint64_t header_field(HeaderField field) const;
   [[nodiscard]] std::uint64_t column_field(ColumnField field, std::uint32_t column,
                                            std::uint64_t timestamp_ns, bool valid) const;
@@ -63,7 +66,8 @@ class OusterEncoder final : public Encoder {
   SensorIdentity identity_;
   OusterOutput output_;
   const ProfileFormat& format_;
-  ProfileLayout layout_;
+  const ProfileLayout& layout_;
+  PixelWriter write_pixel_;  // the profile's, chosen once (not per pixel)
   std::vector<std::uint8_t> packet_;
   std::uint16_t frame_id_ = 0;
   std::uint32_t next_packet_column_ = 0;  // the frame being encoded: its next packet's column

@@ -279,7 +279,4 @@ inline constexpr std::array<ModelFormat, 6> kModelFormats{{
     {"pandar-40p", &kPandar40Protocol, 40, 10},
 }};
 
-// CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor.
-std::uint32_t crc32_mpeg2(std::span<const std::uint8_t> bytes);
-
 }  // namespace lidaremu::core::hesai
