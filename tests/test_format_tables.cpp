@@ -46,6 +46,8 @@ void check_disjoint(std::span<const PacketField<Name>> fields, std::size_t part_
   for (const auto& f : fields) {
     INFO("field at byte " << f.offset);
     REQUIRE(f.offset + f.bytes <= part_bytes);
+    // The field reader loads words of these widths only (packet_field.hpp).
+    CHECK((f.bytes == 1 || f.bytes == 2 || f.bytes == 4 || f.bytes == 8));
     for (std::size_t i = 0; i < f.bytes; ++i) {
       const auto bits = static_cast<std::uint8_t>(f.mask >> (8 * i));
       CHECK((claimed[f.offset + i] & bits) == 0);

@@ -17,7 +17,7 @@ template <typename Name>
 struct PacketField {
   Name name;
   std::uint16_t offset = 0;  // bytes from the start of the part (header, column, pixel)
-  std::uint8_t bytes = 0;    // width of the word: 1, 2, 4 or 8
+  std::uint8_t bytes = 0;    // width of the word: 1, 2, 4 or 8 (no other; test_format_tables)
   std::uint64_t mask = 0;    // the field's bits within the word
   std::uint8_t unit_shift = 0;
 
