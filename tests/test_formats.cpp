@@ -13,6 +13,7 @@
 
 #include "cloud_match.hpp"
 #include "daemon_process.hpp"
+#include "demo_frame.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
@@ -23,6 +24,8 @@
 
 using namespace lidaremu::core;
 
+using lidaremu::test::demo_frame;
+using lidaremu::test::DemoFrame;
 using lidaremu::test::median;
 using lidaremu::test::nearest_distances;
 using lidaremu::test::read_pcd_xyz;
@@ -159,43 +162,6 @@ struct EmittedFrame {
   std::vector<XYZ> hits;
   std::vector<std::vector<std::uint8_t>> packets;
 };
-
-// The demo scene seen by one frame of a scan pattern, through the ideal physics chain: the hits
-// the engine sent and the returns the encoder gets.
-struct DemoFrame {
-  std::vector<XYZ> hits;
-  std::vector<XYZ> hit_by_beam;  // every beam, a miss at the origin
-  FrameReturns returns;
-};
-
-DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes) {
-  const SensorModel& model = *pattern.model;
-  const BeamGeometry geometry(pattern);
-  std::vector<float> rows;
-  lidaremu::clients::DemoScene().render(geometry, rows);
-  FrameHits hits;
-  hits.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
-                static_cast<std::uint16_t>(model.channels)});
-  hits.clear(0);
-  hits.columns_received = hits.shape.columns;
-  DemoFrame out;
-  for (std::size_t i = 0; i < hits.shape.beams(); ++i) {
-    const float* r = &rows[i * 7];
-    hits.x[i] = r[0], hits.y[i] = r[1], hits.z[i] = r[2];
-    hits.nx[i] = r[3], hits.ny[i] = r[4], hits.nz[i] = r[5];
-    hits.material[i] = static_cast<std::uint16_t>(r[6]);
-    if (r[6] != 0) out.hits.push_back({r[0], r[1], r[2]});
-    out.hit_by_beam.push_back(r[6] != 0 ? XYZ{r[0], r[1], r[2]} : XYZ{0, 0, 0});
-  }
-  static const auto materials = MaterialTable::load(lidaremu::test::materials_path());
-  PipelineSettings settings;
-  settings.stages = stage_chain(PhysicsMode::kIdeal);
-  settings.params = default_physics_params(model);
-  settings.echoes = echoes;
-  Pipeline pipeline(pattern, materials, settings);
-  pipeline.process(hits, out.returns);
-  return out;
-}
 
 EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
   const auto pattern = *make_velodyne_scan(model, 600).pattern;

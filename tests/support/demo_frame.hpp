@@ -1,0 +1,21 @@
+#pragma once
+// The demo scene seen by one frame of a scan pattern through the ideal physics chain: what the
+// encoder tests of every family feed their encoder and compare the decoded points with.
+#include <vector>
+
+#include "cloud_match.hpp"
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/sensor_model.hpp"
+
+namespace lidaremu::test {
+
+// The hits the engine sent and the returns the encoder gets.
+struct DemoFrame {
+  std::vector<XYZ> hits;
+  std::vector<XYZ> hit_by_beam;  // every beam, a miss at the origin
+  core::FrameReturns returns;
+};
+
+DemoFrame demo_frame(const core::ScanPattern& pattern, core::EchoMode echoes);
+
+}  // namespace lidaremu::test
