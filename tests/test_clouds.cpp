@@ -118,7 +118,7 @@ TEST_CASE("Decoded Velodyne clouds carry the ground-truth id of each echo", "[cl
   for (const char* name : {"vlp16", "vlp32c", "vls128"}) {
     for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
       INFO(name << (echoes == EchoMode::kDual ? " dual" : " strongest"));
-      const auto pattern = *make_velodyne_scan(*find_sensor_model(name), 600).pattern;
+      const auto pattern = *make_rpm_scan(*find_sensor_model(name), 600).pattern;
       const DecodedRun run = decode_second_frame(pattern, echoes);
       check_ids_by_position(pattern, run);
       // Velodyne packets do not break at frame ends: the first ones finish the previous frame
@@ -144,7 +144,7 @@ TEST_CASE("Decoded Ouster clouds carry the ground-truth id of each echo", "[clou
 
 TEST_CASE("A Velodyne frame whose previous frame is unknown drops the previous frame's tail",
           "[cloud]") {
-  const auto pattern = *make_velodyne_scan(*find_sensor_model("vlp16"), 600).pattern;
+  const auto pattern = *make_rpm_scan(*find_sensor_model("vlp16"), 600).pattern;
   auto encoder = make_encoder(pattern, {}, EchoMode::kStrongest);
   PacketsByFrame sink;
   FrameTruth truth;

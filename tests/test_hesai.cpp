@@ -88,6 +88,19 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
       CHECK(info.return_num == c.return_num);
       CHECK(info.distance_unit_mm == c.distance_unit_mm);
       CHECK(info.flags == c.flags);
+      // The constant bytes of the model's format row, as its real unit sends them (every
+      // capture is dual).
+      CHECK(info.flags == format->flags);
+      CHECK(info.distance_unit_mm == format->distance_unit_mm);
+      CHECK(info.factory == format->factory);
+      CHECK(info.first_block_return == format->dual_first_block);
+      const auto& confidence = format->protocol->confidence;
+      for (int b = 0; confidence.bytes != 0 && b < format->blocks; ++b) {
+        for (int ch = 0; ch < format->lasers; ++ch) {
+          REQUIRE(load_field(d->payload, format->record_at(b, ch), confidence) ==
+                  format->confidence);
+        }
+      }
       CHECK(info.crcs_checked == c.crcs);
       CHECK(info.motor_rpm == Approx(600).margin(2));
       // The year byte: since 1900 on the XT, QT128 and this Pandar64, since 2000 on the 40P.

@@ -44,8 +44,7 @@ std::uint16_t port_after(const test::DaemonProcess& daemon, const std::string& p
 
 // The demo scene for a VLP-16 and the object id the engine sends on every beam.
 struct Scene {
-  core::ScanPattern pattern =
-      *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
+  core::ScanPattern pattern = *core::make_rpm_scan(*core::find_sensor_model("vlp16"), 600).pattern;
   std::vector<float> rows;
   std::vector<std::uint32_t> ids;
   std::size_t hits = 0;

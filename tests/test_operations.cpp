@@ -266,7 +266,7 @@ TEST_CASE("Every driver setting in docs/drivers.md makes one revolution", "[docs
     const bool dual = cells[1] == "dual";
     const auto* m = core::find_sensor_model(model);
     REQUIRE(m != nullptr);
-    const auto scan = core::make_velodyne_scan(*m, 600);
+    const auto scan = core::make_rpm_scan(*m, 600);
     const auto encoder = core::make_encoder(
         *scan.pattern, {}, dual ? core::EchoMode::kDual : core::EchoMode::kStrongest);
     REQUIRE(encoder);

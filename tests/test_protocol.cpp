@@ -152,7 +152,7 @@ TEST_CASE("Engine conventions convert once at ingest", "[protocol]") {
 TEST_CASE("Raw rows: beam from direction, material 0 skipped, new frame at the azimuth wrap",
           "[protocol]") {
   const auto materials = core::MaterialTable::load(test::materials_path());
-  const auto pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
+  const auto pattern = *core::make_rpm_scan(*core::find_sensor_model("vlp16"), 600).pattern;
   const core::BeamGeometry geometry(pattern);
   protocol::RawRowAssembler raw(geometry, 7, {});
   std::vector<float> rows;
@@ -245,7 +245,7 @@ TEST_CASE("Rays per beam and multi-bounce segments land in their hit slots", "[p
 }
 
 TEST_CASE("World-frame batches carry the sensor pose into the frame", "[protocol]") {
-  const auto pattern = *core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern;
+  const auto pattern = *core::make_rpm_scan(*core::find_sensor_model("vlp16"), 600).pattern;
   core::FrameHits frame;
   frame.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), 16});
   frame.clear(0);

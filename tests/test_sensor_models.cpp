@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon_process.hpp"
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/core/simd.hpp"
 
@@ -53,6 +54,27 @@ TEST_CASE("Velodyne angle tables equal the ros-drivers calibration files", "[sen
     }
     CHECK(seen == lasers);
     CHECK(m->channels == lasers);
+  }
+}
+
+TEST_CASE("Every Hesai model's angles equal its calibration file, and it writes that file back",
+          "[sensor][hesai]") {
+  for (const auto& [name, file] : {std::pair{"pandar-xt32", "hesai/PandarXT32.csv"},
+                                   std::pair{"pandar-xt16", "hesai/PandarXT16.csv"}}) {
+    INFO(name);
+    const SensorModel* m = find_sensor_model(name);
+    REQUIRE(m);
+    REQUIRE(m->hesai.format != nullptr);
+    CHECK(m->hesai.format->name == name);
+    CHECK(m->hesai.format->lasers == m->channels);
+    const auto calibration = hesai::parse_calibration_csv(slurp(lidaremu::test::data_path(file)));
+    CHECK(m->elevation_deg == calibration.elevation_deg);
+    CHECK(m->azimuth_offset_deg == calibration.azimuth_offset_deg);
+    // What the unit answers to a calibration request (PTC 0x05, --calibration-out) reads back
+    // as the same angles.
+    const auto written = hesai::parse_calibration_csv(hesai::calibration_csv(*m));
+    CHECK(written.elevation_deg == calibration.elevation_deg);
+    CHECK(written.azimuth_offset_deg == calibration.azimuth_offset_deg);
   }
 }
 
@@ -104,14 +126,14 @@ TEST_CASE("Every Ouster model's beam tables equal a real unit's metadata", "[sen
 
 TEST_CASE("Scan patterns: VLP-16 timing and rpm limits, Ouster modes", "[sensor]") {
   const SensorModel& vlp = *find_sensor_model("vlp16");
-  const auto p = make_velodyne_scan(vlp, 600);
+  const auto p = make_rpm_scan(vlp, 600);
   REQUIRE(p.pattern);
   CHECK(p.pattern->columns_per_frame == 1808);  // 0.1 s / 55.296 us
   CHECK(p.pattern->rpm == Approx(600).epsilon(0.001));
-  CHECK(make_velodyne_scan(vlp, 300).pattern);
-  CHECK(make_velodyne_scan(vlp, 1200).pattern);
-  CHECK_FALSE(make_velodyne_scan(vlp, 299).pattern);
-  CHECK(make_velodyne_scan(vlp, 1201).error.find("300..1200") != std::string::npos);
+  CHECK(make_rpm_scan(vlp, 300).pattern);
+  CHECK(make_rpm_scan(vlp, 1200).pattern);
+  CHECK_FALSE(make_rpm_scan(vlp, 299).pattern);
+  CHECK(make_rpm_scan(vlp, 1201).error.find("300..1200") != std::string::npos);
   const SensorModel& os = *find_sensor_model("os1-64");
   const auto o = make_ouster_scan(os, 1024, 10);
   REQUIRE(o.pattern);
@@ -124,9 +146,8 @@ TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the po
           "[sensor]") {
   for (const SensorModel* model : all_sensor_models()) {
     const std::string name(model->name);
-    const auto pattern = model->family == SensorFamily::kVelodyne
-                             ? *make_velodyne_scan(*model, 600).pattern
-                             : *make_ouster_scan(*model, 1024, 10).pattern;
+    const auto pattern = rpm_driven(*model) ? *make_rpm_scan(*model, 600).pattern
+                                            : *make_ouster_scan(*model, 1024, 10).pattern;
     const BeamGeometry g(pattern);
     // Near and far: the HDL-64E's lasers leave from offsets of ~0.2 m, a channel's spacing at 20 m.
     for (const double range : {1.5, 23.4, 100.0}) {
@@ -139,9 +160,9 @@ TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the po
           const Eigen::Vector3d hit = ray.origin + range * ray.direction;
           const auto idx = g.locate(hit);
           wrong += idx.column != c || idx.channel != ch;
-          if (name != "vlp16" && name != "os1-64") continue;
-          // Velodyne: range from the origin. Ouster: distance from the beam origin plus n.
-          const double expected = model->family == SensorFamily::kVelodyne
+          if (name != "vlp16" && name != "os1-64" && name != "pandar-xt32") continue;
+          // Velodyne, Hesai: range from the origin. Ouster: distance from the beam origin plus n.
+          const double expected = rpm_driven(*model)
                                       ? range
                                       : range + model->ouster.lidar_origin_to_beam_origin_mm * 1e-3;
           CHECK(g.reported_range(hit, c, ch) == Approx(expected).margin(1e-9));
@@ -160,9 +181,8 @@ TEST_CASE("Beam geometry: many hits found at once are the beams found one by one
   // true one. Every beam of an OS1-128 2048x10 and an HDL-64E, ranges mixed in one batch.
   for (const char* name : {"os1-128", "hdl64e"}) {
     const SensorModel& model = *find_sensor_model(name);
-    const auto pattern = model.family == SensorFamily::kVelodyne
-                             ? *make_velodyne_scan(model, 600).pattern
-                             : *make_ouster_scan(model, 2048, 10).pattern;
+    const auto pattern = rpm_driven(model) ? *make_rpm_scan(model, 600).pattern
+                                           : *make_ouster_scan(model, 2048, 10).pattern;
     const BeamGeometry g(pattern);
     std::vector<Eigen::Vector3d> hits;
     std::vector<BeamIndex> truth;
@@ -201,7 +221,7 @@ TEST_CASE("Beam geometry: a hit goes to the channel of nearer elevation, either 
   // VLP-16's lasers are 2 degrees apart and share one origin: hits 0.01 degrees either side of
   // each midpoint, and beyond the outermost lasers.
   const SensorModel& model = *find_sensor_model("vlp16");
-  const BeamGeometry g(*make_velodyne_scan(model, 600).pattern);
+  const BeamGeometry g(*make_rpm_scan(model, 600).pattern);
   std::vector<double> elevations(model.elevation_deg.begin(),
                                  model.elevation_deg.begin() + model.channels);
   std::sort(elevations.begin(), elevations.end());

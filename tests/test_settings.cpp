@@ -63,7 +63,7 @@ TEST_CASE("Bad flags: every problem at once, with what is accepted", "[settings]
   } catch (const SettingsError& e) {
     const std::string msg = e.what();
     CHECK_THAT(msg, Catch::Contains("5 problem(s)"));
-    CHECK_THAT(msg, Catch::Contains("--rpm: rpm 2000 is outside 300..1200"));
+    CHECK_THAT(msg, Catch::Contains("--rpm: rpm 2000 is not one of 300..1200"));
     CHECK_THAT(msg, Catch::Contains("--hits = 'tcp://nowhere': expected udp://HOST:PORT"));
     CHECK_THAT(msg, Catch::Contains("--pace = 'fast': expected realtime|afap"));
     CHECK_THAT(msg, Catch::Contains("--physics = 'magic': expected ideal|default"));

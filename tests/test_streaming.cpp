@@ -31,8 +31,8 @@ struct Case {
 
 ScanPattern pattern_of(const Case& c) {
   const SensorModel& m = *find_sensor_model(c.model);
-  return m.family == SensorFamily::kVelodyne ? *make_velodyne_scan(m, 600).pattern
-                                             : *make_ouster_scan(m, c.columns, 10).pattern;
+  return rpm_driven(m) ? *make_rpm_scan(m, 600).pattern
+                       : *make_ouster_scan(m, c.columns, 10).pattern;
 }
 
 FrameHits render(const Case& c, const ScanPattern& pattern) {

@@ -117,7 +117,7 @@ struct EmittedFrame {
 };
 
 EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
-  const auto pattern = *make_velodyne_scan(model, 600).pattern;
+  const auto pattern = *make_rpm_scan(model, 600).pattern;
   DemoFrame frame = demo_frame(pattern, echoes);
   EmittedFrame out;
   out.columns = pattern.columns_per_frame;
@@ -147,7 +147,7 @@ TEST_CASE("Every Velodyne model and return mode: sizes, bytes, cadence, round tr
     for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kLast, EchoMode::kDual}) {
       const bool dual = echoes == EchoMode::kDual;
       if (dual && !model->velodyne.dual_return) {
-        CHECK(make_encoder(*make_velodyne_scan(*model, 600).pattern, {}, echoes) == nullptr);
+        CHECK(make_encoder(*make_rpm_scan(*model, 600).pattern, {}, echoes) == nullptr);
         continue;
       }
       INFO(model->name << (dual ? " dual" : echoes == EchoMode::kLast ? " last" : " strongest"));

@@ -18,7 +18,7 @@ core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::st
                              ")");
   core::ScanPatternResult r;
   if (model->family == core::SensorFamily::kVelodyne) {
-    r = core::make_velodyne_scan(*model, rpm ? rpm : model->velodyne.default_rpm);
+    r = core::make_rpm_scan(*model, rpm ? rpm : model->spin.default_rpm);
   } else {
     int columns = model->ouster.default_columns, fps = model->ouster.default_fps;
     if (!mode.empty() && std::sscanf(mode.c_str(), "%dx%d", &columns, &fps) != 2) columns = 0;

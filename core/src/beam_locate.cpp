@@ -75,17 +75,20 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
     const long c = std::lround(column_float) % columns;  // one division: this runs per hit
     return static_cast<std::uint32_t>(c < 0 ? c + columns : c);
   };
-  const bool velodyne = model_.family == SensorFamily::kVelodyne;
+  // Spinning heads (Velodyne, Hesai) share one beam origin unless corrected; Ouster beams leave
+  // from a ring.
+  const bool spinning = model_.family != SensorFamily::kOuster;
+  const bool hesai = model_.family == SensorFamily::kHesai;
   // Refinements: the beam origin moves with the found beam, the beam follows the direction from
   // it. Once a refinement finds the beam it started from, every later one would too (it starts
   // from the same origin): that hit is done. Uncorrected Velodyne lasers share one origin.
-  const int refinements = !velodyne ? 4 : (model_.laser_corrections.empty() ? 1 : 6);
+  const int refinements = !spinning ? 4 : (model_.laser_corrections.empty() ? 1 : 6);
   std::array<Eigen::Vector3d, kChunk> start;  // the hit, in the frame the angles are taken in
   std::array<Eigen::Vector3d, kChunk> from;   // from the current beam's origin
   std::array<std::uint16_t, kChunk> active;   // hits whose beam may still move
   std::array<double, kChunk> elevation_y, elevation_x, azimuth_y, azimuth_x, elevation, azimuth;
   for (std::size_t i = 0; i < n; ++i) {
-    start[i] = velodyne ? points[i]
+    start[i] = spinning ? points[i]
                         : Eigen::Vector3d(lidar_to_sensor_rotation_.transpose() *
                                           (points[i] * 1e3 - lidar_to_sensor_translation_mm_));
     from[i] = start[i];
@@ -96,9 +99,10 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
     for (std::size_t k = 0; k < n_active; ++k) {
       const Eigen::Vector3d& p = from[active[k]];
       elevation_y[k] = p.z();
-      elevation_x[k] = velodyne ? std::hypot(p.x(), p.y()) : p.head<2>().norm();
-      azimuth_y[k] = velodyne ? -p.y() : p.y();
-      azimuth_x[k] = p.x();
+      elevation_x[k] = spinning ? std::hypot(p.x(), p.y()) : p.head<2>().norm();
+      // Velodyne: clockwise from +x; Hesai: clockwise from +y; Ouster: counter-clockwise from +x.
+      azimuth_y[k] = hesai ? p.x() : spinning ? -p.y() : p.y();
+      azimuth_x[k] = hesai ? p.y() : p.x();
     }
     simd::atan2_each({elevation_y.data(), n_active}, {elevation_x.data(), n_active},
                      {elevation.data(), n_active});
@@ -110,7 +114,7 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
       const std::size_t i = active[k];
       const std::uint16_t channel = nearest_channel(elevation[k] / kDeg);
       std::uint32_t column = 0;
-      if (velodyne) {
+      if (spinning) {
         const double azimuth_deg = wrap_degrees(azimuth[k] / kDeg);
         column = column_of((azimuth_deg - (velodyne_laser_azimuth_deg(0, channel) -
                                            velodyne_column_azimuth_deg(0))) /
@@ -122,7 +126,7 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
       if (iteration > 0 && channel == out[i].channel && column == out[i].column) continue;
       out[i] = {column, channel};
       if (!refine_next) continue;
-      from[i] = velodyne ? Eigen::Vector3d(start[i] - ray(column, channel).origin)
+      from[i] = spinning ? Eigen::Vector3d(start[i] - ray(column, channel).origin)
                          : Eigen::Vector3d(start[i] - ouster_beam_origin_lidar_mm(column));
       active[still_active++] = static_cast<std::uint16_t>(i);
     }

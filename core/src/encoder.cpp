@@ -1,5 +1,6 @@
 #include "lidaremu/core/encoder.hpp"
 
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
@@ -12,6 +13,8 @@ bool family_supports(SensorFamily family, EchoMode echoes) {
              echoes == EchoMode::kDual;
     case SensorFamily::kOuster:
       return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
+    case SensorFamily::kHesai:
+      return hesai::return_mode_byte(echoes) != 0;
   }
   return false;
 }
@@ -32,6 +35,8 @@ std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorId
       return std::make_unique<velodyne::VelodyneEncoder>(pattern, identity, echoes);
     case SensorFamily::kOuster:
       return std::make_unique<ouster::OusterEncoder>(pattern, identity, ouster);
+    case SensorFamily::kHesai:
+      return std::make_unique<hesai::HesaiEncoder>(pattern, echoes);
   }
   return nullptr;
 }

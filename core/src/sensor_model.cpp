@@ -11,17 +11,20 @@ namespace lidaremu::core {
 using angles::kDeg;
 using angles::wrap_degrees;
 
-ScanPatternResult make_velodyne_scan(const SensorModel& model, int rpm) {
-  const auto& v = model.velodyne;
-  if (model.family != SensorFamily::kVelodyne) return {std::nullopt, "not a Velodyne model"};
-  if (rpm < v.min_rpm || rpm > v.max_rpm) {
-    return {std::nullopt, "rpm " + std::to_string(rpm) + " is outside " +
-                              std::to_string(v.min_rpm) + ".." + std::to_string(v.max_rpm) +
-                              " for " + std::string(model.name)};
+ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm) {
+  const SpinTraits& spin = model.spin;
+  if (!rpm_driven(model)) return {std::nullopt, "not a model set by rpm"};
+  if (rpm < spin.min_rpm || rpm > spin.max_rpm || (rpm - spin.min_rpm) % spin.rpm_step != 0) {
+    std::string accepted = std::to_string(spin.min_rpm) + ".." + std::to_string(spin.max_rpm);
+    if (spin.rpm_step > 1) accepted += " in steps of " + std::to_string(spin.rpm_step);
+    return {std::nullopt, "rpm " + std::to_string(rpm) + " is not one of " + accepted + " for " +
+                              std::string(model.name)};
   }
   ScanPattern p;
   p.model = &model;
-  p.column_period_s = v.sequence_period_us * 1e-6;
+  p.column_period_s = (model.family == SensorFamily::kHesai ? model.hesai.block_period_us
+                                                            : model.velodyne.sequence_period_us) *
+                      1e-6;
   // The firing clock is fixed; the column count per revolution follows from the rotation rate.
   p.columns_per_frame = static_cast<int>(std::lround(60.0 / rpm / p.column_period_s));
   p.frame_period_s = p.columns_per_frame * p.column_period_s;
@@ -72,6 +75,11 @@ double BeamGeometry::velodyne_column_azimuth_deg(std::uint32_t column) const {
 }
 
 double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint16_t channel) const {
+  // Hesai (nebula and the SDK): the block azimuth plus the calibration's offset; neither adds
+  // the turn during a block's firings, so the beam points where they put its point.
+  if (model_.family == SensorFamily::kHesai) {
+    return velodyne_column_azimuth_deg(column) + model_.azimuth_offset_deg[channel];
+  }
   // Lasers of a sequence fire one after another while the head keeps turning.
   const double fire_offset_us = model_.velodyne.firing_offset_us(channel);
   const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
@@ -123,6 +131,13 @@ Eigen::Vector3d velodyne_point(const SensorModel& model, int laser, double azimu
 }
 
 BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
+  if (model_.family == SensorFamily::kHesai) {
+    // Hesai's cloud frame (nebula, the SDK): x right, y forward, z up; azimuth clockwise from y.
+    const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+    const double e = model_.elevation_deg[channel] * kDeg;
+    return {Eigen::Vector3d::Zero(),
+            {std::cos(e) * std::sin(a), std::cos(e) * std::cos(a), std::sin(e)}};
+  }
   if (model_.family == SensorFamily::kVelodyne) {
     const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
     const double e = model_.elevation_deg[channel] * kDeg;
@@ -148,6 +163,7 @@ BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
 
 double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
                                     std::uint16_t channel) const {
+  if (model_.family == SensorFamily::kHesai) return point_in_sensor.norm();
   if (model_.family == SensorFamily::kVelodyne) {
     if (model_.laser_corrections.empty()) return point_in_sensor.norm();
     // Invert the corrections: start from the straight beam, then move the raw distance by

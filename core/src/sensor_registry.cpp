@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "ouster/beam_tables.hpp"
@@ -268,6 +269,72 @@ SensorModel make_ouster(const OusterBeamTable& t) {
   return m;
 }
 
+// Pandar XT heads (XT16 and XT32 user manuals, "Specifications"; FORMATS-HESAI-ROBOSENSE.md):
+// range 0.05 to 120 m, 80 m at 10 % reflectivity (taken, as the Velodyne "up to" figures, at
+// 50 % detection: the manuals give no probability); precision 0.5 cm (1 sigma), accuracy
+// +/-1 cm. The manuals give no beam divergence, no receiver figures and no SNR curve: those
+// are the Velodyne heads' (905 nm mechanical heads of the same class and reach), said so here.
+SensorOptics hesai_xt_optics() {
+  SensorOptics o = velodyne_optics(80);
+  o.range_noise_sigma_m = 0.005;
+  return o;
+}
+
+// The rows Hesai's XT heads share: protocol 6.1, 4 mm distance unit (262.14 m the largest
+// range), one block (a column) every 50 us whatever the rate, 0.18 degree at 600 rpm (the real
+// captures: 500 dual packets a turn, one per 200 us); 600 (default) or 1200 rpm (the manuals'
+// Spin Rate setting).
+SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::uint8_t ptc_model,
+                          double channel_step_us) {
+  SensorModel m;
+  m.name = name;
+  m.family = SensorFamily::kHesai;
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.05;
+  m.optics = hesai_xt_optics();
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format(name),
+                        .product_name = product_name,
+                        .ptc_model = ptc_model,
+                        .block_period_us = 50.0,
+                        .first_firing_us = 6.0,
+                        .channel_step_us = channel_step_us};
+  return m;
+}
+
+// Pandar XT32: the angles of the unit whose calibration nebula ships (tests/data/hesai/
+// PandarXT32.csv, which a test compares with this row); channel k fires 6.0 + 1.512 k us after
+// its block starts (nebula's pandar_xt32 timing, the SDK's firetime file: channel 1 at 6.000 us,
+// step 1.512 us). PTC inventory model byte 25.
+SensorModel make_pandar_xt32() {
+  SensorModel m = make_hesai_xt("pandar-xt32", "PandarXT-32", 25, 1.512);
+  m.channels = 32;
+  m.elevation_deg = {14.972363,  13.952372,  12.938632,  11.931141,  10.926151,  9.922410,
+                     8.917419,   7.917429,   6.919938,   5.919947,   4.922456,   3.924965,
+                     2.929974,   1.936233,   0.944992,   -0.047500,  -1.039991,  -2.036232,
+                     -3.028723,  -4.024964,  -5.019955,  -6.016196,  -7.013687,  -8.013678,
+                     -9.011169,  -10.011159, -11.006150, -12.003641, -12.996131, -13.997372,
+                     -15.004862, -16.023602};
+  m.azimuth_offset_deg = {
+      0.082385,  0.076529,  0.078240,  0.076267,  0.064337,  0.059942,  0.049319,  0.044992,
+      0.034446,  0.027658,  0.020896,  0.014147,  0.008668,  -0.000548, -0.007248, -0.015201,
+      -0.025654, -0.031126, -0.037837, -0.045822, -0.061312, -0.065570, -0.068599, -0.076658,
+      -0.088476, -0.091580, -0.098438, -0.092837, -0.102247, -0.104231, -0.118783, -0.129679};
+  return m;
+}
+
+// Pandar XT16: the manual's design angles (Appendix I: 15 to -15 degrees in 2-degree steps, no
+// azimuth offset; tests/data/hesai/PandarXT16.csv, compared by a test); channels 3.024 us apart
+// (nebula's pandar_xt16 timing). PTC inventory model byte 26.
+SensorModel make_pandar_xt16() {
+  SensorModel m = make_hesai_xt("pandar-xt16", "PandarXT-16", 26, 3.024);
+  m.channels = 16;
+  for (int ch = 0; ch < 16; ++ch) m.elevation_deg.push_back(15.0 - 2.0 * ch);
+  m.azimuth_offset_deg.assign(16, 0.0);
+  return m;
+}
+
 struct Registry {
   std::vector<SensorModel> models;
   std::vector<const SensorModel*> index;
@@ -275,6 +342,8 @@ struct Registry {
     models = {make_vlp16(),  make_puck_hires(), make_vlp32c(),
               make_hdl32e(), make_hdl64e(),     make_vls128()};
     for (const OusterBeamTable& t : kOusterBeamTables) models.push_back(make_ouster(t));
+    models.push_back(make_pandar_xt32());
+    models.push_back(make_pandar_xt16());
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

@@ -379,7 +379,7 @@ HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
     if (key == "rpm") {
       int rpm = 0;
       std::istringstream(value) >> rpm;
-      const auto r = core::make_velodyne_scan(*next.model, rpm);
+      const auto r = core::make_rpm_scan(*next.model, rpm);
       if (!r.pattern) return error_response(400, r.error);
       next.pattern = *r.pattern;
     } else if (key == "returns") {

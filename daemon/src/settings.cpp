@@ -285,8 +285,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
   if (velodyne) {
     if (!f.mode.empty()) bad("mode", f.mode, "no mode for a Velodyne model (use rpm)");
-    const auto r =
-        core::make_velodyne_scan(*s.model, f.rpm ? f.rpm : s.model->velodyne.default_rpm);
+    const auto r = core::make_rpm_scan(*s.model, f.rpm ? f.rpm : s.model->spin.default_rpm);
     if (!r.pattern)
       problems.push_back(at + "rpm: " + r.error);
     else

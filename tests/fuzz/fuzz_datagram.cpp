@@ -66,7 +66,7 @@ void run(Target& t, std::span<const std::uint8_t> datagram) {
 // The libFuzzer entry point keeps the name libFuzzer looks for.
 // NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static Target velodyne(*core::make_velodyne_scan(*core::find_sensor_model("vlp16"), 600).pattern);
+  static Target velodyne(*core::make_rpm_scan(*core::find_sensor_model("vlp16"), 600).pattern);
   static Target ouster(
       *core::make_ouster_scan(*core::find_sensor_model("os1-64"), 512, 10).pattern);
   const std::span<const std::uint8_t> datagram(data, size);

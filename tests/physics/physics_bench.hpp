@@ -136,8 +136,7 @@ class Bench {
  private:
   static ScanPattern pattern_for(const char* name) {
     const SensorModel& m = *find_sensor_model(name);
-    return m.family == SensorFamily::kVelodyne ? *make_velodyne_scan(m, 600).pattern
-                                               : *make_ouster_scan(m, 1024, 10).pattern;
+    return rpm_driven(m) ? *make_rpm_scan(m, 600).pattern : *make_ouster_scan(m, 1024, 10).pattern;
   }
 
   ScanPattern pattern_;

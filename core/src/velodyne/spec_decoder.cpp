@@ -25,9 +25,9 @@ const char* to_string(DecodeError e) {
 // Until a second packet shows the rotation, assume the default rate.
 SpecDecoder::SpecDecoder(const SensorModel& model)
     : model_(model),
-      previous_step_(static_cast<int>(std::lround(36000.0 * model.velodyne.default_rpm / 60.0 *
-                                                  model.velodyne.sequences_per_block *
-                                                  model.velodyne.sequence_period_us * 1e-6))) {}
+      previous_step_(static_cast<int>(
+          std::lround(36000.0 * model.spin.default_rpm / 60.0 * model.velodyne.sequences_per_block *
+                      model.velodyne.sequence_period_us * 1e-6))) {}
 
 DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
                                 PacketInfo* info) {

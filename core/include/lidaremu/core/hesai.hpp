@@ -1,5 +1,5 @@
 #pragma once
-// Hesai: the spec decoder for point-cloud packets, written from the public facts
+// Hesai: the encoder of point-cloud packets, the spec decoder written from the public facts
 // (FORMATS-HESAI-ROBOSENSE.md) and tested on real captures against nebula's decoded clouds, and
 // the angle calibration CSV both nebula and the Hesai SDK read.
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/hesai/format.hpp"
 
 namespace lidaremu::core::hesai {
@@ -18,6 +19,49 @@ struct Calibration {
 };
 // Throws std::runtime_error naming the line at fault.
 Calibration parse_calibration_csv(const std::string& text);
+
+// The calibration CSV of a model's angles, as the unit's PTC answer (0x05) and nebula's
+// calibration files hold them: "Channel,Elevation,Azimuth", channels from 1, degrees.
+std::string calibration_csv(const SensorModel& model);
+
+// Return-mode bytes (the tail), single and dual.
+inline constexpr std::uint8_t kFirst = 0x33;
+inline constexpr std::uint8_t kStrongest = 0x37;
+inline constexpr std::uint8_t kLast = 0x38;
+inline constexpr std::uint8_t kLastStrongest = 0x39;
+// The return-mode byte of an echo mode; 0 when Hesai packets cannot carry it.
+std::uint8_t return_mode_byte(EchoMode echoes);
+
+class HesaiEncoder final : public Encoder {
+ public:
+  // echoes: first, strongest or last (one block per column) or dual (blocks in pairs with the
+  // same azimuth: last, then strongest or, when they coincide, second strongest).
+  HesaiEncoder(const ScanPattern& pattern, EchoMode echoes);
+  void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
+                      PacketSink& sink) override;
+  void flush(PacketSink& sink) override;
+  [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
+  [[nodiscard]] double data_packet_period_s() const override;
+
+ private:
+  // returns == nullptr: a firing with no returns.
+  void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
+                     PacketSink& sink);
+  void write_header();
+  void write_tail(double time_s);
+  const ScanPattern pattern_;
+  const ModelFormat& format_;
+  int blocks_per_column_ = 1;  // 2 in dual mode
+  int columns_per_packet_ = 0;
+  std::uint8_t return_mode_ = 0;
+  std::vector<std::uint8_t> packet_;
+  int columns_in_packet_ = 0;
+  double last_column_time_s_ = 0;
+  std::uint32_t udp_sequence_ = 0;
+  std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
+  std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on
+  double next_time_s_ = 0;
+};
 
 // CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor (the
 // QT128's body, functional-safety and tail CRCs).

@@ -12,7 +12,11 @@
 
 namespace lidaremu::core {
 
-enum class SensorFamily : std::uint8_t { kVelodyne, kOuster };
+enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai };
+
+namespace hesai {
+struct ModelFormat;
+}
 
 // Per-laser corrections of a unit calibrated one by one (HDL-64E), as ros-drivers' calibration
 // files state them and velodyne_pointcloud applies them: a beam leaves from offsets beside and
@@ -43,9 +47,6 @@ struct VelodyneTraits {
   int sequences_per_block = 0;  // VLP-16: two sequences of 16 lasers share a block
   int banks = 1;                // VLS-128: one column spans 4 blocks of 32 lasers
   int blocks_per_packet = 12;
-  int default_rpm = 600;
-  int min_rpm = 300;
-  int max_rpm = 1200;
 
   // Delay of a laser's firing after the start of its sequence, microseconds.
   [[nodiscard]] double firing_offset_us(int laser) const {
@@ -57,6 +58,19 @@ struct VelodyneTraits {
   [[nodiscard]] static constexpr std::uint16_t block_flag(int bank) {
     return static_cast<std::uint16_t>(0xEEFF - 0x1100 * bank);
   }
+};
+
+// Hesai mechanical heads (FORMATS-HESAI-ROBOSENSE.md section 1): the packet layout is the
+// model's format table; the rest is what the unit says about itself and when it fires.
+struct HesaiTraits {
+  const hesai::ModelFormat* format = nullptr;
+  const char* product_name = "";  // PTC inventory and the web API
+  std::uint8_t ptc_model = 0;     // the PTC inventory's model byte (nebula's sensor_model override)
+  double block_period_us = 0;     // one firing of every channel: a block, a column
+  // Channel ch fires first_firing_us + ch * channel_step_us after its block's start; the tail's
+  // time is the start of the packet's last block (of its last column in dual mode).
+  double first_firing_us = 0;
+  double channel_step_us = 0;
 };
 
 struct OusterTraits {
@@ -97,6 +111,15 @@ struct SensorOptics {
   double ambient_knee_w = 1.5e-9;
 };
 
+// Spinning heads whose rotation rate the user sets (Velodyne, Hesai): the firing clock is
+// fixed, the columns per turn follow from the rate. Ouster heads take a lidar mode instead.
+struct SpinTraits {
+  int default_rpm = 600;
+  int min_rpm = 300;
+  int max_rpm = 1200;
+  int rpm_step = 1;  // accepted: min_rpm, min_rpm + rpm_step, ..., max_rpm
+};
+
 struct SensorModel {
   std::string_view name;  // the --model spelling
   SensorFamily family = SensorFamily::kVelodyne;
@@ -104,16 +127,23 @@ struct SensorModel {
   // Per channel, in the order the format stores them (Velodyne laser id, Ouster row).
   std::vector<double> elevation_deg;
   // Velodyne: rot_correction (degrees, subtracted from the block azimuth by decoders).
-  // Ouster: beam_azimuth_angles (degrees).
+  // Ouster: beam_azimuth_angles (degrees). Hesai: the calibration's azimuth (degrees, added).
   std::vector<double> azimuth_offset_deg;
   double range_unit_m = 0.001;  // quantum of the format's range field
   double max_range_m = 0;       // the largest range the format can carry
   double min_range_m = 0;       // below this the sensor reports nothing
   SensorOptics optics;
+  SpinTraits spin;
   VelodyneTraits velodyne;
   std::vector<VelodyneLaserCorrection> laser_corrections;  // empty: none (ideal geometry)
   OusterTraits ouster;
+  HesaiTraits hesai;
 };
+
+// Whether the model's scan is set by a rotation rate (Velodyne, Hesai) or a lidar mode (Ouster).
+[[nodiscard]] inline bool rpm_driven(const SensorModel& model) {
+  return model.family != SensorFamily::kOuster;
+}
 
 // A model with the settings that fix its scan grid: rotation rate or lidar mode.
 struct ScanPattern {
@@ -130,7 +160,8 @@ struct ScanPatternResult {
   std::optional<ScanPattern> pattern;
   std::string error;
 };
-ScanPatternResult make_velodyne_scan(const SensorModel& model, int rpm);
+// A spinning head (rpm_driven) at a rotation rate its SpinTraits accept.
+ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm);
 ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fps);
 
 const SensorModel* find_sensor_model(std::string_view name);
@@ -172,7 +203,8 @@ class BeamGeometry {
   // its per-laser corrections).
   [[nodiscard]] double reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
                                       std::uint16_t channel) const;
-  // Azimuth of a column in degrees, clockwise from +x (the Velodyne convention), [0, 360).
+  // Azimuth of a column in degrees, [0, 360): clockwise from +x (Velodyne) or from +y (Hesai),
+  // the block azimuth the packets carry.
   [[nodiscard]] double velodyne_column_azimuth_deg(std::uint32_t column) const;
   // Time of a column's first firing relative to the frame start, seconds.
   [[nodiscard]] double column_time_s(std::uint32_t column) const;

@@ -29,6 +29,7 @@ enum class Field : std::uint8_t {
   kAzimuth,       // block: 0.01 degree
   kDistance,      // record: in the header's distance unit
   kReflectivity,  // record: 0-255 %
+  kConfidence,    // record: XT 0xFF, QT128 0 on the real units
   kReturnMode,    // tail: 0x37 strongest, 0x38 last, 0x39 last + strongest, ...
   kMotorRpm,
   kYear,  // tail date: years since the model's year base
@@ -88,6 +89,7 @@ struct ProtocolFormat {
   std::size_t first_record;                    // from the block's start
   PacketField<Field> distance;                 // from the record's start
   PacketField<Field> reflectivity;             // from the record's start
+  PacketField<Field> confidence;               // from the record's start; none when width 0
   std::span<const PacketField<Field>> tail;    // from the tail's start (after the last block)
   std::size_t tail_size;
   // The date's year byte counts from this year as the manual states it (what an encoder
@@ -129,6 +131,7 @@ inline constexpr ProtocolFormat kProtocol61{
     .first_record = 2,
     .distance = {Field::kDistance, 0, 2, 0xFFFF},
     .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {Field::kConfidence, 3, 1, 0xFF},
     .tail = kXtTail,
     .tail_size = 28,
     .year_base = 1900,
@@ -176,6 +179,7 @@ inline constexpr ProtocolFormat kProtocol32{
     .first_record = 2,
     .distance = {Field::kDistance, 0, 2, 0xFFFF},
     .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {Field::kConfidence, 3, 1, 0xFF},
     .tail = kQt128Tail,
     .tail_size = 87,
     .year_base = 1900,
@@ -220,6 +224,7 @@ inline constexpr ProtocolFormat kPandar64Protocol{
     .first_record = 2,
     .distance = {Field::kDistance, 0, 2, 0xFFFF},
     .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {},
     .tail = kPandarTail,
     .tail_size = 22,
     .year_base = 2000,
@@ -240,6 +245,7 @@ inline constexpr ProtocolFormat kPandar40Protocol{
     .first_record = 4,
     .distance = {Field::kDistance, 0, 2, 0xFFFF},
     .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {},
     .tail = kPandarTail,
     .tail_size = 22,
     .year_base = 2000,
@@ -247,18 +253,28 @@ inline constexpr ProtocolFormat kPandar40Protocol{
     .optional_sequence = true,
 };
 
-// What a model's packets hold.
+// What a model's packets hold, and the constant bytes its real units send (each checked on the
+// model's capture by test_hesai).
 struct ModelFormat {
   std::string_view name;
   const ProtocolFormat* protocol;
   int lasers;
-  int blocks;  // per packet, whatever the return mode
+  int blocks;                     // per packet, whatever the return mode
+  std::uint8_t flags;             // header byte 11 (none without a header)
+  std::uint8_t distance_unit_mm;  // header byte 9 (the protocol's, without a header)
+  std::uint8_t factory;           // tail factory byte
+  std::uint8_t confidence;        // what the record's confidence byte carries
+  std::uint8_t dual_first_block;  // header byte 8 in dual mode: 1 last first, 2 strongest first
 
   [[nodiscard]] constexpr std::size_t block_size() const {
     return protocol->first_record + static_cast<std::size_t>(lasers) * protocol->record_size;
   }
   [[nodiscard]] constexpr std::size_t block_at(int block) const {
     return protocol->first_block + static_cast<std::size_t>(block) * block_size();
+  }
+  [[nodiscard]] constexpr std::size_t record_at(int block, int channel) const {
+    return block_at(block) + protocol->first_record +
+           static_cast<std::size_t>(channel) * protocol->record_size;
   }
   [[nodiscard]] constexpr std::size_t tail_at() const { return block_at(blocks); }
   [[nodiscard]] constexpr std::size_t packet_size() const {
@@ -270,13 +286,15 @@ struct ModelFormat {
   }
 };
 
+// Flags: XT 0x01 (UDP sequence), QT128C2X 0x1D (sequence, functional safety, signature,
+// confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real unit.
 inline constexpr std::array<ModelFormat, 6> kModelFormats{{
-    {"pandar-xt32", &kProtocol61, 32, 8},
-    {"pandar-xt16", &kProtocol61, 16, 8},
-    {"pandar-xt32m", &kProtocol61, 32, 6},
-    {"pandar-qt128", &kProtocol32, 128, 2},
-    {"pandar-64", &kPandar64Protocol, 64, 6},
-    {"pandar-40p", &kPandar40Protocol, 40, 10},
+    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1},
+    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1},
+    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1},
+    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1},
+    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0},
+    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0},
 }};
 
 }  // namespace lidaremu::core::hesai

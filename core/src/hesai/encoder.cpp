@@ -1,0 +1,218 @@
+// The Hesai encoder: point-cloud packets of every model in hesai/format.hpp, every field written
+// from the same rows the spec decoder reads.
+#include <cmath>
+#include <cstdio>
+
+#include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/utc.hpp"
+
+namespace lidaremu::core::hesai {
+
+std::uint8_t return_mode_byte(EchoMode echoes) {
+  switch (echoes) {
+    case EchoMode::kFirst:
+      return kFirst;
+    case EchoMode::kStrongest:
+      return kStrongest;
+    case EchoMode::kLast:
+      return kLast;
+    case EchoMode::kDual:
+      return kLastStrongest;
+    default:
+      return 0;
+  }
+}
+
+std::string calibration_csv(const SensorModel& model) {
+  std::string csv = "Channel,Elevation,Azimuth\n";
+  char line[64];
+  for (int ch = 0; ch < model.channels; ++ch) {
+    const auto c = static_cast<std::size_t>(ch);
+    std::snprintf(line, sizeof line, "%d,%.6f,%.6f\n", ch + 1, model.elevation_deg[c],
+                  model.azimuth_offset_deg[c]);
+    csv += line;
+  }
+  return csv;
+}
+
+HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, EchoMode echoes)
+    : pattern_(pattern),
+      format_(*pattern.model->hesai.format),
+      blocks_per_column_(echoes == EchoMode::kDual ? 2 : 1),
+      columns_per_packet_(format_.blocks / blocks_per_column_),
+      return_mode_(return_mode_byte(echoes)),
+      packet_(format_.packet_size(), 0) {
+  write_header();
+}
+
+double HesaiEncoder::data_packet_period_s() const {
+  return columns_per_packet_ * pattern_.column_period_s;
+}
+
+void HesaiEncoder::write_header() {
+  const ProtocolFormat& p = *format_.protocol;
+  for (const auto& f : p.header) {
+    std::uint64_t value = 0;
+    switch (f.name) {
+      case Field::kSignature:
+        value = kSignatureValue;
+        break;
+      case Field::kProtocolMajor:
+        value = static_cast<std::uint64_t>(p.major);
+        break;
+      case Field::kProtocolMinor:
+        value = static_cast<std::uint64_t>(p.minor);
+        break;
+      case Field::kLaserNum:
+        value = static_cast<std::uint64_t>(format_.lasers);
+        break;
+      case Field::kBlockNum:
+        value = static_cast<std::uint64_t>(format_.blocks);
+        break;
+      case Field::kFirstBlockReturn:
+        value = blocks_per_column_ == 2 ? format_.dual_first_block : 0;
+        break;
+      case Field::kDistanceUnitMm:
+        value = format_.distance_unit_mm;
+        break;
+      case Field::kReturnNum:
+        value = static_cast<std::uint64_t>(blocks_per_column_);
+        break;
+      case Field::kFlags:
+        value = format_.flags;
+        break;
+      default:
+        break;
+    }
+    store_raw(packet_, 0, f, value);
+  }
+}
+
+void HesaiEncoder::encode_columns(const FrameReturns& returns, double frame_start_s,
+                                  std::uint32_t end, PacketSink& sink) {
+  const double period = pattern_.column_period_s;
+  end = std::min(end, returns.shape.columns);
+  for (; frame_column_ < end; ++frame_column_) {
+    append_column(&returns, frame_column_, frame_start_s + frame_column_ * period, sink);
+  }
+  if (end < returns.shape.columns) return;
+  frame_column_ = 0;
+  next_column_ = 0;
+  next_time_s_ = frame_start_s + returns.shape.columns * period;
+}
+
+void HesaiEncoder::flush(PacketSink& sink) {
+  while (columns_in_packet_ != 0) {
+    append_column(nullptr, next_column_, next_time_s_, sink);
+    ++next_column_;
+    next_time_s_ += pattern_.column_period_s;
+  }
+}
+
+void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
+                                 PacketSink& sink) {
+  const ProtocolFormat& p = *format_.protocol;
+  const double unit_m = format_.distance_unit_mm * 1e-3;
+  const auto azimuth = static_cast<std::uint16_t>(
+      std::lround(360.0 * 100.0 *
+                  (column % static_cast<std::uint32_t>(pattern_.columns_per_frame)) /
+                  pattern_.columns_per_frame) %
+      36000);
+  for (int copy = 0; copy < blocks_per_column_; ++copy) {
+    const int block = columns_in_packet_ * blocks_per_column_ + copy;
+    const std::size_t block_at = format_.block_at(block);
+    if (p.block_flag.bytes != 0) store_raw(packet_, block_at, p.block_flag, kBlockFlagValue);
+    store_raw(packet_, block_at, p.azimuth, azimuth);
+    for (int ch = 0; ch < format_.lasers; ++ch) {
+      const std::size_t at = format_.record_at(block, ch);
+      std::uint16_t units = 0;
+      std::uint8_t reflectivity = 0;
+      if (returns != nullptr) {
+        const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
+        // Dual (the XT manual): the odd block (the first of the pair) is the last return, the
+        // even one the strongest, or the second strongest when the strongest is the last; both
+        // the same with one return. Echo plane 0 holds the strongest (or the single mode's
+        // echo), plane 1 the last or the second strongest.
+        std::size_t slot = returns->slot(beam, 0);
+        if (blocks_per_column_ == 2) {
+          const std::size_t second = returns->slot(beam, 1);
+          const bool second_is_last = returns->range_m[second] > returns->range_m[slot];
+          const bool has_second = returns->range_m[second] > 0;
+          if ((copy == 0 && second_is_last) || (copy == 1 && has_second && !second_is_last)) {
+            slot = second;
+          }
+        }
+        const double quanta = std::round(returns->range_m[slot] / unit_m);
+        units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
+        reflectivity = units ? returns->reflectivity[slot] : 0;
+      }
+      store_raw(packet_, at, p.distance, units);
+      store_raw(packet_, at, p.reflectivity, reflectivity);
+      if (p.confidence.bytes != 0) store_raw(packet_, at, p.confidence, format_.confidence);
+    }
+  }
+  last_column_time_s_ = time_s;
+  if (++columns_in_packet_ < columns_per_packet_) return;
+  write_tail(last_column_time_s_);
+  sink.on_packet(PacketChannel::kData, packet_, last_column_time_s_);
+  columns_in_packet_ = 0;
+  ++udp_sequence_;
+}
+
+void HesaiEncoder::write_tail(double time_s) {
+  const ProtocolFormat& p = *format_.protocol;
+  const std::size_t tail_at = format_.tail_at();
+  const double whole = std::floor(time_s);
+  const UtcFields utc = utc_fields(static_cast<std::int64_t>(whole));
+  const auto micros = static_cast<std::uint32_t>(std::min(999'999.0, (time_s - whole) * 1e6));
+  for (const auto& f : p.tail) {
+    std::uint64_t value = 0;
+    switch (f.name) {
+      case Field::kReturnMode:
+        value = return_mode_;
+        break;
+      case Field::kMotorRpm:
+        value = static_cast<std::uint64_t>(std::lround(pattern_.rpm));
+        break;
+      case Field::kYear:
+        value = static_cast<std::uint64_t>(utc.year - p.year_base) & 0xFF;
+        break;
+      case Field::kMonth:
+        value = static_cast<std::uint64_t>(utc.month);
+        break;
+      case Field::kDay:
+        value = static_cast<std::uint64_t>(utc.day);
+        break;
+      case Field::kHour:
+        value = static_cast<std::uint64_t>(utc.hour);
+        break;
+      case Field::kMinute:
+        value = static_cast<std::uint64_t>(utc.minute);
+        break;
+      case Field::kSecond:
+        value = static_cast<std::uint64_t>(utc.second);
+        break;
+      case Field::kMicroseconds:
+        value = micros;
+        break;
+      case Field::kFactory:
+        value = format_.factory;
+        break;
+      case Field::kUdpSequence:
+        if (f.offset + f.bytes > p.tail_size) continue;  // the optional sequence: not sent
+        value = udp_sequence_;
+        break;
+      default:
+        continue;  // CRCs below; reserved and safety bytes stay as they are
+    }
+    store_raw(packet_, tail_at, f, value);
+  }
+  // CRCs last, in the order of the table: each covers bytes the ones before it do not.
+  for (const CrcCheck& c : p.crcs) {
+    const std::size_t begin = c.from_first_block ? p.first_block : tail_at + c.begin;
+    const std::span<const std::uint8_t> covered{packet_.data() + begin, tail_at + c.end - begin};
+    store_raw(packet_, tail_at, c.crc, crc32_mpeg2(covered));
+  }
+}
+
+}  // namespace lidaremu::core::hesai
