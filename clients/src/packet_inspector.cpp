@@ -36,10 +36,37 @@ std::string FrameSummary::describe() const {
 PacketInspector::PacketInspector(const core::SensorModel& model,
                                  std::optional<core::ouster::Metadata> metadata, OnFrame on_frame)
     : on_frame_(std::move(on_frame)) {
-  if (model.family == core::SensorFamily::kVelodyne)
-    velodyne_.emplace(model);
-  else
-    ouster_.emplace(*metadata);
+  switch (model.family) {
+    case core::SensorFamily::kVelodyne:
+      velodyne_.emplace(model);
+      break;
+    case core::SensorFamily::kHesai:
+      hesai_.emplace(*model.hesai.format,
+                     core::hesai::Calibration{model.elevation_deg, model.azimuth_offset_deg});
+      break;
+    case core::SensorFamily::kOuster:
+      ouster_.emplace(*metadata);
+      break;
+  }
+}
+
+void PacketInspector::start_if_needed(double arrival_s) {
+  if (!have_current_) {
+    have_current_ = true;
+    current_.first_arrival_s = arrival_s;
+  }
+}
+
+void PacketInspector::add_spinning_point(const FramePoint& point, float azimuth_deg,
+                                         double arrival_s) {
+  if (last_azimuth_ >= 0 && azimuth_deg + 180.0f < last_azimuth_) {
+    finish_frame();
+    start_if_needed(arrival_s);
+    current_.packets = 1;
+    current_.last_arrival_s = arrival_s;
+  }
+  last_azimuth_ = azimuth_deg;
+  current_.points.push_back(point);
 }
 
 void PacketInspector::finish_frame() {
@@ -53,11 +80,10 @@ void PacketInspector::finish_frame() {
 void PacketInspector::flush() { finish_frame(); }
 
 bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_s) {
-  auto start_if_needed = [&] {
-    if (!have_current_) {
-      have_current_ = true;
-      current_.first_arrival_s = arrival_s;
-    }
+  const auto take_packet = [&] {
+    start_if_needed(arrival_s);
+    ++current_.packets;
+    current_.last_arrival_s = arrival_s;
   };
   if (velodyne_) {
     scratch_points_.clear();
@@ -65,18 +91,23 @@ bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_
       ++bad_packets_;
       return false;
     }
-    start_if_needed();
-    ++current_.packets;
-    current_.last_arrival_s = arrival_s;
+    take_packet();
     for (const auto& p : scratch_points_) {
-      if (last_azimuth_ >= 0 && p.azimuth_deg + 180.0f < last_azimuth_) {
-        finish_frame();
-        start_if_needed();
-        current_.packets = 1;
-        current_.last_arrival_s = arrival_s;
-      }
-      last_azimuth_ = p.azimuth_deg;
-      current_.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.laser, 0});
+      add_spinning_point({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.laser, 0}, p.azimuth_deg,
+                         arrival_s);
+    }
+    return true;
+  }
+  if (hesai_) {
+    scratch_hesai_.clear();
+    if (hesai_->decode(packet, scratch_hesai_) != core::hesai::DecodeError::kNone) {
+      ++bad_packets_;
+      return false;
+    }
+    take_packet();
+    for (const auto& p : scratch_hesai_) {
+      add_spinning_point({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.channel, 0},
+                         p.block_azimuth * 0.01f, arrival_s);
     }
     return true;
   }
@@ -88,9 +119,7 @@ bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_
   const std::uint16_t frame_id = scratch_columns_.front().frame_id;
   if (frame_id_ && *frame_id_ != frame_id) finish_frame();
   frame_id_ = frame_id;
-  start_if_needed();
-  ++current_.packets;
-  current_.last_arrival_s = arrival_s;
+  take_packet();
   for (const auto& column : scratch_columns_) {
     for (int row = 0; row < static_cast<int>(column.pixels.size()); ++row) {
       const auto& px = column.pixels[row];

@@ -17,7 +17,7 @@ core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::st
     throw std::runtime_error("unknown model '" + model_name + "' (" + core::sensor_model_names() +
                              ")");
   core::ScanPatternResult r;
-  if (model->family == core::SensorFamily::kVelodyne) {
+  if (core::rpm_driven(*model)) {
     r = core::make_rpm_scan(*model, rpm ? rpm : model->spin.default_rpm);
   } else {
     int columns = model->ouster.default_columns, fps = model->ouster.default_fps;

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (port == 0) port = model->family == core::SensorFamily::kVelodyne ? 2368 : 7502;
+  if (port == 0) port = core::rpm_driven(*model) ? 2368 : 7502;
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

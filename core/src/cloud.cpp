@@ -1,5 +1,6 @@
 #include "lidaremu/core/cloud.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lidaremu::core {
@@ -32,19 +33,64 @@ EchoTruth FrameTruth::echo_at(std::size_t beam, float range) const {
 
 CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata)
     : pattern_(pattern) {
-  if (pattern.model->family == SensorFamily::kVelodyne)
-    velodyne_.emplace(*pattern.model);
-  else
-    ouster_.emplace(*metadata);
+  switch (pattern.model->family) {
+    case SensorFamily::kVelodyne:
+      velodyne_.emplace(*pattern.model);
+      break;
+    case SensorFamily::kHesai:
+      hesai_.emplace(
+          *pattern.model->hesai.format,
+          hesai::Calibration{pattern.model->elevation_deg, pattern.model->azimuth_offset_deg});
+      break;
+    case SensorFamily::kOuster:
+      ouster_.emplace(*metadata);
+      break;
+  }
 }
 
 int CloudDecoder::decode(std::span<const std::span<const std::uint8_t>> packets,
                          const FrameTruth& truth, const FrameTruth& previous, Cloud& out) {
   out.frame_number = truth.frame_number;
   out.points.clear();
-  return velodyne_ ? decode_velodyne(packets, truth, previous, out)
-                   : decode_ouster(packets, truth, out);
+  if (velodyne_) return decode_velodyne(packets, truth, previous, out);
+  if (hesai_) return decode_hesai(packets, truth, previous, out);
+  return decode_ouster(packets, truth, out);
 }
+
+namespace {
+
+// A spinning head's packet stream does not break at frame ends: it starts with the previous
+// frame's tail when its first column is late in the rotation, and that tail ends where the
+// columns wrap to 0.
+class FrameWrap {
+ public:
+  explicit FrameWrap(std::uint32_t columns) : columns_(columns) {}
+  // Whether a point of `column`, in stream order, belongs to the previous frame.
+  bool in_previous_frame(std::uint32_t column) {
+    if (first_) {
+      in_previous_ = column > columns_ / 2;
+      first_ = false;
+    } else if (in_previous_ && column + columns_ / 2 < last_column_) {
+      in_previous_ = false;
+    }
+    last_column_ = column;
+    return in_previous_;
+  }
+
+ private:
+  std::uint32_t columns_;
+  bool first_ = true;
+  bool in_previous_ = false;
+  std::uint32_t last_column_ = 0;
+};
+
+// Column azimuths are 360 degrees * c / W, sent in hundredths of a degree.
+std::uint32_t column_of_azimuth(std::uint16_t centidegrees, std::uint32_t columns) {
+  return static_cast<std::uint32_t>(std::lround(centidegrees * double(columns) / 36000.0)) %
+         columns;
+}
+
+}  // namespace
 
 int CloudDecoder::decode_velodyne(std::span<const std::span<const std::uint8_t>> packets,
                                   const FrameTruth& truth, const FrameTruth& previous, Cloud& out) {
@@ -52,8 +98,7 @@ int CloudDecoder::decode_velodyne(std::span<const std::span<const std::uint8_t>>
   const std::uint16_t channels = static_cast<std::uint16_t>(pattern_.model->channels);
   int bad = 0;
   bool first = true;
-  bool in_previous_frame = false;
-  std::uint32_t last_column = 0;
+  FrameWrap wrap(columns);
   for (const auto packet : packets) {
     velodyne_points_.clear();
     velodyne::PacketInfo info;
@@ -62,20 +107,11 @@ int CloudDecoder::decode_velodyne(std::span<const std::span<const std::uint8_t>>
       continue;
     }
     if (first) out.time_s = info.timestamp_us * 1e-6;
+    first = false;
     for (const auto& p : velodyne_points_) {
-      // Column azimuths are 360° * c / W, sent in hundredths of a degree.
-      const auto block_column =
-          static_cast<std::uint32_t>(std::lround(p.block_azimuth * double(columns) / 36000.0));
-      const std::uint32_t column = (block_column + p.sequence) % columns;
-      if (first) {
-        // The stream starts with the previous frame's tail when its first column is late in
-        // the rotation; that tail ends where the columns wrap.
-        in_previous_frame = column > columns / 2;
-        first = false;
-      } else if (in_previous_frame && column + columns / 2 < last_column) {
-        in_previous_frame = false;
-      }
-      last_column = column;
+      const std::uint32_t column =
+          (column_of_azimuth(p.block_azimuth, columns) + p.sequence) % columns;
+      const bool in_previous_frame = wrap.in_previous_frame(column);
       const FrameTruth& owner = in_previous_frame ? previous : truth;
       if (in_previous_frame && !previous.valid) continue;
       const std::size_t beam = std::size_t{column} * channels + p.laser;
@@ -83,6 +119,37 @@ int CloudDecoder::decode_velodyne(std::span<const std::span<const std::uint8_t>>
       out.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.laser, column,
                             static_cast<std::uint8_t>(p.return_kind == 2 ? 1 : 0), echo.object_id,
                             echo.kind, echo.pulse_width_ns});
+    }
+  }
+  return bad;
+}
+
+int CloudDecoder::decode_hesai(std::span<const std::span<const std::uint8_t>> packets,
+                               const FrameTruth& truth, const FrameTruth& previous, Cloud& out) {
+  const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
+  const auto channels = static_cast<std::size_t>(pattern_.model->channels);
+  int bad = 0;
+  bool first = true;
+  FrameWrap wrap(columns);
+  for (const auto packet : packets) {
+    hesai_points_.clear();
+    hesai::PacketInfo info;
+    if (hesai_->decode(packet, hesai_points_, &info) != hesai::DecodeError::kNone) {
+      ++bad;
+      continue;
+    }
+    if (first) out.time_s = info.time_s;
+    first = false;
+    const int returns = std::max(1, info.return_num);
+    for (const auto& p : hesai_points_) {
+      const std::uint32_t column = column_of_azimuth(p.block_azimuth, columns);
+      const bool in_previous_frame = wrap.in_previous_frame(column);
+      const FrameTruth& owner = in_previous_frame ? previous : truth;
+      if (in_previous_frame && !previous.valid) continue;
+      const EchoTruth echo = owner.echo_at(column * channels + p.channel, p.distance_m);
+      out.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.channel, column,
+                            static_cast<std::uint8_t>(p.block % returns), echo.object_id, echo.kind,
+                            echo.pulse_width_ns});
     }
   }
   return bad;

@@ -276,6 +276,10 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
          [&](const toml::node& n, const std::string& p) { read_value(n, p, seed, problems); }},
         {"metadata_out", [&](const toml::node& n,
                              const std::string& p) { read_value(n, p, f.metadata_out, problems); }},
+        {"calibration_out",
+         [&](const toml::node& n, const std::string& p) {
+           read_value(n, p, f.calibration_out, problems);
+         }},
         {"physics",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, f.physics, problems); }},
         {"rpm",

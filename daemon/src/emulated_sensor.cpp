@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
 
 namespace lidaremu::daemon {
@@ -35,6 +36,13 @@ EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServi
 EmulatedSensor::~EmulatedSensor() = default;
 
 void EmulatedSensor::write_metadata(const SensorSettings& s) const {
+  if (!s.calibration_out.empty()) {
+    std::ofstream out(s.calibration_out);
+    out << core::hesai::calibration_csv(*s.model);
+    if (!out) {
+      throw std::runtime_error("cannot write calibration to " + s.calibration_out.string());
+    }
+  }
   if (s.metadata_out.empty()) return;
   const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
   std::ofstream out(s.metadata_out);
@@ -69,7 +77,7 @@ void EmulatedSensor::start_api() {
           });
       api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port()) +
                   " and tcp " + std::to_string(kOusterTextPort);
-    } else {
+    } else if (s.model->family == core::SensorFamily::kVelodyne) {
       velodyne_api_ = std::make_shared<VelodyneApi>(s, apply);
       http_ = std::make_unique<HttpServer>(services_.io, s.sensor_ip, s.api_port,
                                            guarded(velodyne_api_, services_.browsers));

@@ -325,7 +325,7 @@ void LiveView::handle(SensorTap& tap, LiveFrame& frame) {
                            foxglove_point_cloud_json(tap.cloud_, tap.name_, frame.unix_time_s)));
     ++tap.counters_.frames_published;
   }
-  // Exported frames are whole: a Velodyne frame only once the frame before it was seen.
+  // Exported frames are whole: a spinning head's frame only once the frame before it was seen.
   const bool whole = previous_seen || tap.decoder_.family() == core::SensorFamily::kOuster;
   if (tap.exports_left_.load() > 0 && whole && tap.frames_seen_++ % export_every_ == 0) {
     export_frame(tap, tap.cloud_);

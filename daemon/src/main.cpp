@@ -207,15 +207,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--hits-format", f.hits_format, "framed (HitBatch FlatBuffers) | raw7 | raw8")
       ->capture_default_str();
-  app.add_option("--out", f.out,
-                 "data packets to udp://HOST:PORT (default port 2368 Velodyne, 7502 Ouster)");
+  app.add_option(
+      "--out", f.out,
+      "data packets to udp://HOST:PORT (default port 2368 Velodyne and Hesai, 7502 Ouster)");
   app.add_option("--telemetry", f.telemetry,
-                 "position packets (Velodyne, default 8308) or IMU packets (Ouster, default 7503), "
-                 "udp://HOST:PORT, default on the --out host");
+                 "position packets (Velodyne, default 8308), IMU packets (Ouster, default 7503) or "
+                 "GPS packets (Hesai, default 10110), udp://HOST:PORT, default on the --out host");
   app.add_option("--pace", f.pace, "realtime (the real packet period) | afap (as fast as possible)")
       ->capture_default_str();
   app.add_option("--seed", f.seed, "seed of every random draw")->capture_default_str();
   app.add_option("--metadata-out", f.metadata_out, "write the Ouster sensor metadata JSON here");
+  app.add_option("--calibration-out", f.calibration_out,
+                 "write the Hesai angle calibration CSV here (what nebula and the SDK read)");
   app.add_option("--physics", f.physics,
                  "default (the realistic chain of PHYSICS.md) | ideal (no noise, no loss)")
       ->capture_default_str();

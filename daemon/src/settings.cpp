@@ -147,8 +147,9 @@ std::optional<core::EchoMode> echo_mode(const std::string& name) {
 using BadValue = std::function<void(const std::string&, const std::string&, const std::string&)>;
 
 // Ouster: profile (which fixes the echoes reported), azimuth window, timestamp mode.
-void read_ouster_output(const SensorFlags& f, bool velodyne, SensorSettings& s,
-                        const BadValue& bad) {
+void read_ouster_output(const SensorFlags& f, bool ouster, SensorSettings& s, const BadValue& bad) {
+  const std::string not_ouster =
+      "nothing for a " + std::string(core::family_name(s.model->family)) + " model (Ouster only)";
   static const std::map<std::string, core::OusterProfile> profiles{
       {"legacy", core::OusterProfile::kLegacy},
       {"rng19", core::OusterProfile::kRng19},
@@ -157,9 +158,9 @@ void read_ouster_output(const SensorFlags& f, bool velodyne, SensorSettings& s,
   const auto profile = profiles.find(f.profile);
   if (profile == profiles.end()) {
     bad("profile", f.profile, "legacy|rng19|rng19-dual|rng15");
-  } else if (velodyne && profile->second != core::OusterProfile::kLegacy) {
-    bad("profile", f.profile, "nothing for a Velodyne model (Ouster only)");
-  } else if (!velodyne) {
+  } else if (!ouster && profile->second != core::OusterProfile::kLegacy) {
+    bad("profile", f.profile, not_ouster);
+  } else if (ouster) {
     s.ouster.profile = profile->second;
     s.pipeline.echoes = core::ouster_echoes(profile->second);
   }
@@ -174,8 +175,8 @@ void read_ouster_output(const SensorFlags& f, bool velodyne, SensorSettings& s,
     unsigned start = 0, end = 0;
     char comma = 0;
     std::istringstream in(f.azimuth_window);
-    if (velodyne) {
-      bad("azimuth_window", f.azimuth_window, "nothing for a Velodyne model (Ouster only)");
+    if (!ouster) {
+      bad("azimuth_window", f.azimuth_window, not_ouster);
     } else if (!(in >> start >> comma >> end) || comma != ',' || !in.eof() || start > 360000 ||
                end > 360000) {
       bad("azimuth_window", f.azimuth_window,
@@ -282,9 +283,10 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     return;
   }
   s.name = s.name.empty() ? std::string(s.model->name) + "-" + std::to_string(f.sensor_id) : s.name;
-  const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
-  if (velodyne) {
-    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a Velodyne model (use rpm)");
+  const bool spinning = core::rpm_driven(*s.model);
+  const std::string family = core::family_name(s.model->family);
+  if (spinning) {
+    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a " + family + " model (use rpm)");
     const auto r = core::make_rpm_scan(*s.model, f.rpm ? f.rpm : s.model->spin.default_rpm);
     if (!r.pattern)
       problems.push_back(at + "rpm: " + r.error);
@@ -325,8 +327,10 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   } else {
     bad("hits", f.hits, "udp://HOST:PORT");
   }
-  const std::uint16_t default_data = velodyne ? 2368 : 7502;
-  const std::uint16_t default_telemetry = velodyne ? 8308 : 7503;
+  const std::uint16_t default_data = spinning ? 2368 : 7502;
+  const std::uint16_t default_telemetry = s.model->family == core::SensorFamily::kVelodyne ? 8308
+                                          : s.model->family == core::SensorFamily::kHesai  ? 10110
+                                                                                           : 7503;
   if (f.out.empty())
     s.out = {"127.0.0.1", default_data};
   else if (auto e = parse_endpoint(f.out)) {
@@ -372,19 +376,22 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   read_physics_chain(f, at, s, bad, problems);
   if (auto e = echo_mode(f.echoes)) {
     s.pipeline.echoes = *e;
+    const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
     if (velodyne && !core::family_supports(s.model->family, *e)) {
       bad("return_mode", f.echoes, "strongest|last|dual (what Velodyne packets carry)");
     } else if (velodyne && *e == core::EchoMode::kDual && !s.model->velodyne.dual_return) {
       bad("return_mode", f.echoes, "strongest|last (no dual-return layout for this model)");
+    } else if (spinning && !core::family_supports(s.model->family, *e)) {
+      bad("return_mode", f.echoes, "first|strongest|last|dual (what Hesai packets carry)");
     }
-    if (!velodyne && *e != core::EchoMode::kStrongest) {
+    if (!spinning && *e != core::EchoMode::kStrongest) {
       bad("return_mode", f.echoes,
           "strongest for Ouster (the rng19-dual profile reports the two strongest)");
     }
   } else {
     bad("return_mode", f.echoes, "strongest|last|dual");
   }
-  read_ouster_output(f, velodyne, s, bad);
+  read_ouster_output(f, !spinning, s, bad);
   auto& weather = s.pipeline.params.weather;
   if (!(f.rain_mm_per_h >= 0 && f.rain_mm_per_h <= 500))
     bad("rain", std::to_string(f.rain_mm_per_h), "0..500 mm/h");
@@ -415,10 +422,14 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("segments_per_path", std::to_string(f.segments_per_path), "1..16");
   s.layout = core::HitLayout{static_cast<std::uint8_t>(std::clamp(f.rays_per_beam, 1, 12)),
                              static_cast<std::uint8_t>(std::clamp(f.segments_per_path, 1, 16))};
-  if (!f.metadata_out.empty() && velodyne) {
-    bad("metadata_out", f.metadata_out, "nothing for a Velodyne model (Ouster only)");
+  if (!f.metadata_out.empty() && spinning) {
+    bad("metadata_out", f.metadata_out, "nothing for a " + family + " model (Ouster only)");
   }
   s.metadata_out = f.metadata_out;
+  if (!f.calibration_out.empty() && s.model->family != core::SensorFamily::kHesai) {
+    bad("calibration_out", f.calibration_out, "nothing for a " + family + " model (Hesai only)");
+  }
+  s.calibration_out = f.calibration_out;
   read_sensor_address(f, s, bad);
   read_allow_list(f, s, bad);
   s.pipeline.seed = f.seed;

@@ -234,6 +234,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       pt.reflectivity = static_cast<std::uint8_t>(load_field(packet, at, p.reflectivity));
       pt.channel = static_cast<std::uint16_t>(ch);
       pt.block = static_cast<std::uint8_t>(b);
+      pt.block_azimuth = static_cast<std::uint16_t>(azimuth_centideg);
       out.push_back(pt);
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Decodes a sensor's packet stream with the spec decoders and cuts it into frames the way
-// drivers do (Velodyne: azimuth wrap; Ouster: frame_id), summarising each frame.
+// drivers do (Velodyne, Hesai: azimuth wrap; Ouster: frame_id), summarising each frame.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
@@ -18,7 +19,7 @@ struct FramePoint {
   float range_m = 0;
   std::uint16_t reflectivity = 0;
   std::uint16_t channel = 0;
-  std::uint32_t column = 0;  // Ouster measurement id; Velodyne: none
+  std::uint32_t column = 0;  // Ouster measurement id; Velodyne, Hesai: none
 };
 
 struct FrameSummary {
@@ -43,7 +44,11 @@ class PacketInspector {
 
  private:
   void finish_frame();
+  // Velodyne and Hesai: a frame ends where the azimuth wraps.
+  void add_spinning_point(const FramePoint& point, float azimuth_deg, double arrival_s);
+  void start_if_needed(double arrival_s);
   std::optional<core::velodyne::SpecDecoder> velodyne_;
+  std::optional<core::hesai::SpecDecoder> hesai_;
   std::optional<core::ouster::SpecDecoder> ouster_;
   OnFrame on_frame_;
   FrameSummary current_;
@@ -52,6 +57,7 @@ class PacketInspector {
   std::optional<std::uint16_t> frame_id_;
   std::uint64_t bad_packets_ = 0;
   std::vector<core::velodyne::Point> scratch_points_;
+  std::vector<core::hesai::Point> scratch_hesai_;
   std::vector<core::ouster::Column> scratch_columns_;
 };
 

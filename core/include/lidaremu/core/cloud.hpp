@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/core/velodyne.hpp"
@@ -15,10 +16,10 @@
 namespace lidaremu::core {
 
 struct CloudPoint {
-  float x = 0, y = 0, z = 0;  // metres, sensor frame (ROS: x forward, y left, z up)
+  float x = 0, y = 0, z = 0;  // metres, the sensor frame its driver reports in
   float range_m = 0;
   std::uint16_t reflectivity = 0;
-  std::uint16_t ring = 0;    // channel (laser id or Ouster row)
+  std::uint16_t ring = 0;    // channel (laser id, Ouster row, Hesai channel from 0)
   std::uint32_t column = 0;  // rotation step within the frame
   std::uint8_t echo = 0;     // 0 first reported return, 1 second, ...
   std::uint32_t object_id = 0;
@@ -58,7 +59,7 @@ class CloudDecoder {
  public:
   // Ouster streams need the metadata the emulated sensor serves.
   CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata);
-  // One frame's data packets in the order they were sent. A Velodyne packet stream does not
+  // One frame's data packets in the order they were sent. A spinning head's packet stream does not
   // break at frame ends: points of columns sent before the stream wrapped to column 0 belong to
   // the previous frame and take their ids from `previous` (dropped when it is not valid).
   // Returns the number of packets that did not decode.
@@ -69,11 +70,15 @@ class CloudDecoder {
  private:
   int decode_velodyne(std::span<const std::span<const std::uint8_t>> packets,
                       const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
+  int decode_hesai(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
+                   const FrameTruth& previous, Cloud& out);
   int decode_ouster(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
                     Cloud& out);
   ScanPattern pattern_;
   std::optional<velodyne::SpecDecoder> velodyne_;
   std::optional<ouster::SpecDecoder> ouster_;
+  std::optional<hesai::SpecDecoder> hesai_;
+  std::vector<hesai::Point> hesai_points_;
   std::vector<velodyne::Point> velodyne_points_;
   std::vector<ouster::Column> ouster_columns_;
 };

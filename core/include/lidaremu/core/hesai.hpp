@@ -90,6 +90,7 @@ struct Point {
   std::uint8_t reflectivity = 0;
   std::uint16_t channel = 0;  // from 0
   std::uint8_t block = 0;
+  std::uint16_t block_azimuth = 0;  // as sent, 0.01 degree: names the column
 };
 
 enum class DecodeError : std::uint8_t {

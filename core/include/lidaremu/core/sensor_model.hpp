@@ -140,6 +140,19 @@ struct SensorModel {
   HesaiTraits hesai;
 };
 
+// "Velodyne", "Ouster", "Hesai": for messages.
+[[nodiscard]] inline const char* family_name(SensorFamily family) {
+  switch (family) {
+    case SensorFamily::kVelodyne:
+      return "Velodyne";
+    case SensorFamily::kOuster:
+      return "Ouster";
+    case SensorFamily::kHesai:
+      return "Hesai";
+  }
+  return "?";
+}
+
 // Whether the model's scan is set by a rotation rate (Velodyne, Hesai) or a lidar mode (Ouster).
 [[nodiscard]] inline bool rpm_driven(const SensorModel& model) {
   return model.family != SensorFamily::kOuster;

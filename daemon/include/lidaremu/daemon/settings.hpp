@@ -46,6 +46,7 @@ struct SensorSettings {
   core::PipelineSettings pipeline;
   protocol::EngineConventions engine;
   std::filesystem::path metadata_out;
+  std::filesystem::path calibration_out;  // Hesai: the angle calibration CSV
   core::SensorIdentity identity;
   double idle_timeout_s = 0.2;
   // Real-time pacing schedules packets this long after the first one could leave, so that a
@@ -123,6 +124,7 @@ struct SensorFlags {
   std::string pace = "realtime";
   std::uint64_t seed = 0;
   std::string metadata_out;
+  std::string calibration_out;
   std::string physics = "default";
   std::string surface = "brdf";
   std::string detection = "threshold";
