@@ -1,6 +1,12 @@
 // Hesai models in the daemon: their settings, the real lidaremud process on loopback fed by an
 // engine over UDP, its packets decoded with the spec decoder and the calibration file the daemon
 // wrote (as nebula does with udp_only), and the packet rate a real unit keeps.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -11,6 +17,7 @@
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/hesai/ptc.hpp"
 #include "lidaremu/daemon/settings.hpp"
 #include "round_trip.hpp"
 
@@ -146,4 +153,178 @@ TEST_CASE("Realtime pacing holds the Pandar XT32's dual-return rate: 5000 packet
   const double rate = test::steady_rate(packets, 500, 500);
   INFO("measured " << rate << " packets/s");
   CHECK(rate == Approx(5000).epsilon(0.01));  // one packet every 200 us, as the real unit
+}
+
+namespace {
+
+// A PTC client written from the facts (FORMATS-HESAI-ROBOSENSE.md "Hesai PTC"): one TCP
+// connection, requests one after another, as nebula's hardware interface holds it.
+class PtcClient {
+ public:
+  PtcClient(const std::string& ip, std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
+    const timeval timeout{5, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  ~PtcClient() { ::close(fd_); }
+  PtcClient(const PtcClient&) = delete;
+  PtcClient& operator=(const PtcClient&) = delete;
+
+  struct Reply {
+    std::uint8_t command = 0, code = 0xFF;
+    std::vector<std::uint8_t> payload;
+    bool closed = false;
+  };
+  void send_raw(const std::vector<std::uint8_t>& bytes) {
+    REQUIRE(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(bytes.size()));
+  }
+  Reply request(std::uint8_t command, const std::vector<std::uint8_t>& payload = {}) {
+    send_raw(core::hesai::ptc::frame(command, 0, payload));
+    return read_reply();
+  }
+  Reply read_reply() {
+    Reply r;
+    std::array<std::uint8_t, 8> header{};
+    if (!read_exactly(header.data(), header.size())) {
+      r.closed = true;
+      return r;
+    }
+    const auto h = core::hesai::ptc::parse_header(header);
+    REQUIRE(h);
+    r.command = h->command;
+    r.code = h->return_code;
+    r.payload.resize(h->payload_size);
+    REQUIRE(read_exactly(r.payload.data(), r.payload.size()));
+    return r;
+  }
+
+ private:
+  bool read_exactly(std::uint8_t* at, std::size_t n) {
+    while (n > 0) {
+      const ssize_t got = ::recv(fd_, at, n, 0);
+      if (got <= 0) return false;
+      at += got;
+      n -= static_cast<std::size_t>(got);
+    }
+    return true;
+  }
+  int fd_ = -1;
+};
+
+std::vector<std::uint8_t> be16(std::uint16_t v) {
+  return {static_cast<std::uint8_t>(v >> 8), static_cast<std::uint8_t>(v)};
+}
+
+}  // namespace
+
+TEST_CASE("PTC on TCP 9347: nebula's start-up sequence against the running Pandar XT32",
+          "[e2e][hesai][ptc]") {
+  namespace ptc = core::hesai::ptc;
+  test::UdpReceiver data, gps, moved_data;
+  test::DaemonProcess daemon({"--model", "pandar-xt32", "--hits", "udp://127.0.0.1:0",
+                              "--hits-format", "raw7", "--out", data.url(), "--telemetry",
+                              gps.url(), "--physics", "ideal", "--return-mode", "dual",
+                              "--sensor-ip", "127.0.0.4"});
+  CHECK(daemon.output().find("PTC tcp 127.0.0.4:9347") != std::string::npos);
+  const auto pattern = clients::scan_for("pandar-xt32", 600, "");
+  const auto rows = test::scene_rows(pattern);
+  std::atomic<bool> done{false};
+  std::thread engine([&] {
+    clients::UdpSender sender(test::hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
+    while (!done) streamer.send_frame(rows);
+  });
+  const auto& model = *core::find_sensor_model("pandar-xt32");
+  {
+    PtcClient client("127.0.0.4", 9347);
+    // 1. Inventory: nebula takes the sensor model from its model byte.
+    const auto inventory = client.request(ptc::kGetInventory);
+    REQUIRE(inventory.code == ptc::kOk);
+    CHECK(inventory.command == ptc::kGetInventory);
+    REQUIRE(inventory.payload.size() == ptc::kInventorySize);
+    CHECK(inventory.payload[ptc::kInventoryModelAt] == 25);  // PandarXT32
+    CHECK(inventory.payload[ptc::kInventoryLinesAt] == 32);
+    CHECK(inventory.payload[0] != 0);  // a serial number
+    // 2. Calibration: the CSV nebula parses, the unit's angles.
+    const auto calibration = client.request(ptc::kGetCalibration);
+    REQUIRE(calibration.code == ptc::kOk);
+    const auto angles = core::hesai::parse_calibration_csv(
+        std::string(calibration.payload.begin(), calibration.payload.end()));
+    CHECK(angles.elevation_deg == model.elevation_deg);
+    CHECK(angles.azimuth_offset_deg == model.azimuth_offset_deg);
+    // 3. Config and status: what setup_sensor compares with its own settings.
+    auto config_reply = client.request(ptc::kGetConfig);
+    REQUIRE(config_reply.code == ptc::kOk);
+    REQUIRE(config_reply.payload.size() == ptc::kConfigSize);
+    auto config = ptc::parse_config(config_reply.payload);
+    CHECK(config.spin_rate == 600);
+    CHECK(config.return_mode == ptc::kPtcLastStrongest);
+    CHECK(config.destination_port == test::port_of(data.url()));
+    CHECK(config.gps_port == test::port_of(gps.url()));
+    CHECK(config.ip == std::array<std::uint8_t, 4>{127, 0, 0, 4});
+    const auto status = client.request(ptc::kGetStatus);
+    REQUIRE(status.code == ptc::kOk);
+    REQUIRE(status.payload.size() == ptc::kStatusSize);
+    CHECK(((status.payload[4] << 8) | status.payload[5]) == 600);  // motor speed
+    // 4. setup_sensor's set-commands for a config that differs: strongest, 1200 rpm, a new
+    // destination; sync angle, clock source, standby, lidar range as nebula sends them.
+    const auto port = test::port_of(moved_data.url());
+    std::vector<std::uint8_t> destination{127, 0, 0, 1};
+    for (const auto b : be16(port)) destination.push_back(b);
+    for (const auto b : be16(test::port_of(gps.url()))) destination.push_back(b);
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcStrongest}).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetSpinRate, be16(1200)).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetDestination, destination).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetSyncAngle, {0, 0, 0}).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetClockSource, {0}).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetStandbyMode, {0}).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetLidarRange, {0, 0, 0, 0x0E, 0x10}).code == ptc::kOk);
+    config = ptc::parse_config(client.request(ptc::kGetConfig).payload);
+    CHECK(config.spin_rate == 1200);
+    CHECK(config.return_mode == ptc::kPtcStrongest);
+    CHECK(config.destination_port == port);
+    // Refused with a return code, the connection kept: an unknown command, a return mode and a
+    // rate the unit does not have, a short payload.
+    CHECK(client.request(0x99).code == ptc::kUnsupportedCommand);
+    CHECK(client.request(ptc::kSetReturnMode, {9}).code == ptc::kInvalidParameter);
+    CHECK(client.request(ptc::kSetSpinRate, be16(900)).code == ptc::kInvalidParameter);
+    CHECK(client.request(ptc::kSetDestination, {127, 0}).code == ptc::kInvalidParameter);
+    CHECK(client.request(ptc::kGetInventory).code == ptc::kOk);
+  }
+  // The running unit now sends strongest returns at 1200 rpm to the new destination.
+  const auto moved = moved_data.receive(300, 3s, 10s);
+  REQUIRE(moved.size() >= 300);
+  const core::hesai::SpecDecoder decoder(*model.hesai.format,
+                                         {model.elevation_deg, model.azimuth_offset_deg});
+  std::size_t strongest_1200 = 0;
+  for (const auto& p : moved) {
+    std::vector<core::hesai::Point> points;
+    core::hesai::PacketInfo info;
+    REQUIRE(decoder.decode(p.bytes, points, &info) == core::hesai::DecodeError::kNone);
+    strongest_1200 += info.return_mode == core::hesai::kStrongest && info.motor_rpm == 1200;
+  }
+  CHECK(strongest_1200 == moved.size());
+  // Not PTC: the connection closes, the server keeps serving.
+  {
+    PtcClient stranger("127.0.0.4", 9347);
+    stranger.send_raw({'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P', '/', '1', '.', '1'});
+    CHECK(stranger.read_reply().closed);
+  }
+  {
+    PtcClient greedy("127.0.0.4", 9347);
+    greedy.send_raw({0x47, 0x74, 0x07, 0x00, 0x7F, 0xFF, 0xFF, 0xFF});  // a 2 GiB payload
+    CHECK(greedy.read_reply().closed);
+  }
+  PtcClient after("127.0.0.4", 9347);
+  CHECK(after.request(ptc::kGetInventory).code == ptc::kOk);
+  done = true;
+  engine.join();
+  CHECK(daemon.stop() == 0);
 }

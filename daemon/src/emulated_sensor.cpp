@@ -82,6 +82,15 @@ void EmulatedSensor::start_api() {
       http_ = std::make_unique<HttpServer>(services_.io, s.sensor_ip, s.api_port,
                                            guarded(velodyne_api_, services_.browsers));
       api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port());
+    } else if (s.model->family == core::SensorFamily::kHesai) {
+      hesai_api_ = std::make_shared<HesaiApi>(s, apply);
+      // PTC is not HTTP: no browser can send its binary frames, so no browser guard.
+      ptc_ = std::make_unique<PtcServer>(
+          services_.io, s.sensor_ip, s.api_port,
+          [api = hesai_api_](std::uint8_t command, std::span<const std::uint8_t> payload) {
+            return api->handle(command, payload);
+          });
+      api_note_ = ", PTC tcp " + s.sensor_ip + ":" + std::to_string(ptc_->port());
     }
   } catch (const std::exception& e) {
     // Asked for explicitly: a failure is fatal. By default (port 80), the packets still flow.
@@ -89,6 +98,7 @@ void EmulatedSensor::start_api() {
     spdlog::warn("sensor {}: no web API: {}", s.name, e.what());
     http_.reset();
     text_.reset();
+    ptc_.reset();
     api_note_ = ", no API (" + std::string(e.what()) + ")";
   }
 }
@@ -153,6 +163,7 @@ void EmulatedSensor::stop_input() {
   // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
   http_.reset();
   text_.reset();
+  ptc_.reset();
 }
 void EmulatedSensor::join() { runtime_->join(); }
 

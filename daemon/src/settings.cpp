@@ -202,7 +202,9 @@ void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& ba
 
 void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
   s.api_port_explicit = f.api_port >= 0;
-  s.api_port = f.api_port < 0 ? 80 : f.api_port;
+  // Hesai units answer PTC on TCP 9347; the others serve HTTP on 80.
+  const int default_port = s.model->family == core::SensorFamily::kHesai ? 9347 : 80;
+  s.api_port = f.api_port < 0 ? default_port : f.api_port;
   if (f.api_port > 65535) bad("api_port", std::to_string(f.api_port), "0..65535 (0: no web API)");
   boost::system::error_code ec;
   if (!f.sensor_ip.empty()) {

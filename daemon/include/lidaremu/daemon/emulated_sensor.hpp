@@ -11,6 +11,7 @@
 #include "lidaremu/core/materials.hpp"
 #include "lidaremu/daemon/browser_guard.hpp"
 #include "lidaremu/daemon/capture.hpp"
+#include "lidaremu/daemon/hesai_api.hpp"
 #include "lidaremu/daemon/http_server.hpp"
 #include "lidaremu/daemon/reaper.hpp"
 #include "lidaremu/daemon/sensor_api.hpp"
@@ -63,9 +64,11 @@ class EmulatedSensor {
   // tells a late request that the sensor it would reconfigure is gone.
   std::shared_ptr<OusterApi> ouster_api_;
   std::shared_ptr<VelodyneApi> velodyne_api_;
+  std::shared_ptr<HesaiApi> hesai_api_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<LineServer> text_;
+  std::unique_ptr<PtcServer> ptc_;
   std::string api_note_;
 };
 

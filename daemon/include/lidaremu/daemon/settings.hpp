@@ -146,7 +146,7 @@ struct SensorFlags {
   std::string azimuth_window;  // "START,END" millidegrees; empty: the whole turn
   std::string timestamp_mode = "internal-osc";
   std::string sensor_ip;           // empty: 127.0.0.(2 + sensor_id) when the output is on loopback
-  int api_port = -1;               // -1: 80
+  int api_port = -1;               // -1: 80 (Hesai: 9347)
   std::vector<std::string> allow;  // sender allow-list (IPv4 addresses); empty: anyone
 };
 // The address an emulated sensor gets by default: its own loopback address, 127.0.0.2 onwards.
