@@ -129,19 +129,8 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
       std::uint8_t reflectivity = 0;
       if (returns != nullptr) {
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
-        // Dual (the XT manual): the odd block (the first of the pair) is the last return, the
-        // even one the strongest, or the second strongest when the strongest is the last; both
-        // the same with one return. Echo plane 0 holds the strongest (or the single mode's
-        // echo), plane 1 the last or the second strongest.
-        std::size_t slot = returns->slot(beam, 0);
-        if (blocks_per_column_ == 2) {
-          const std::size_t second = returns->slot(beam, 1);
-          const bool second_is_last = returns->range_m[second] > returns->range_m[slot];
-          const bool has_second = returns->range_m[second] > 0;
-          if ((copy == 0 && second_is_last) || (copy == 1 && has_second && !second_is_last)) {
-            slot = second;
-          }
-        }
+        const std::size_t slot = blocks_per_column_ == 2 ? dual_block_slot(*returns, beam, copy)
+                                                         : returns->slot(beam, 0);
         const double quanta = std::round(returns->range_m[slot] / unit_m);
         units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
         reflectivity = units ? returns->reflectivity[slot] : 0;

@@ -194,18 +194,8 @@ void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t co
   for (int position = 0; returns && position < lasers_per_block; ++position) {
     const int laser = bank * lasers_per_block + position;
     const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(laser));
-    // Dual: the even block is the last return, the odd one the strongest, or the second
-    // strongest when the strongest is the last; both the same when there is one return. Echo
-    // plane 0 holds the strongest, plane 1 the last or the second strongest (by range).
-    std::size_t slot = returns->slot(beam, 0);
-    if (blocks_per_azimuth_ == 2) {
-      const std::size_t second = returns->slot(beam, 1);
-      const bool second_is_last = returns->range_m[second] > returns->range_m[slot];
-      const bool has_second = returns->range_m[second] > 0;
-      if ((copy == 0 && second_is_last) || (copy == 1 && has_second && !second_is_last)) {
-        slot = second;
-      }
-    }
+    const std::size_t slot =
+        blocks_per_azimuth_ == 2 ? dual_block_slot(*returns, beam, copy) : returns->slot(beam, 0);
     const std::size_t at = kDataPacket.record_at(block_at, sequence * lasers_per_block + position);
     const auto units =
         static_cast<std::uint16_t>(std::lround(returns->range_m[slot] / model.range_unit_m));

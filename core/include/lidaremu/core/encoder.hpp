@@ -42,6 +42,20 @@ struct OusterOutput {
   double power_on_time_s = 0;
 };
 
+// The echo a dual-return block reports (Velodyne and Hesai XT manuals): the first block of a pair
+// (copy 0) the last return, the second (copy 1) the strongest, or the second strongest when the
+// strongest is the last; both the same with one return. Echo plane 0 holds the strongest,
+// plane 1 the last or the second strongest (by range).
+[[nodiscard]] inline std::size_t dual_block_slot(const FrameReturns& returns, std::size_t beam,
+                                                 int copy) {
+  const std::size_t strongest = returns.slot(beam, 0);
+  const std::size_t second = returns.slot(beam, 1);
+  const bool second_is_last = returns.range_m[second] > returns.range_m[strongest];
+  const bool has_second = returns.range_m[second] > 0;
+  if ((copy == 0 && second_is_last) || (copy == 1 && has_second && !second_is_last)) return second;
+  return strongest;
+}
+
 class Encoder {
  public:
   virtual ~Encoder() = default;
