@@ -94,6 +94,16 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
       CHECK(info.distance_unit_mm == format->distance_unit_mm);
       CHECK(info.factory == format->factory);
       CHECK(info.first_block_return == format->dual_first_block);
+      for (const auto& f : format->protocol->header) {
+        if (f.name == hesai::Field::kStatusVersion) {
+          CHECK(load_field(d->payload, 0, f) == format->status_version);
+        }
+      }
+      for (const auto& f : format->protocol->tail) {
+        if (f.name == hesai::Field::kSafetyVersion) {
+          CHECK(load_field(d->payload, format->tail_at(), f) == format->safety_version);
+        }
+      }
       const auto& confidence = format->protocol->confidence;
       for (int b = 0; confidence.bytes != 0 && b < format->blocks; ++b) {
         for (int ch = 0; ch < format->lasers; ++ch) {

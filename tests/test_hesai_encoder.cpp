@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <set>
 
 #include "cloud_match.hpp"
 #include "daemon_process.hpp"
@@ -36,7 +37,7 @@ class KeepingSink final : public PacketSink {
 constexpr double kFrameStart = 1795608000.0;
 
 struct Emitted {
-  std::vector<XYZ> hits;
+  std::vector<XYZ> hits;  // on beams that fire (QT128: half its first 64 channels per column)
   KeepingSink sink;
 };
 
@@ -44,7 +45,15 @@ Emitted emit_demo_frame(const SensorModel& model, EchoMode echoes, int rpm = 600
   const auto pattern = *make_rpm_scan(model, rpm).pattern;
   auto frame = lidaremu::test::demo_frame(pattern, echoes);
   Emitted out;
-  out.hits = std::move(frame.hits);
+  const auto channels = static_cast<std::size_t>(model.channels);
+  for (std::size_t beam = 0; beam < frame.hit_by_beam.size(); ++beam) {
+    const XYZ& hit = frame.hit_by_beam[beam];
+    const bool missed = hit.x == 0 && hit.y == 0 && hit.z == 0;
+    if (!missed && model.hesai.fires(static_cast<int>(beam % channels),
+                                     static_cast<std::uint32_t>(beam / channels))) {
+      out.hits.push_back(hit);
+    }
+  }
   auto encoder = make_encoder(pattern, {}, echoes);
   REQUIRE(encoder);
   encoder->encode_frame(frame.returns, kFrameStart, out.sink);
@@ -54,6 +63,16 @@ Emitted emit_demo_frame(const SensorModel& model, EchoMode echoes, int rpm = 600
 
 hesai::Calibration calibration_of(const SensorModel& model) {
   return {model.elevation_deg, model.azimuth_offset_deg};
+}
+
+// A tail field of a packet by name.
+std::uint64_t tail_field(const hesai::ModelFormat& format, std::span<const std::uint8_t> packet,
+                         hesai::Field name) {
+  for (const auto& f : format.protocol->tail) {
+    if (f.name == name) return load_field(packet, format.tail_at(), f);
+  }
+  FAIL("no such tail field");
+  return 0;
 }
 
 const char* mode_name(EchoMode e) {
@@ -82,18 +101,19 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
           nullptr);
     for (const EchoMode echoes :
          {EchoMode::kFirst, EchoMode::kStrongest, EchoMode::kLast, EchoMode::kDual}) {
-      for (const int rpm : {600, 1200}) {
+      for (int rpm = model->spin.min_rpm; rpm <= model->spin.max_rpm; rpm += model->spin.rpm_step) {
         INFO(model->name << " " << mode_name(echoes) << " at " << rpm << " rpm");
         const bool dual = echoes == EchoMode::kDual;
         const auto pattern = *make_rpm_scan(*model, rpm).pattern;
         const auto emitted = emit_demo_frame(*model, echoes, rpm);
         const auto& packets = emitted.sink.data;
         // A column is a block (two in dual mode): XT32 dual at 600 rpm, 2000 columns in 500
-        // packets, one every 200 us.
+        // packets, one every 200 us; QT128 dual, 900 columns and packets, 111.1 us.
         const int columns_per_packet = format.blocks / (dual ? 2 : 1);
         CHECK(packets.size() ==
               static_cast<std::size_t>(pattern.columns_per_frame / columns_per_packet));
-        CHECK(pattern.columns_per_frame == 2000 * 600 / rpm);
+        CHECK(pattern.columns_per_frame ==
+              std::lround(60.0 / rpm / (model->hesai.block_period_us * 1e-6)));
         const hesai::SpecDecoder decoder(format, calibration_of(*model));
         std::vector<hesai::Point> points;
         std::vector<double> steps_us;
@@ -109,7 +129,8 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
           CHECK(info.flags == format.flags);
           CHECK(info.factory == format.factory);
           CHECK(info.motor_rpm == rpm);
-          CHECK(p[format.tail_at() + 13] == 126);  // the year byte, from 1900
+          CHECK(tail_field(format, p, hesai::Field::kYear) == 126);  // the year byte, from 1900
+          CHECK(info.crcs_checked == static_cast<int>(format.protocol->crcs.size()));
           // The tail's time: the start of the packet's last column, to the microsecond.
           CHECK(info.time_s == Approx(emitted.sink.times[i]).margin(1.5e-6));
           const double last_column =
@@ -122,7 +143,8 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
           }
           previous = info;
         }
-        CHECK(median(steps_us) == Approx(columns_per_packet * 50.0).margin(1.0));
+        CHECK(median(steps_us) ==
+              Approx(columns_per_packet * model->hesai.block_period_us).margin(1.0));
         // One point per hit (dual: the one echo in both blocks), each on its hit within half the
         // range quantum along the beam and half the 0.01-degree azimuth quantum across it.
         CHECK(points.size() == emitted.hits.size() * (dual ? 2 : 1));
@@ -140,7 +162,7 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
       }
     }
   }
-  CHECK(models == 2);
+  CHECK(models == 3);
 }
 
 TEST_CASE("Hesai dual return: the last return first, then the strongest or second strongest",
@@ -196,8 +218,15 @@ TEST_CASE("Hesai dual return: the last return first, then the strongest or secon
 
 TEST_CASE("Hesai: emitted streams match the real captures field by field",
           "[format][hesai][real]") {
-  for (const auto& [name, pcap_file] : {std::pair{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap"},
-                                        std::pair{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap"}}) {
+  struct Capture {
+    const char* model;
+    const char* pcap;
+    std::size_t packets_per_turn;  // at 600 rpm, dual
+  };
+  for (const auto& [name, pcap_file, packets_per_turn] :
+       {Capture{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap", 500},
+        Capture{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap", 500},
+        Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", 900}}) {
     INFO(name);
     const SensorModel& model = *find_sensor_model(name);
     const hesai::ModelFormat& format = *model.hesai.format;
@@ -214,6 +243,10 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
       int rpm = 0;
       double step_us = 0, azimuth_step = 0;
       std::size_t unequal_pairs = 0, bad_confidence = 0;
+      // QT128: returns on a channel its packet's firing loop (the mode flag) does not fire, and
+      // the loops seen.
+      std::size_t off_loop = 0;
+      std::set<std::uint64_t> loops;
     };
     const auto describe = [&](const std::vector<std::vector<std::uint8_t>>& packets) {
       Stream s;
@@ -234,7 +267,18 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
           s.unequal_pairs += load_field(p, format.block_at(b), protocol.azimuth) !=
                              load_field(p, format.block_at(b + 1), protocol.azimuth);
         }
-        s.bad_confidence += load_field(p, format.record_at(0, 0), protocol.confidence) != 0xFF;
+        s.bad_confidence +=
+            load_field(p, format.record_at(0, 0), protocol.confidence) != format.confidence;
+        if (model.hesai.firing_loops > 1) {
+          const auto loop = tail_field(format, p, hesai::Field::kModeFlag) & 1;
+          s.loops.insert(loop);
+          for (int b = 0; b < format.blocks; ++b) {
+            for (int ch = 0; ch < format.lasers; ++ch) {
+              s.off_loop += load_field(p, format.record_at(b, ch), protocol.distance) != 0 &&
+                            !model.hesai.fires(ch, static_cast<std::uint32_t>(loop));
+            }
+          }
+        }
         if (i > 0) {
           steps.push_back((info.time_s - previous.time_s) * 1e6);
           double da =
@@ -257,11 +301,17 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
     CHECK(e.rpm == Approx(r.rpm).margin(2));  // the real unit reports its measured 599
     CHECK(e.unequal_pairs == 0);
     CHECK(r.unequal_pairs == 0);
-    CHECK(e.bad_confidence == r.bad_confidence);
+    CHECK(e.bad_confidence == 0);
+    CHECK(r.bad_confidence == 0);
+    // The firing loops: the real unit's returns all on the channels its mode flag's loop
+    // fires, as the emitted ones.
+    CHECK(r.off_loop == 0);
+    CHECK(e.off_loop == 0);
+    CHECK(e.loops == r.loops);
     INFO("real: " << r.step_us << " us, " << r.azimuth_step << " x 0.01 deg per packet; emitted "
                   << e.step_us << " us, " << e.azimuth_step);
-    CHECK(e.step_us == Approx(r.step_us).margin(1.0));            // 200 us
-    CHECK(e.azimuth_step == Approx(r.azimuth_step).margin(0.5));  // 0.72 degree
-    CHECK(emitted.sink.data.size() == 500);                       // a turn at 600 rpm, dual
+    CHECK(e.step_us == Approx(r.step_us).margin(1.0));            // XT 200 us, QT128 111.1 us
+    CHECK(e.azimuth_step == Approx(r.azimuth_step).margin(0.5));  // XT 0.72, QT128 0.4 degree
+    CHECK(emitted.sink.data.size() == packets_per_turn);          // a turn at 600 rpm, dual
   }
 }

@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "hesai/beam_tables.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
@@ -299,7 +300,9 @@ SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::
                         .ptc_model = ptc_model,
                         .block_period_us = 50.0,
                         .first_firing_us = 6.0,
-                        .channel_step_us = channel_step_us};
+                        .channel_step_us = channel_step_us,
+                        .firing_loops = 1,
+                        .channel_loop = {}};
   return m;
 }
 
@@ -335,6 +338,42 @@ SensorModel make_pandar_xt16() {
   return m;
 }
 
+// Pandar QT128C2X: a short-range head (protocol 3.2, body / functional-safety / tail CRCs, a
+// 32-byte signature). Angles of the unit whose calibration nebula ships (tests/data/hesai/
+// PandarQT128.csv, generated into hesai/beam_tables.cpp, compared with the file by a test).
+// Timing from the real capture: 600 rpm only, one column (two dual blocks) every 111.1 us,
+// 0.4 degree, 900 packets a turn in dual mode. Two firing loops take turns column by column
+// (the tail's mode flag): channels 1-32 fire in loop 1, 33-64 in loop 2, 65-128 in both (every
+// packet of the capture; FORMATS-HESAI-ROBOSENSE.md's "64 of 128" understates it). Firing
+// times: 9.0 us after the block's start plus nebula's per-loop tables (not a constant step).
+// Optics: the QT128C2X datasheet's 50 m at 10 % reflectivity (taken at 50 % detection) and
+// +/-3 cm accuracy (taken as 1 sigma for weak echoes, as for the Velodyne heads); minimum range
+// 0.05 m; divergence and receiver as the other 905 nm heads here (no published figures).
+SensorModel make_pandar_qt128() {
+  SensorModel m;
+  m.name = "pandar-qt128";
+  m.family = SensorFamily::kHesai;
+  m.channels = 128;
+  m.elevation_deg.assign(kPandarQt128ElevationDeg.begin(), kPandarQt128ElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarQt128AzimuthDeg.begin(), kPandarQt128AzimuthDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.05;
+  m.optics = velodyne_optics(50);
+  m.optics.range_noise_sigma_m = 0.01;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-qt128"),
+                        .product_name = "QT128C2X",
+                        .ptc_model = 32,
+                        .block_period_us = 1e6 / 9000.0,
+                        .first_firing_us = 9.0,
+                        .channel_step_us = 0,
+                        .firing_loops = 2,
+                        .channel_loop = std::vector<std::uint8_t>(128, 0)};
+  for (std::size_t ch = 0; ch < 64; ++ch) m.hesai.channel_loop[ch] = ch < 32 ? 1 : 2;
+  return m;
+}
+
 struct Registry {
   std::vector<SensorModel> models;
   std::vector<const SensorModel*> index;
@@ -344,6 +383,7 @@ struct Registry {
     for (const OusterBeamTable& t : kOusterBeamTables) models.push_back(make_ouster(t));
     models.push_back(make_pandar_xt32());
     models.push_back(make_pandar_xt16());
+    models.push_back(make_pandar_qt128());
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

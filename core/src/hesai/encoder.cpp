@@ -1,7 +1,8 @@
 // The Hesai encoder: point-cloud packets of every model in hesai/format.hpp, every field written
 // from the same rows the spec decoder reads.
+#include <array>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/utc.hpp"
@@ -24,13 +25,17 @@ std::uint8_t return_mode_byte(EchoMode echoes) {
 }
 
 std::string calibration_csv(const SensorModel& model) {
+  // Each angle in the shortest text that reads back as the same double: the file's own digits.
+  const auto shortest = [](double v) {
+    std::array<char, 32> text{};
+    const auto end = std::to_chars(text.data(), text.data() + text.size(), v).ptr;
+    return std::string(text.data(), end);
+  };
   std::string csv = "Channel,Elevation,Azimuth\n";
-  char line[64];
   for (int ch = 0; ch < model.channels; ++ch) {
     const auto c = static_cast<std::size_t>(ch);
-    std::snprintf(line, sizeof line, "%d,%.6f,%.6f\n", ch + 1, model.elevation_deg[c],
-                  model.azimuth_offset_deg[c]);
-    csv += line;
+    csv += std::to_string(ch + 1) + "," + shortest(model.elevation_deg[c]) + "," +
+           shortest(model.azimuth_offset_deg[c]) + "\n";
   }
   return csv;
 }
@@ -62,6 +67,9 @@ void HesaiEncoder::write_header() {
         break;
       case Field::kProtocolMinor:
         value = static_cast<std::uint64_t>(p.minor);
+        break;
+      case Field::kStatusVersion:
+        value = format_.status_version;
         break;
       case Field::kLaserNum:
         value = static_cast<std::uint64_t>(format_.lasers);
@@ -112,7 +120,12 @@ void HesaiEncoder::flush(PacketSink& sink) {
 void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                                  PacketSink& sink) {
   const ProtocolFormat& p = *format_.protocol;
+  const HesaiTraits& hesai = pattern_.model->hesai;
   const double unit_m = format_.distance_unit_mm * 1e-3;
+  // The firing loop of the packet's first column (QT128: the tail's mode flag).
+  if (columns_in_packet_ == 0) {
+    packet_loop_ = column % static_cast<std::uint32_t>(std::max(1, hesai.firing_loops));
+  }
   const auto azimuth = static_cast<std::uint16_t>(
       std::lround(360.0 * 100.0 *
                   (column % static_cast<std::uint32_t>(pattern_.columns_per_frame)) /
@@ -127,7 +140,7 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
       const std::size_t at = format_.record_at(block, ch);
       std::uint16_t units = 0;
       std::uint8_t reflectivity = 0;
-      if (returns != nullptr) {
+      if (returns != nullptr && hesai.fires(ch, column)) {
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
         const std::size_t slot = blocks_per_column_ == 2 ? dual_block_slot(*returns, beam, copy)
                                                          : returns->slot(beam, 0);
@@ -186,6 +199,12 @@ void HesaiEncoder::write_tail(double time_s) {
         break;
       case Field::kFactory:
         value = format_.factory;
+        break;
+      case Field::kSafetyVersion:
+        value = format_.safety_version;
+        break;
+      case Field::kModeFlag:
+        value = packet_loop_;
         break;
       case Field::kUdpSequence:
         if (f.offset + f.bytes > p.tail_size) continue;  // the optional sequence: not sent

@@ -57,6 +57,7 @@ class HesaiEncoder final : public Encoder {
   std::vector<std::uint8_t> packet_;
   int columns_in_packet_ = 0;
   double last_column_time_s_ = 0;
+  std::uint32_t packet_loop_ = 0;
   std::uint32_t udp_sequence_ = 0;
   std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
   std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on

@@ -70,7 +70,18 @@ struct HesaiTraits {
   // Channel ch fires first_firing_us + ch * channel_step_us after its block's start; the tail's
   // time is the start of the packet's last block (of its last column in dual mode).
   double first_firing_us = 0;
-  double channel_step_us = 0;
+  double channel_step_us = 0;  // 0: a table in the driver (named in the row)
+  // Firing loops taking turns column by column (QT128: 2): channel_loop[ch] is the loop that
+  // fires channel ch (from 1), 0 for every loop; empty: every channel fires in every column.
+  int firing_loops = 1;
+  std::vector<std::uint8_t> channel_loop;
+  // Whether channel `ch` fires in `column` (a beam that does not fire sends no return).
+  [[nodiscard]] bool fires(int ch, std::uint32_t column) const {
+    if (channel_loop.empty()) return true;
+    const int loop = channel_loop[static_cast<std::size_t>(ch)];
+    return loop == 0 || static_cast<std::uint32_t>(loop - 1) ==
+                            column % static_cast<std::uint32_t>(firing_loops);
+  }
 };
 
 struct OusterTraits {

@@ -20,6 +20,7 @@ enum class Field : std::uint8_t {
   kSignature,  // EE FF on the wire
   kProtocolMajor,
   kProtocolMinor,
+  kStatusVersion,  // pre-header byte 4 (the SDK tells OT128 from Pandar128 by it)
   kLaserNum,
   kBlockNum,
   kFirstBlockReturn,  // 0 single; 1 the first block is the last return; 2 the strongest
@@ -54,10 +55,11 @@ inline constexpr std::uint16_t kBlockFlagValue = 0xEEFF;  // bytes FF EE, little
 
 // The 12 bytes before the blocks (pre-header and header) of the protocols with a version,
 // offsets from the packet's start.
-inline constexpr std::array<PacketField<Field>, 9> kHeader{{
+inline constexpr std::array<PacketField<Field>, 10> kHeader{{
     {Field::kSignature, 0, 2, 0xFFFF},
     {Field::kProtocolMajor, 2, 1, 0xFF},
     {Field::kProtocolMinor, 3, 1, 0xFF},
+    {Field::kStatusVersion, 4, 1, 0xFF},
     {Field::kLaserNum, 6, 1, 0xFF},
     {Field::kBlockNum, 7, 1, 0xFF},
     {Field::kFirstBlockReturn, 8, 1, 0xFF},
@@ -265,6 +267,8 @@ struct ModelFormat {
   std::uint8_t factory;           // tail factory byte
   std::uint8_t confidence;        // what the record's confidence byte carries
   std::uint8_t dual_first_block;  // header byte 8 in dual mode: 1 last first, 2 strongest first
+  std::uint8_t status_version;    // pre-header byte 4
+  std::uint8_t safety_version;    // the functional-safety block's first byte (none: 0)
 
   [[nodiscard]] constexpr std::size_t block_size() const {
     return protocol->first_record + static_cast<std::size_t>(lasers) * protocol->record_size;
@@ -289,12 +293,12 @@ struct ModelFormat {
 // Flags: XT 0x01 (UDP sequence), QT128C2X 0x1D (sequence, functional safety, signature,
 // confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real unit.
 inline constexpr std::array<ModelFormat, 6> kModelFormats{{
-    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1},
-    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1},
-    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1},
-    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1},
-    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0},
-    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0},
+    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0},
+    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0},
+    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 0, 0},
+    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 3, 1},
+    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 0, 0},
+    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 0, 0},
 }};
 
 }  // namespace lidaremu::core::hesai

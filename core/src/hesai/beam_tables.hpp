@@ -1,0 +1,11 @@
+#pragma once
+// Channel tables of Hesai models too long to keep by hand, generated from their calibration
+// files by scripts/gen_hesai_beams.py.
+#include <array>
+
+namespace lidaremu::core {
+
+extern const std::array<double, 128> kPandarQt128ElevationDeg;
+extern const std::array<double, 128> kPandarQt128AzimuthDeg;
+
+}  // namespace lidaremu::core
