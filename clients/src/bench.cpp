@@ -44,6 +44,8 @@ struct SensorLoad {
   BenchSensor spec;
   core::ScanPattern pattern;
   bool ouster = false;
+  const core::hesai::ModelFormat* hesai = nullptr;  // a Hesai model's packet table
+  int columns_per_packet = 1;                       // Hesai: its stamp is the last column's
   std::string profile = "legacy";
   std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
   std::vector<std::uint64_t> datagram_sim_ns;        // each batch's own time in frame 1
@@ -78,7 +80,10 @@ constexpr double kFirstFrameSimS = 1.0;
 
 // The frame (numbered from 1) a packet's first column belongs to; 0 for none.
 std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
-  const double t = packet_sensor_time_s(packet, l.ouster, l.profile) - kFirstFrameSimS;
+  const double stamp = l.hesai ? hesai_packet_time_s(packet, *l.hesai) -
+                                     (l.columns_per_packet - 1) * l.pattern.column_period_s
+                               : packet_sensor_time_s(packet, l.ouster, l.profile);
+  const double t = stamp - kFirstFrameSimS;
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
   const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
   return f >= 0 && f < 1e7 ? static_cast<std::size_t>(f) + 1 : 0;
@@ -118,6 +123,8 @@ std::string config_for(const BenchOptions& o,
 void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.pattern = scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
+  l.hesai = l.pattern.model->hesai.format;
+  if (l.hesai) l.columns_per_packet = l.hesai->blocks / (l.spec.variant == "dual" ? 2 : 1);
   l.identify_frames = !o.raw;
   if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
   std::vector<float> rows;
@@ -188,8 +195,9 @@ void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::at
           l.frame_last_packet_s[frame] = arrived;
         }
         l.returns_out.fetch_add(
-            l.ouster ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
-                     : count_returns_velodyne(packet),
+            l.ouster  ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
+            : l.hesai ? count_returns_hesai(packet, *l.hesai)
+                      : count_returns_velodyne(packet),
             std::memory_order_relaxed);
         const std::uint64_t complete = frames_complete_after(l, packets);
         if (complete > l.frames_out.load(std::memory_order_relaxed)) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/hesai/format.hpp"
 
 namespace lidaremu::clients {
 
@@ -15,5 +16,10 @@ core::OusterProfile profile_of(const std::string& flag);
 // packet too short to hold it).
 double packet_sensor_time_s(std::span<const std::uint8_t> packet, bool ouster,
                             const std::string& profile);
+
+// Hesai: the tail's date and microseconds, the start of the packet's last column (seconds; -1
+// for a packet of another size).
+double hesai_packet_time_s(std::span<const std::uint8_t> packet,
+                           const core::hesai::ModelFormat& format);
 
 }  // namespace lidaremu::clients

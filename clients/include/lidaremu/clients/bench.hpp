@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/core/hesai/format.hpp"
+
 namespace lidaremu::clients {
 
 struct BenchSensor {
@@ -138,5 +140,8 @@ std::size_t count_returns_velodyne(std::span<const std::uint8_t> packet);
 // profile: a --profile name (legacy|rng19|rng19-dual|rng15).
 std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int channels,
                                  const std::string& profile);
+// Hesai: every record's distance field, read from the model's format table.
+std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
+                                const core::hesai::ModelFormat& format);
 
 }  // namespace lidaremu::clients
