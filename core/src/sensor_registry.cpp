@@ -301,6 +301,8 @@ SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::
                         .block_period_us = 50.0,
                         .first_firing_us = 6.0,
                         .channel_step_us = channel_step_us,
+                        .stamp_after_block_us = 0,
+                        .first_return = true,
                         .firing_loops = 1,
                         .channel_loop = {}};
   return m;
@@ -368,9 +370,48 @@ SensorModel make_pandar_qt128() {
                         .block_period_us = 1e6 / 9000.0,
                         .first_firing_us = 9.0,
                         .channel_step_us = 0,
+                        .stamp_after_block_us = 0,
+                        .first_return = true,
                         .firing_loops = 2,
                         .channel_loop = std::vector<std::uint8_t>(128, 0)};
   for (std::size_t ch = 0; ch < 64; ++ch) m.hesai.channel_loop[ch] = ch < 32 ? 1 : 2;
+  return m;
+}
+
+// Pandar40P: the unit whose calibration nebula ships (tests/data/hesai/Pandar40P.csv, compared
+// by a test); no header, ten Velodyne-like blocks (FF EE, azimuth, 40 records of distance in
+// 4 mm and reflectivity), 1262 bytes, the year counted from 2000 (its manual and nebula; the
+// real capture agrees: 17 for 2017). A firing every 55.56 us, 0.2 degree at 600 rpm (the real
+// capture: 360 dual packets a turn), 600 or 1200 rpm. Return modes strongest, last, dual
+// (last then strongest, as the XT). Timing (nebula's Pandar40P decoder): channel k fires
+// 28.58 us plus its table entry (3.62 to 54.67 us) before the packet's time, counted back from
+// the last block: the tail's time is 83.25 us after that block's first firing. Optics: the
+// Pandar40 manual's 200 m at 20 % reflectivity (taken at 50 % detection); +/-2 cm accuracy
+// (0.5 to 200 m) as 1 sigma for weak echoes; minimum range 0.3 m.
+SensorModel make_pandar_40p() {
+  SensorModel m;
+  m.name = "pandar-40p";
+  m.family = SensorFamily::kHesai;
+  m.channels = 40;
+  m.elevation_deg.assign(kPandar40pElevationDeg.begin(), kPandar40pElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandar40pAzimuthDeg.begin(), kPandar40pAzimuthDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.3;
+  m.optics = velodyne_optics(200);
+  m.optics.datasheet_reflectivity = 0.20;
+  m.optics.range_noise_sigma_m = 0.01;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-40p"),
+                        .product_name = "Pandar40P",
+                        .ptc_model = 0,
+                        .block_period_us = 1e6 / 18000.0,
+                        .first_firing_us = 0,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = 28.58 + 54.67,
+                        .first_return = false,
+                        .firing_loops = 1,
+                        .channel_loop = {}};
   return m;
 }
 
@@ -384,6 +425,7 @@ struct Registry {
     models.push_back(make_pandar_xt32());
     models.push_back(make_pandar_xt16());
     models.push_back(make_pandar_qt128());
+    models.push_back(make_pandar_40p());
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

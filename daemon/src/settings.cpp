@@ -385,6 +385,8 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
       bad("return_mode", f.echoes, "strongest|last (no dual-return layout for this model)");
     } else if (spinning && !core::family_supports(s.model->family, *e)) {
       bad("return_mode", f.echoes, "first|strongest|last|dual (what Hesai packets carry)");
+    } else if (*e == core::EchoMode::kFirst && !s.model->hesai.first_return) {
+      bad("return_mode", f.echoes, "strongest|last|dual (no first-return mode on this model)");
     }
     if (!spinning && *e != core::EchoMode::kStrongest) {
       bad("return_mode", f.echoes,

@@ -7,5 +7,7 @@ namespace lidaremu::core {
 
 extern const std::array<double, 128> kPandarQt128ElevationDeg;
 extern const std::array<double, 128> kPandarQt128AzimuthDeg;
+extern const std::array<double, 40> kPandar40pElevationDeg;
+extern const std::array<double, 40> kPandar40pAzimuthDeg;
 
 }  // namespace lidaremu::core

@@ -155,8 +155,9 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
   }
   last_column_time_s_ = time_s;
   if (++columns_in_packet_ < columns_per_packet_) return;
-  write_tail(last_column_time_s_);
-  sink.on_packet(PacketChannel::kData, packet_, last_column_time_s_);
+  const double stamp_s = last_column_time_s_ + hesai.stamp_after_block_us * 1e-6;
+  write_tail(stamp_s);
+  sink.on_packet(PacketChannel::kData, packet_, stamp_s);
   columns_in_packet_ = 0;
   ++udp_sequence_;
 }

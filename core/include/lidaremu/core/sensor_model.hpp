@@ -67,10 +67,13 @@ struct HesaiTraits {
   const char* product_name = "";  // PTC inventory and the web API
   std::uint8_t ptc_model = 0;     // the PTC inventory's model byte (nebula's sensor_model override)
   double block_period_us = 0;     // one firing of every channel: a block, a column
-  // Channel ch fires first_firing_us + ch * channel_step_us after its block's start; the tail's
-  // time is the start of the packet's last block (of its last column in dual mode).
+  // Channel ch fires first_firing_us + ch * channel_step_us after its block's start.
   double first_firing_us = 0;
   double channel_step_us = 0;  // 0: a table in the driver (named in the row)
+  // The tail's time: this long after the start of the packet's last column (XT, QT128: 0, the
+  // block's start; Pandar40P: after its last firing).
+  double stamp_after_block_us = 0;
+  bool first_return = true;  // whether the model has the single "first" return mode
   // Firing loops taking turns column by column (QT128: 2): channel_loop[ch] is the loop that
   // fires channel ch (from 1), 0 for every loop; empty: every channel fires in every column.
   int firing_loops = 1;
