@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes core/src/hesai/beam_tables.cpp from the Hesai calibration files in tests/data/hesai/
-for the models whose tables are too long to keep by hand (QT128C2X: 128 channels, Pandar40P: 40). The files
+for the models whose tables are too long to keep by hand (QT128C2X: 128 channels, Pandar40P: 40, Pandar64: 64). The files
 hold degrees, as the registry does; test_sensor_models compares the registry with them.
 
 Run: python3 scripts/gen_hesai_beams.py > core/src/hesai/beam_tables.cpp &&
@@ -10,7 +10,8 @@ import csv
 import pathlib
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "hesai"
-MODELS = [("PandarQt128", "PandarQT128.csv"), ("Pandar40p", "Pandar40P.csv")]
+MODELS = [("PandarQt128", "PandarQT128.csv"), ("Pandar40p", "Pandar40P.csv"),
+          ("Pandar64", "Pandar64.csv")]
 
 
 def main():

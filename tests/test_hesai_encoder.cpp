@@ -124,18 +124,19 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
         CHECK(pattern.columns_per_frame ==
               std::lround(60.0 / rpm / (model->hesai.block_period_us * 1e-6)));
         const hesai::SpecDecoder decoder(format, calibration_of(*model));
-        // The 40P sends no UDP sequence (1262 bytes, as the real capture).
+        // The 40P sends no UDP sequence (1262 bytes, as the real capture); the 64 appends it.
         const auto& tail = format.protocol->tail;
-        const bool sends_sequence = std::any_of(tail.begin(), tail.end(), [&](const auto& f) {
-          return f.name == hesai::Field::kUdpSequence &&
-                 f.offset + f.bytes <= format.protocol->tail_size;
-        });
+        const bool sends_sequence =
+            format.sends_sequence || std::any_of(tail.begin(), tail.end(), [&](const auto& f) {
+              return f.name == hesai::Field::kUdpSequence &&
+                     f.offset + f.bytes <= format.protocol->tail_size;
+            });
         std::vector<hesai::Point> points;
         std::vector<double> steps_us;
         hesai::PacketInfo previous{};
         for (std::size_t i = 0; i < packets.size(); ++i) {
           const auto& p = packets[i];
-          REQUIRE(p.size() == format.packet_size());
+          REQUIRE(p.size() == format.sent_size());
           hesai::PacketInfo info;
           REQUIRE(decoder.decode(p, points, &info) == hesai::DecodeError::kNone);
           CHECK(info.return_mode == hesai::return_mode_byte(echoes));
@@ -183,7 +184,7 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
       }
     }
   }
-  CHECK(models == 4);
+  CHECK(models == 5);
 }
 
 TEST_CASE("Hesai dual return: the last return first, then the strongest or second strongest",
@@ -248,7 +249,8 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
        {Capture{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap", 500},
         Capture{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap", 500},
         Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", 900},
-        Capture{"pandar-40p", "hesai/nebula_hesai_40p.pcap", 360}}) {
+        Capture{"pandar-40p", "hesai/nebula_hesai_40p.pcap", 360},
+        Capture{"pandar-64", "hesai/nebula_hesai_64.pcap", 600}}) {
     INFO(name);
     const SensorModel& model = *find_sensor_model(name);
     const hesai::ModelFormat& format = *model.hesai.format;

@@ -84,7 +84,7 @@ std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int chann
 
 std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
                                 const core::hesai::ModelFormat& format) {
-  if (packet.size() != format.packet_size()) return 0;
+  if (packet.size() != format.sent_size()) return 0;
   std::size_t n = 0;
   for (int b = 0; b < format.blocks; ++b) {
     for (int ch = 0; ch < format.lasers; ++ch) {
@@ -96,7 +96,7 @@ std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
 
 double hesai_packet_time_s(std::span<const std::uint8_t> packet,
                            const core::hesai::ModelFormat& format) {
-  if (packet.size() != format.packet_size()) return -1.0;
+  if (packet.size() != format.sent_size()) return -1.0;
   using core::hesai::Field;
   core::UtcFields date{1970, 1, 1, 0, 0, 0};
   double micros = 0;

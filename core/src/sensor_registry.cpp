@@ -1,6 +1,7 @@
 // The registry: every sensor model, once. Angle tables are measured values from real units
 // (see each row's source note), never invented.
 #include <array>
+#include <span>
 #include <vector>
 
 #include "hesai/beam_tables.hpp"
@@ -378,23 +379,23 @@ SensorModel make_pandar_qt128() {
   return m;
 }
 
-// Pandar40P: the unit whose calibration nebula ships (tests/data/hesai/Pandar40P.csv, compared
-// by a test); no header, ten Velodyne-like blocks (FF EE, azimuth, 40 records of distance in
-// 4 mm and reflectivity), 1262 bytes, the year counted from 2000 (its manual and nebula; the
-// real capture agrees: 17 for 2017). A firing every 55.56 us, 0.2 degree at 600 rpm (the real
-// capture: 360 dual packets a turn), 600 or 1200 rpm. Return modes strongest, last, dual
-// (last then strongest, as the XT). Timing (nebula's Pandar40P decoder): channel k fires
-// 28.58 us plus its table entry (3.62 to 54.67 us) before the packet's time, counted back from
-// the last block: the tail's time is 83.25 us after that block's first firing. Optics: the
-// Pandar40 manual's 200 m at 20 % reflectivity (taken at 50 % detection); +/-2 cm accuracy
-// (0.5 to 200 m) as 1 sigma for weak echoes; minimum range 0.3 m.
-SensorModel make_pandar_40p() {
+// Pandar40P and Pandar64 share their timing and optics: a firing every 55.56 us, 0.2 degree at
+// 600 rpm (the real captures: 360 and 600 dual packets a turn), 600 or 1200 rpm; return modes
+// strongest, last, dual (last then strongest, as the XT); the year counted from 2000 (their
+// manuals and nebula). Timing (nebula's decoders): channel k fires `last_block_us` plus its
+// table entry before the packet's time, counted back from the last block; the tail's time is
+// that plus the table's longest entry after the last block's first firing. Optics: the Pandar
+// manuals' 200 m at 20 % reflectivity (taken at 50 % detection); +/-2 cm accuracy (0.5 to
+// 200 m) as 1 sigma for weak echoes; minimum range 0.3 m.
+SensorModel make_pandar(std::string_view name, const char* product_name, std::uint8_t ptc_model,
+                        std::span<const double> elevation_deg, std::span<const double> azimuth_deg,
+                        double last_block_us, double longest_table_us) {
   SensorModel m;
-  m.name = "pandar-40p";
+  m.name = name;
   m.family = SensorFamily::kHesai;
-  m.channels = 40;
-  m.elevation_deg.assign(kPandar40pElevationDeg.begin(), kPandar40pElevationDeg.end());
-  m.azimuth_offset_deg.assign(kPandar40pAzimuthDeg.begin(), kPandar40pAzimuthDeg.end());
+  m.channels = static_cast<int>(elevation_deg.size());
+  m.elevation_deg.assign(elevation_deg.begin(), elevation_deg.end());
+  m.azimuth_offset_deg.assign(azimuth_deg.begin(), azimuth_deg.end());
   m.range_unit_m = 0.004;
   m.max_range_m = 65535 * 0.004;
   m.min_range_m = 0.3;
@@ -402,17 +403,36 @@ SensorModel make_pandar_40p() {
   m.optics.datasheet_reflectivity = 0.20;
   m.optics.range_noise_sigma_m = 0.01;
   m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
-  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-40p"),
-                        .product_name = "Pandar40P",
-                        .ptc_model = 0,
+  m.hesai = HesaiTraits{.format = hesai::find_model_format(name),
+                        .product_name = product_name,
+                        .ptc_model = ptc_model,
                         .block_period_us = 1e6 / 18000.0,
                         .first_firing_us = 0,
                         .channel_step_us = 0,
-                        .stamp_after_block_us = 28.58 + 54.67,
+                        .stamp_after_block_us = last_block_us + longest_table_us,
                         .first_return = false,
                         .firing_loops = 1,
                         .channel_loop = {}};
   return m;
+}
+
+// Pandar40P: the unit whose calibration nebula ships (tests/data/hesai/Pandar40P.csv, compared
+// by a test); no header, ten Velodyne-like blocks (FF EE, azimuth, 40 records of distance in
+// 4 mm and reflectivity), 1262 bytes without the UDP sequence (as the capture); nebula's
+// timing 28.58 us and a table to 54.67 us. PTC model byte 0.
+SensorModel make_pandar_40p() {
+  return make_pandar("pandar-40p", "Pandar40P", 0, kPandar40pElevationDeg, kPandar40pAzimuthDeg,
+                     28.58, 54.67);
+}
+
+// Pandar64: nebula's unit (tests/data/hesai/Pandar64.csv); an 8-byte header, six blocks of 64
+// records, 1198 bytes with the UDP sequence (as the capture); nebula's timing 42.58 us and a
+// table to 54.668 us. The capture's year byte is 120 (2020 from 1900), against its manual and
+// nebula (from 2000): we count from 2000, which nebula reads right and the SDK too (it takes a
+// value below 70 as 2000 + value). PTC model byte 2.
+SensorModel make_pandar_64() {
+  return make_pandar("pandar-64", "Pandar64", 2, kPandar64ElevationDeg, kPandar64AzimuthDeg, 42.58,
+                     54.668);
 }
 
 struct Registry {
@@ -426,6 +446,7 @@ struct Registry {
     models.push_back(make_pandar_xt16());
     models.push_back(make_pandar_qt128());
     models.push_back(make_pandar_40p());
+    models.push_back(make_pandar_64());
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

@@ -9,5 +9,7 @@ extern const std::array<double, 128> kPandarQt128ElevationDeg;
 extern const std::array<double, 128> kPandarQt128AzimuthDeg;
 extern const std::array<double, 40> kPandar40pElevationDeg;
 extern const std::array<double, 40> kPandar40pAzimuthDeg;
+extern const std::array<double, 64> kPandar64ElevationDeg;
+extern const std::array<double, 64> kPandar64AzimuthDeg;
 
 }  // namespace lidaremu::core

@@ -46,7 +46,7 @@ HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, EchoMode echoes)
       blocks_per_column_(echoes == EchoMode::kDual ? 2 : 1),
       columns_per_packet_(format_.blocks / blocks_per_column_),
       return_mode_(return_mode_byte(echoes)),
-      packet_(format_.packet_size(), 0) {
+      packet_(format_.sent_size(), 0) {
   write_header();
 }
 
@@ -208,7 +208,8 @@ void HesaiEncoder::write_tail(double time_s) {
         value = packet_loop_;
         break;
       case Field::kUdpSequence:
-        if (f.offset + f.bytes > p.tail_size) continue;  // the optional sequence: not sent
+        // The optional sequence past the tail: only where the model sends it.
+        if (f.offset + f.bytes > p.tail_size && !format_.sends_sequence) continue;
         value = udp_sequence_;
         break;
       default:

@@ -269,6 +269,7 @@ struct ModelFormat {
   std::uint8_t dual_first_block;  // header byte 8 in dual mode: 1 last first, 2 strongest first
   std::uint8_t status_version;    // pre-header byte 4
   std::uint8_t safety_version;    // the functional-safety block's first byte (none: 0)
+  bool sends_sequence;            // Pandar64, 40P: the optional UDP sequence appended
 
   [[nodiscard]] constexpr std::size_t block_size() const {
     return protocol->first_record + static_cast<std::size_t>(lasers) * protocol->record_size;
@@ -288,17 +289,22 @@ struct ModelFormat {
   [[nodiscard]] constexpr std::size_t packet_size_with_sequence() const {
     return protocol->optional_sequence ? packet_size() + 4 : 0;
   }
+  // What the emulated unit sends.
+  [[nodiscard]] constexpr std::size_t sent_size() const {
+    return sends_sequence ? packet_size_with_sequence() : packet_size();
+  }
 };
 
 // Flags: XT 0x01 (UDP sequence), QT128C2X 0x1D (sequence, functional safety, signature,
-// confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real unit.
+// confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real unit, which
+// appends the UDP sequence (1198 bytes); the 40P's capture does not (1262).
 inline constexpr std::array<ModelFormat, 6> kModelFormats{{
-    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0},
-    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0},
-    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 0, 0},
-    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 3, 1},
-    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 0, 0},
-    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 0, 0},
+    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0, false},
+    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0, false},
+    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 0, 0, false},
+    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 3, 1, false},
+    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 0, 0, true},
+    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 0, 0, false},
 }};
 
 }  // namespace lidaremu::core::hesai
