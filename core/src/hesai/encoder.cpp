@@ -41,7 +41,8 @@ std::string calibration_csv(const SensorModel& model) {
 }
 
 HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, EchoMode echoes)
-    : pattern_(pattern),
+    : ColumnEncoder(pattern.column_period_s),
+      pattern_(pattern),
       format_(*pattern.model->hesai.format),
       blocks_per_column_(echoes == EchoMode::kDual ? 2 : 1),
       columns_per_packet_(format_.blocks / blocks_per_column_),
@@ -93,27 +94,6 @@ void HesaiEncoder::write_header() {
         break;
     }
     store_raw(packet_, 0, f, value);
-  }
-}
-
-void HesaiEncoder::encode_columns(const FrameReturns& returns, double frame_start_s,
-                                  std::uint32_t end, PacketSink& sink) {
-  const double period = pattern_.column_period_s;
-  end = std::min(end, returns.shape.columns);
-  for (; frame_column_ < end; ++frame_column_) {
-    append_column(&returns, frame_column_, frame_start_s + frame_column_ * period, sink);
-  }
-  if (end < returns.shape.columns) return;
-  frame_column_ = 0;
-  next_column_ = 0;
-  next_time_s_ = frame_start_s + returns.shape.columns * period;
-}
-
-void HesaiEncoder::flush(PacketSink& sink) {
-  while (columns_in_packet_ != 0) {
-    append_column(nullptr, next_column_, next_time_s_, sink);
-    ++next_column_;
-    next_time_s_ += pattern_.column_period_s;
   }
 }
 

@@ -65,7 +65,8 @@ std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s
 
 VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
                                  EchoMode echoes)
-    : geometry_(pattern),
+    : ColumnEncoder(pattern.column_period_s),
+      geometry_(pattern),
       identity_(identity),
       echoes_(echoes),
       blocks_per_azimuth_(echoes == EchoMode::kDual ? 2 : 1) {}
@@ -78,28 +79,6 @@ int VelodyneEncoder::sequences_per_packet() const {
 
 double VelodyneEncoder::data_packet_period_s() const {
   return sequences_per_packet() * geometry_.pattern().column_period_s;
-}
-
-void VelodyneEncoder::encode_columns(const FrameReturns& returns, double frame_start_s,
-                                     std::uint32_t end, PacketSink& sink) {
-  const double period = geometry_.pattern().column_period_s;
-  end = std::min(end, returns.shape.columns);
-  for (; frame_column_ < end; ++frame_column_) {
-    append_column(&returns, frame_column_, frame_start_s + frame_column_ * period, sink);
-  }
-  if (end < returns.shape.columns) return;
-  frame_column_ = 0;
-  next_column_ = 0;
-  next_time_s_ = frame_start_s + returns.shape.columns * period;
-}
-
-void VelodyneEncoder::flush(PacketSink& sink) {
-  const double period = geometry_.pattern().column_period_s;
-  while (sequences_in_packet_ != 0) {
-    append_column(nullptr, next_column_, next_time_s_, sink);
-    ++next_column_;
-    next_time_s_ += period;
-  }
 }
 
 void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t column,

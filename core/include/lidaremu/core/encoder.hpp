@@ -78,6 +78,29 @@ class Encoder {
   [[nodiscard]] virtual double data_packet_period_s() const = 0;
 };
 
+// Spinning heads (Velodyne, Hesai): columns go one after another into packets, which may span
+// the end of a frame; what a packet holds is the family's append_column.
+class ColumnEncoder : public Encoder {
+ public:
+  void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
+                      PacketSink& sink) final;
+  void flush(PacketSink& sink) final;
+
+ protected:
+  explicit ColumnEncoder(double column_period_s) : column_period_s_(column_period_s) {}
+  // returns == nullptr: a firing with no returns.
+  virtual void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
+                             PacketSink& sink) = 0;
+  // Whether a packet is part-filled (flush completes it).
+  [[nodiscard]] virtual bool packet_open() const = 0;
+
+ private:
+  double column_period_s_;
+  std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
+  std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on
+  double next_time_s_ = 0;
+};
+
 // The encoder for a model reporting `echoes` (Velodyne: strongest, last or dual; Ouster:
 // strongest, or the two strongest in the dual profile). Nothing for a mode the output cannot
 // carry (settings reject it first).

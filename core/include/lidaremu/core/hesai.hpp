@@ -32,21 +32,18 @@ inline constexpr std::uint8_t kLastStrongest = 0x39;
 // The return-mode byte of an echo mode; 0 when Hesai packets cannot carry it.
 std::uint8_t return_mode_byte(EchoMode echoes);
 
-class HesaiEncoder final : public Encoder {
+class HesaiEncoder final : public ColumnEncoder {
  public:
   // echoes: first, strongest or last (one block per column) or dual (blocks in pairs with the
   // same azimuth: last, then strongest or, when they coincide, second strongest).
   HesaiEncoder(const ScanPattern& pattern, EchoMode echoes);
-  void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
-                      PacketSink& sink) override;
-  void flush(PacketSink& sink) override;
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
 
  private:
-  // returns == nullptr: a firing with no returns.
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
-                     PacketSink& sink);
+                     PacketSink& sink) override;
+  [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
   void write_header();
   void write_tail(double time_s);
   const ScanPattern pattern_;
@@ -59,9 +56,6 @@ class HesaiEncoder final : public Encoder {
   double last_column_time_s_ = 0;
   std::uint32_t packet_loop_ = 0;
   std::uint32_t udp_sequence_ = 0;
-  std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
-  std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on
-  double next_time_s_ = 0;
 };
 
 // CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor (the

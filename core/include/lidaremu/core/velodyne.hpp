@@ -30,22 +30,19 @@ std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longi
 std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s,
                                                               const SensorIdentity& identity);
 
-class VelodyneEncoder final : public Encoder {
+class VelodyneEncoder final : public ColumnEncoder {
  public:
   // echoes: strongest or last (echo plane 0, one block per azimuth) or dual (blocks in pairs
   // with the same azimuth: last, then strongest or second strongest).
   VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
                   EchoMode echoes = EchoMode::kStrongest);
-  void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
-                      PacketSink& sink) override;
-  void flush(PacketSink& sink) override;
   [[nodiscard]] std::size_t data_packet_size() const override { return kDataPacketSize; }
   [[nodiscard]] double data_packet_period_s() const override;
 
  private:
-  // returns == nullptr: a firing with no returns.
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
-                     PacketSink& sink);
+                     PacketSink& sink) override;
+  [[nodiscard]] bool packet_open() const override { return sequences_in_packet_ != 0; }
   void write_firing(const FrameReturns* returns, std::uint32_t column, std::size_t block_at,
                     int sequence, int bank, int copy);
   void write_status(double time_s);
@@ -58,10 +55,7 @@ class VelodyneEncoder final : public Encoder {
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
   int packets_since_position_ = 0;
-  std::size_t status_index_ = 0;    // HDL-64E status rotation
-  std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
-  std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on
-  double next_time_s_ = 0;
+  std::size_t status_index_ = 0;  // HDL-64E status rotation
 };
 
 // ---- decoding (spec decoder) ----
