@@ -55,6 +55,9 @@ std::vector<std::string> digest_lines() {
          core::use_stage(s.stages, "detection.capability");
          core::use_stage(s.stages, "geometry.raster_correction");
        }},
+      {"pandar-xt32 dual rain 10 mm/h", {"pandar-xt32", ""}, core::EchoMode::kDual, {}},
+      {"pandar-qt128 first", {"pandar-qt128", ""}, core::EchoMode::kFirst, {}},
+      {"pandar-40p last", {"pandar-40p", ""}, core::EchoMode::kLast, {}},
       {"os0-64-1024x10 ideal",
        {"os0-64", "1024x10"},
        core::EchoMode::kStrongest,
