@@ -328,3 +328,28 @@ TEST_CASE("PTC on TCP 9347: nebula's start-up sequence against the running Panda
   engine.join();
   CHECK(daemon.stop() == 0);
 }
+
+TEST_CASE("PTC: a return mode the model has not is refused, and the unit keeps sending",
+          "[e2e][hesai][ptc][hostile]") {
+  namespace ptc = core::hesai::ptc;
+  // The Pandar40P has no first-return mode: a pipeline started with it would have no encoder.
+  test::UdpReceiver data, gps;
+  test::DaemonProcess daemon({"--model", "pandar-40p", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", gps.url(), "--physics", "ideal", "--pace",
+                              "afap", "--sensor-ip", "127.0.0.6"});
+  {
+    PtcClient client("127.0.0.6", 9347);
+    const auto inventory = client.request(ptc::kGetInventory);
+    REQUIRE(inventory.code == ptc::kOk);
+    CHECK(inventory.payload[ptc::kInventoryModelAt] == 0);  // Pandar40P
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcFirst}).code == ptc::kInvalidParameter);
+    CHECK(ptc::parse_config(client.request(ptc::kGetConfig).payload).return_mode ==
+          ptc::kPtcStrongest);
+  }
+  const auto pattern = clients::scan_for("pandar-40p", 0, "");
+  clients::UdpSender sender(test::hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(test::scene_rows(pattern));
+  CHECK(data.receive(150, 3s, 10s).size() >= 150);  // 180 single packets a turn
+  CHECK(daemon.stop() == 0);
+}

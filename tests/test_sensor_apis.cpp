@@ -127,3 +127,24 @@ TEST_CASE("Velodyne web interface: the endpoints nebula and Autoware's monitor r
   CHECK(get("/cgi/settings.json")["host"]["addr"] == changed["host"]["addr"]);
   CHECK(daemon.stop() == 0);
 }
+
+TEST_CASE("A return mode the model's packets cannot carry is refused; the unit keeps sending",
+          "[e2e][api][hostile]") {
+  // The bug this catches: `returns=Dual` posted to an HDL-64E (no dual layout) started a
+  // pipeline without an encoder, and the daemon died at the next frame.
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "hdl64e", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--sensor-ip", "127.0.0.5", "--api-port", api_port(),
+                              "--pace", "afap", "--physics", "ideal"});
+  const std::string base = "http://127.0.0.5:" + api_port();
+  const auto refused = test::http_request("POST", base + "/cgi/setting", "returns=Dual", "",
+                                          {"Content-Type: application/x-www-form-urlencoded"});
+  CHECK(refused.status == 400);
+  CHECK_THAT(refused.body, Catch::Contains("no dual-return layout"));
+  const auto pattern = clients::scan_for("hdl64e", 0, "");
+  clients::UdpSender sender(hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(scene_rows(pattern));
+  CHECK(data.receive(300, 3s, 10s).size() >= 300);
+  CHECK(daemon.stop() == 0);
+}

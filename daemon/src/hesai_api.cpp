@@ -143,7 +143,9 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
     case ptc::kSetReturnMode: {
       if (!needs(1)) return reply(ptc::kInvalidParameter);
       const auto echoes = echoes_of(payload[0]);
-      if (!echoes) return reply(ptc::kInvalidParameter);
+      if (!echoes || (*echoes == core::EchoMode::kFirst && !model.hesai.first_return)) {
+        return reply(ptc::kInvalidParameter);
+      }
       SensorSettings next = active_;
       next.pipeline.echoes = *echoes;
       return reply(apply(next));

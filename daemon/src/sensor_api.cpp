@@ -387,8 +387,10 @@ HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
         next.pipeline.echoes = core::EchoMode::kStrongest;
       } else if (value == "Last") {
         next.pipeline.echoes = core::EchoMode::kLast;
-      } else if (value == "Dual") {
+      } else if (value == "Dual" && next.model->velodyne.dual_return) {
         next.pipeline.echoes = core::EchoMode::kDual;
+      } else if (value == "Dual") {
+        return error_response(400, "returns: Strongest or Last (no dual-return layout)");
       } else {
         return error_response(400, "returns: Strongest, Last or Dual");
       }

@@ -89,6 +89,12 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       admission_(settings.pattern.frame_period_s, settings.pacing_margin()),
       sender_clock_offset_s_(std::numeric_limits<double>::quiet_NaN()),
       recorders_(recorders) {
+  if (!encoder_) {
+    // Settings are checked before they get here; a path that missed it must not start a sensor
+    // without an encoder (the old one stays, see EmulatedSensor::apply).
+    throw std::runtime_error("the " + std::string(settings.model->name) +
+                             "'s packets cannot carry this return mode");
+  }
   const core::FrameShape shape{static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
                                static_cast<std::uint16_t>(settings_.model->channels)};
   free_frames_.set_capacity(settings_.frame_buffers);
