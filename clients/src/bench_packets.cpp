@@ -3,8 +3,8 @@
 #include "bench_packets.hpp"
 
 #include "lidaremu/clients/bench.hpp"
+#include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
-#include "lidaremu/core/utc.hpp"
 
 namespace lidaremu::clients {
 
@@ -97,40 +97,8 @@ std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
 double hesai_packet_time_s(std::span<const std::uint8_t> packet,
                            const core::hesai::ModelFormat& format) {
   if (packet.size() != format.sent_size()) return -1.0;
-  using core::hesai::Field;
-  core::UtcFields date{1970, 1, 1, 0, 0, 0};
-  double micros = 0;
-  for (const auto& f : format.protocol->tail) {
-    if (f.offset + f.bytes > format.protocol->tail_size) continue;
-    const auto v = static_cast<int>(core::load_field(packet, format.tail_at(), f));
-    switch (f.name) {
-      case Field::kYear:
-        date.year = (v < 70 ? 2000 : 1900) + v;
-        break;
-      case Field::kMonth:
-        date.month = v;
-        break;
-      case Field::kDay:
-        date.day = v;
-        break;
-      case Field::kHour:
-        date.hour = v;
-        break;
-      case Field::kMinute:
-        date.minute = v;
-        break;
-      case Field::kSecond:
-        date.second = v;
-        break;
-      case Field::kMicroseconds:
-        micros = v;
-        break;
-      default:
-        break;
-    }
-  }
-  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31) return -1.0;
-  return static_cast<double>(core::unix_seconds(date)) + micros * 1e-6;
+  core::hesai::PacketInfo info;
+  return core::hesai::read_tail(packet, format, info) ? info.time_s : -1.0;
 }
 
 }  // namespace lidaremu::clients

@@ -90,6 +90,61 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
+bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, PacketInfo& info) {
+  const ProtocolFormat& p = *format.protocol;
+  const bool with_sequence =
+      p.optional_sequence && packet.size() == format.packet_size_with_sequence();
+  UtcFields date{};
+  std::uint32_t micros = 0;
+  for (const auto& f : p.tail) {
+    if (f.offset + f.bytes > p.tail_size && !with_sequence) continue;  // the optional sequence
+    const auto v = load_field(packet, format.tail_at(), f);
+    switch (f.name) {
+      case Field::kReturnMode:
+        info.return_mode = static_cast<std::uint8_t>(v);
+        break;
+      case Field::kMotorRpm:
+        info.motor_rpm = static_cast<int>(v);
+        break;
+      case Field::kYear:
+        date.year = (v < 70 ? 2000 : 1900) + static_cast<int>(v);  // the SDK's rule
+        break;
+      case Field::kMonth:
+        date.month = static_cast<int>(v);
+        break;
+      case Field::kDay:
+        date.day = static_cast<int>(v);
+        break;
+      case Field::kHour:
+        date.hour = static_cast<int>(v);
+        break;
+      case Field::kMinute:
+        date.minute = static_cast<int>(v);
+        break;
+      case Field::kSecond:
+        date.second = static_cast<int>(v);
+        break;
+      case Field::kMicroseconds:
+        micros = static_cast<std::uint32_t>(v);
+        break;
+      case Field::kFactory:
+        info.factory = static_cast<std::uint8_t>(v);
+        break;
+      case Field::kUdpSequence:
+        info.udp_sequence = static_cast<std::uint32_t>(v);
+        break;
+      default:
+        break;
+    }
+  }
+  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31 || date.hour > 23 ||
+      date.minute > 59 || date.second > 60 || micros > 999'999) {
+    return false;
+  }
+  info.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
+  return true;
+}
+
 SpecDecoder::SpecDecoder(const ModelFormat& format, Calibration calibration)
     : format_(format), calibration_(std::move(calibration)) {
   if (calibration_.elevation_deg.size() != static_cast<std::size_t>(format_.lasers)) {
@@ -148,54 +203,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       }
     }
   }
-  UtcFields date{};
-  std::uint32_t micros = 0;
-  for (const auto& f : p.tail) {
-    if (f.offset + f.bytes > p.tail_size && !with_sequence) continue;  // the optional sequence
-    const auto v = load_field(packet, format_.tail_at(), f);
-    switch (f.name) {
-      case Field::kReturnMode:
-        tail.return_mode = static_cast<std::uint8_t>(v);
-        break;
-      case Field::kMotorRpm:
-        tail.motor_rpm = static_cast<int>(v);
-        break;
-      case Field::kYear:
-        date.year = (v < 70 ? 2000 : 1900) + static_cast<int>(v);  // the SDK's rule
-        break;
-      case Field::kMonth:
-        date.month = static_cast<int>(v);
-        break;
-      case Field::kDay:
-        date.day = static_cast<int>(v);
-        break;
-      case Field::kHour:
-        date.hour = static_cast<int>(v);
-        break;
-      case Field::kMinute:
-        date.minute = static_cast<int>(v);
-        break;
-      case Field::kSecond:
-        date.second = static_cast<int>(v);
-        break;
-      case Field::kMicroseconds:
-        micros = static_cast<std::uint32_t>(v);
-        break;
-      case Field::kFactory:
-        tail.factory = static_cast<std::uint8_t>(v);
-        break;
-      case Field::kUdpSequence:
-        tail.udp_sequence = static_cast<std::uint32_t>(v);
-        break;
-      default:
-        break;
-    }
-  }
-  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31 || date.hour > 23 ||
-      date.minute > 59 || date.second > 60 || micros > 999'999) {
-    return DecodeError::kBadDate;
-  }
-  tail.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
+  if (!read_tail(packet, format_, tail)) return DecodeError::kBadDate;
   const std::size_t tail_at = format_.tail_at();
   for (const CrcCheck& c : p.crcs) {
     const std::size_t begin = c.from_first_block ? p.first_block : tail_at + c.begin;

@@ -88,6 +88,11 @@ struct Point {
   std::uint16_t block_azimuth = 0;  // as sent, 0.01 degree: names the column
 };
 
+// The tail of a packet of `format` (its size already checked): return mode, rpm, factory byte,
+// UDP sequence, and the time (the date with the SDK's year rule, the microseconds). false when
+// the date is out of range.
+bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, PacketInfo& info);
+
 enum class DecodeError : std::uint8_t {
   kNone,
   kWrongSize,
