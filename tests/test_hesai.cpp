@@ -14,7 +14,7 @@
 using namespace lidaremu::core;
 using lidaremu::test::data_path;
 
-TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clouds",
+TEST_CASE("Hesai spec decoder reproduces every real capture and nebula's clouds",
           "[format][hesai][real]") {
   struct Capture {
     const char* model;
@@ -56,6 +56,12 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
         Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", "hesai/PandarQT128.csv",
                 "hesai/nebula_hesai_qt128_ground_truth_1730273789174759609.pcd", 1800, 73560, 0x39,
                 2, 4, Capture::kContiguous, 0x1D, 111.1, 0, kOctober2020, kNovember2020, 3},
+        // QT64 (protocol 3.1): the XT's block shape with four blocks, its own 28-byte tail, its
+        // dual mode first + last (0x3B); 600 rpm: 300 packets a turn, one every 333.3 us; the
+        // year byte 117 (2017) counted from 1900.
+        Capture{"pandar-qt64", "hesai/nebula_hesai_qt64.pcap", "hesai/PandarQT64.csv",
+                "hesai/nebula_hesai_qt64_ground_truth_1673401196087570870.pcd", 1200, 34158, 0x3B,
+                2, 4, Capture::kContiguous, 0x01, 333.3, 1072, kSeptember2017, kOctober2017, 0},
         // Pandar64: no return count in its short header, the UDP sequence appended (1198 bytes),
         // the year byte 120 (2020) although its manual counts from 2000; dual at 600 rpm: 600
         // packets a turn.
@@ -113,7 +119,8 @@ TEST_CASE("Hesai spec decoder reproduces every real XT capture and nebula's clou
       }
       CHECK(info.crcs_checked == c.crcs);
       CHECK(info.motor_rpm == Approx(600).margin(2));
-      // The year byte: since 1900 on the XT, QT128 and this Pandar64, since 2000 on the 40P.
+      // The year byte: since 1900 on the XT, QT128, QT64 and this Pandar64, since 2000 on the
+      // 40P.
       CHECK(info.time_s > c.from_s);
       CHECK(info.time_s < c.to_s);
       if (packets > 0) {

@@ -37,7 +37,8 @@ TEST_CASE("Hesai settings: ports, rotation rates and return modes a real unit ha
   for (const auto& [key, value, expected] :
        {std::tuple{"rpm", "900", "--rpm: rpm 900 is not one of 600..1200 in steps of 600"},
         std::tuple{"mode", "1024x10", "no mode for a Hesai model (use rpm)"},
-        std::tuple{"return_mode", "triple", "first|strongest|last|dual (what Hesai packets"},
+        std::tuple{"return_mode", "triple",
+                   "last|strongest|dual|first|first-strongest (this model's return modes)"},
         std::tuple{"metadata_out", "/tmp/x.json", "nothing for a Hesai model (Ouster only)"},
         std::tuple{"profile", "rng19", "nothing for a Hesai model (Ouster only)"}}) {
     INFO(key);
@@ -51,6 +52,25 @@ TEST_CASE("Hesai settings: ports, rotation rates and return modes a real unit ha
     if (k == "profile") bad.profile = value;
     CHECK_THROWS_WITH(daemon::sensor_from_flags(bad), Catch::Contains(expected));
   }
+  // The QT64 has no strongest mode: by default it reports the last, its dual is first + last.
+  daemon::SensorFlags qt64;
+  qt64.model = "pandar-qt64";
+  CHECK(daemon::sensor_from_flags(qt64).pipeline.echoes == core::EchoMode::kLast);
+  CHECK(daemon::sensor_from_flags(qt64).pattern.columns_per_frame == 600);  // 0.6 degree
+  qt64.echoes = "first-last";
+  CHECK(daemon::sensor_from_flags(qt64).pipeline.echoes == core::EchoMode::kFirstLast);
+  for (const char* refused : {"strongest", "dual", "first-strongest"}) {
+    qt64.echoes = refused;
+    CHECK_THROWS_WITH(daemon::sensor_from_flags(qt64),
+                      Catch::Contains("expected last|first-last|first (this model's"));
+  }
+  daemon::SensorFlags xt32m;
+  xt32m.model = "pandar-xt32m";
+  xt32m.echoes = "first-strongest";  // its real capture's mode
+  CHECK(daemon::sensor_from_flags(xt32m).pipeline.echoes == core::EchoMode::kFirstStrongest);
+  CHECK(daemon::sensor_from_flags(xt32m).pattern.columns_per_frame == 2000);
+  xt32m.echoes = "first-last";
+  CHECK_THROWS_WITH(daemon::sensor_from_flags(xt32m), Catch::Contains("this model's return modes"));
   daemon::SensorFlags velodyne;
   velodyne.calibration_out = "/tmp/x.csv";
   CHECK_THROWS_WITH(daemon::sensor_from_flags(velodyne),
@@ -351,5 +371,50 @@ TEST_CASE("PTC: a return mode the model has not is refused, and the unit keeps s
   clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
   streamer.send_frame(test::scene_rows(pattern));
   CHECK(data.receive(150, 3s, 10s).size() >= 150);  // 180 single packets a turn
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("PTC: the QT64's own return-mode codes, and its first + last packets",
+          "[e2e][hesai][ptc]") {
+  namespace ptc = core::hesai::ptc;
+  // nebula's hesai_common: on the QT64, 0 last, 2 its dual (first + last), 3 first; no strongest.
+  test::UdpReceiver data, gps;
+  test::DaemonProcess daemon({"--model", "pandar-qt64", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", gps.url(), "--physics", "ideal", "--pace",
+                              "afap", "--sensor-ip", "127.0.0.12"});
+  {
+    PtcClient client("127.0.0.12", 9347);
+    const auto inventory = client.request(ptc::kGetInventory);
+    REQUIRE(inventory.code == ptc::kOk);
+    CHECK(inventory.payload[ptc::kInventoryModelAt] == 15);  // PandarQT64
+    CHECK(inventory.payload[ptc::kInventoryLinesAt] == 64);
+    CHECK(ptc::parse_config(client.request(ptc::kGetConfig).payload).return_mode == ptc::kPtcLast);
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcStrongest}).code == ptc::kInvalidParameter);
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcFirstStrongest}).code ==
+          ptc::kInvalidParameter);
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcQt64Dual}).code == ptc::kOk);
+    CHECK(ptc::parse_config(client.request(ptc::kGetConfig).payload).return_mode ==
+          ptc::kPtcQt64Dual);
+  }
+  const auto pattern = clients::scan_for("pandar-qt64", 0, "");
+  clients::UdpSender sender(test::hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(test::scene_rows(pattern));
+  const auto packets = data.receive(300, 3s, 10s);  // 300 dual packets a turn
+  REQUIRE(packets.size() >= 300);
+  const auto& model = *core::find_sensor_model("pandar-qt64");
+  const auto& format = *model.hesai.format;
+  const core::hesai::SpecDecoder decoder(format, {model.elevation_deg, model.azimuth_offset_deg});
+  std::size_t first_last = 0, points_total = 0;
+  for (const auto& p : packets) {
+    std::vector<core::hesai::Point> points;
+    core::hesai::PacketInfo info;
+    REQUIRE(p.bytes.size() == 1072);
+    REQUIRE(decoder.decode(p.bytes, points, &info) == core::hesai::DecodeError::kNone);
+    first_last += info.return_mode == core::hesai::kFirstLast && info.return_num == 2;
+    points_total += points.size();
+  }
+  CHECK(first_last == packets.size());
+  CHECK(points_total > 1000);
   CHECK(daemon.stop() == 0);
 }

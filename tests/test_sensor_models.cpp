@@ -61,7 +61,9 @@ TEST_CASE("Every Hesai model's angles equal its calibration file, and it writes 
           "[sensor][hesai]") {
   for (const auto& [name, file] : {std::pair{"pandar-xt32", "hesai/PandarXT32.csv"},
                                    std::pair{"pandar-xt16", "hesai/PandarXT16.csv"},
+                                   std::pair{"pandar-xt32m", "hesai/PandarXT32M.csv"},
                                    std::pair{"pandar-qt128", "hesai/PandarQT128.csv"},
+                                   std::pair{"pandar-qt64", "hesai/PandarQT64.csv"},
                                    std::pair{"pandar-40p", "hesai/Pandar40P.csv"},
                                    std::pair{"pandar-64", "hesai/Pandar64.csv"}}) {
     INFO(name);

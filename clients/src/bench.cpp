@@ -44,8 +44,9 @@ struct SensorLoad {
   BenchSensor spec;
   core::ScanPattern pattern;
   bool ouster = false;
-  const core::hesai::ModelFormat* hesai = nullptr;  // a Hesai model's packet table
-  int columns_per_packet = 1;                       // Hesai: its stamp is the last column's
+  const core::hesai::ModelFormat* hesai = nullptr;     // a Hesai model's packet table
+  int columns_per_packet = 1;                          // Hesai
+  core::EchoMode echoes = core::EchoMode::kStrongest;  // Velodyne, Hesai
   std::string profile = "legacy";
   std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
   std::vector<std::uint64_t> datagram_sim_ns;        // each batch's own time in frame 1
@@ -78,10 +79,17 @@ constexpr int kIdleTimeoutMs = 1000;
 // The simulation time of frame 1 (BatchHeader::sim_time_ns in build_load).
 constexpr double kFirstFrameSimS = 1.0;
 
+// When a Hesai packet's first column began, from its tail's time (the model's row says how the
+// two relate).
+double hesai_first_column_s(const SensorLoad& l, double stamp_s) {
+  const core::HesaiTraits& h = l.pattern.model->hesai;
+  const int before = h.stamp_from_first_column ? 0 : l.columns_per_packet - 1;
+  return stamp_s - h.stamp_after_block_us * 1e-6 - before * l.pattern.column_period_s;
+}
+
 // The frame (numbered from 1) a packet's first column belongs to; 0 for none.
 std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
-  const double stamp = l.hesai ? hesai_packet_time_s(packet, *l.hesai) -
-                                     (l.columns_per_packet - 1) * l.pattern.column_period_s
+  const double stamp = l.hesai ? hesai_first_column_s(l, hesai_packet_time_s(packet, *l.hesai))
                                : packet_sensor_time_s(packet, l.ouster, l.profile);
   const double t = stamp - kFirstFrameSimS;
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
@@ -124,7 +132,11 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.pattern = scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
   l.hesai = l.pattern.model->hesai.format;
-  if (l.hesai) l.columns_per_packet = l.hesai->blocks / (l.spec.variant == "dual" ? 2 : 1);
+  // Hesai: the return mode named (or the model's default) fixes the blocks a column takes.
+  const auto named = core::echo_mode_named(l.spec.variant);
+  l.echoes = named && !l.ouster ? *named : core::default_echoes(*l.pattern.model);
+  if (l.hesai)
+    l.columns_per_packet = l.hesai->blocks / (core::reports_two_echoes(l.echoes) ? 2 : 1);
   l.identify_frames = !o.raw;
   if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
   std::vector<float> rows;
@@ -160,8 +172,12 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   // whole packet.
   core::OusterOutput ouster;
   if (l.ouster) ouster.profile = profile_of(l.profile);
-  const auto echoes = l.spec.variant == "dual" ? core::EchoMode::kDual : core::EchoMode::kStrongest;
+  const auto echoes = l.ouster ? core::ouster_echoes(ouster.profile) : l.echoes;
   const auto encoder = core::make_encoder(l.pattern, {}, echoes, ouster);
+  if (!encoder) {
+    throw std::runtime_error("bench: " + l.spec.model + " has no return mode '" + l.spec.variant +
+                             "'");
+  }
   l.packets_per_frame = l.pattern.frame_period_s / encoder->data_packet_period_s();
 }
 

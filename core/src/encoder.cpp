@@ -49,8 +49,8 @@ std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorId
                                       EchoMode echoes, const OusterOutput& ouster) {
   if (!family_supports(pattern.model->family, echoes)) return nullptr;
   if (echoes == EchoMode::kDual && !pattern.model->velodyne.dual_return) return nullptr;
-  if (pattern.model->family == SensorFamily::kHesai && echoes == EchoMode::kFirst &&
-      !pattern.model->hesai.first_return) {
+  if (pattern.model->family == SensorFamily::kHesai &&
+      pattern.model->hesai.return_mode(echoes) == nullptr) {
     return nullptr;
   }
   if (pattern.model->family == SensorFamily::kOuster && echoes != ouster_echoes(ouster.profile)) {

@@ -6,6 +6,7 @@
 
 #include "hesai/beam_tables.hpp"
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/hesai/ptc.hpp"
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "ouster/beam_tables.hpp"
@@ -282,6 +283,15 @@ SensorOptics hesai_xt_optics() {
   return o;
 }
 
+// The XT heads' return modes and their PTC codes (nebula's hesai_common; the XT manuals list
+// first + last too, code 4, whose block order no capture here shows: left out).
+const std::vector<HesaiTraits::ReturnMode> kXtReturnModes{
+    {EchoMode::kLast, hesai::ptc::kPtcLast},
+    {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
+    {EchoMode::kDual, hesai::ptc::kPtcLastStrongest},
+    {EchoMode::kFirst, hesai::ptc::kPtcFirst},
+    {EchoMode::kFirstStrongest, hesai::ptc::kPtcFirstStrongest}};
+
 // The rows Hesai's XT heads share: protocol 6.1, 4 mm distance unit (262.14 m the largest
 // range), one block (a column) every 50 us whatever the rate, 0.18 degree at 600 rpm (the real
 // captures: 500 dual packets a turn, one per 200 us); 600 (default) or 1200 rpm (the manuals'
@@ -303,7 +313,7 @@ SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::
                         .first_firing_us = 6.0,
                         .channel_step_us = channel_step_us,
                         .stamp_after_block_us = 0,
-                        .first_return = true,
+                        .return_modes = kXtReturnModes,
                         .firing_loops = 1,
                         .channel_loop = {}};
   return m;
@@ -372,7 +382,10 @@ SensorModel make_pandar_qt128() {
                         .first_firing_us = 9.0,
                         .channel_step_us = 0,
                         .stamp_after_block_us = 0,
-                        .first_return = true,
+                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
+                                         {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {EchoMode::kDual, hesai::ptc::kPtcLastStrongest},
+                                         {EchoMode::kFirst, hesai::ptc::kPtcFirst}},
                         .firing_loops = 2,
                         .channel_loop = std::vector<std::uint8_t>(128, 0)};
   for (std::size_t ch = 0; ch < 64; ++ch) m.hesai.channel_loop[ch] = ch < 32 ? 1 : 2;
@@ -410,7 +423,9 @@ SensorModel make_pandar(std::string_view name, const char* product_name, std::ui
                         .first_firing_us = 0,
                         .channel_step_us = 0,
                         .stamp_after_block_us = last_block_us + longest_table_us,
-                        .first_return = false,
+                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
+                                         {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {EchoMode::kDual, hesai::ptc::kPtcLastStrongest}},
                         .firing_loops = 1,
                         .channel_loop = {}};
   return m;
@@ -435,6 +450,71 @@ SensorModel make_pandar_64() {
                      54.668);
 }
 
+// Pandar XT32M2X: protocol 6.1 with six blocks and a 5 mm distance unit (its real capture);
+// the angles of nebula's unit (tests/data/hesai/PandarXT32M.csv, generated into
+// hesai/beam_tables.cpp, compared with the file by a test). A column every 50 us (0.18 degree
+// at 600 rpm, as the capture), channels k and k + 16 fire together, 0.368 + 2.888 (k mod 16) us
+// after 5.632 us (nebula's pandar_xt32m). Its capture's mode, first + strongest (0x3C), lays the
+// first in the even block and the strongest in the odd one, and counts 3 returns in the header.
+// The tail's time: nebula times a two-block packet's columns 150, 100 and 50 us before it, so
+// it is stamped 50 us after its last column starts, which makes nebula's point times the
+// emulated firing times. 600 rpm (the capture's; other rates not in the facts here). Optics: the
+// XT32's stand in (the XT32M2X's range figures are not among the facts here); nebula keeps its
+// points from 0.5 m. PTC model byte 38.
+SensorModel make_pandar_xt32m() {
+  SensorModel m = make_hesai_xt("pandar-xt32m", "PandarXT-32M2X", 38, 0);
+  m.channels = 32;
+  m.elevation_deg.assign(kPandarXt32mElevationDeg.begin(), kPandarXt32mElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarXt32mAzimuthDeg.begin(), kPandarXt32mAzimuthDeg.end());
+  m.range_unit_m = 0.005;
+  m.max_range_m = 65535 * 0.005;
+  m.min_range_m = 0.5;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai.stamp_after_block_us = 50.0;
+  return m;
+}
+
+// Pandar QT64 (protocol 3.1): a short-range head, the angles of nebula's unit (tests/data/hesai/
+// PandarQT64.csv, generated, compared by a test). A column every 166.7 us: 0.6 degree at
+// 600 rpm (its capture: two columns a packet in dual mode, one every 333.3 us, 300 a turn).
+// Return modes (nebula's hesai_common): last 0, first 3, and its dual, first + last (0x3B,
+// PTC 2): the capture lays the first in the even block, the last in the odd one. Timing
+// (nebula's pandar_qt64): a column's channels fire 12.31 to 146.45 us after it starts (a
+// table), and the first column starts 25.71 us after the packet's time. Optics: the PandarQT
+// datasheet's 20 m at 10 % reflectivity (taken at 50 % detection) and +/-3 cm accuracy (as
+// 1 sigma for weak echoes); range 0.1 to 60 m (nebula's limits); the receiver's full overlap at
+// 5 m, as the other short-range head's here (OS0). PTC model byte 15 (nebula's,
+// marked "check required" there).
+SensorModel make_pandar_qt64() {
+  SensorModel m;
+  m.name = "pandar-qt64";
+  m.family = SensorFamily::kHesai;
+  m.channels = 64;
+  m.elevation_deg.assign(kPandarQt64ElevationDeg.begin(), kPandarQt64ElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarQt64AzimuthDeg.begin(), kPandarQt64AzimuthDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.1;
+  m.optics = velodyne_optics(20);
+  m.optics.range_noise_sigma_m = 0.01;
+  m.optics.full_overlap_m = 5;  // a short-range head: as the OS0's (representative)
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-qt64"),
+                        .product_name = "PandarQT",
+                        .ptc_model = 15,
+                        .block_period_us = 1e6 / 6000.0,
+                        .first_firing_us = 12.31,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = -25.71,
+                        .stamp_from_first_column = true,
+                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
+                                         {EchoMode::kFirstLast, hesai::ptc::kPtcQt64Dual},
+                                         {EchoMode::kFirst, hesai::ptc::kPtcFirst}},
+                        .firing_loops = 1,
+                        .channel_loop = {}};
+  return m;
+}
+
 struct Registry {
   std::vector<SensorModel> models;
   std::vector<const SensorModel*> index;
@@ -444,6 +524,8 @@ struct Registry {
     for (const OusterBeamTable& t : kOusterBeamTables) models.push_back(make_ouster(t));
     models.push_back(make_pandar_xt32());
     models.push_back(make_pandar_xt16());
+    models.push_back(make_pandar_xt32m());
+    models.push_back(make_pandar_qt64());
     models.push_back(make_pandar_qt128());
     models.push_back(make_pandar_40p());
     models.push_back(make_pandar_64());

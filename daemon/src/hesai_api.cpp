@@ -23,34 +23,6 @@ std::uint16_t be16(std::span<const std::uint8_t> p, std::size_t at) {
   return static_cast<std::uint16_t>((p[at] << 8) | p[at + 1]);
 }
 
-std::uint8_t ptc_return_mode(core::EchoMode echoes) {
-  switch (echoes) {
-    case core::EchoMode::kLast:
-      return ptc::kPtcLast;
-    case core::EchoMode::kFirst:
-      return ptc::kPtcFirst;
-    case core::EchoMode::kDual:
-      return ptc::kPtcLastStrongest;
-    default:
-      return ptc::kPtcStrongest;
-  }
-}
-
-std::optional<core::EchoMode> echoes_of(std::uint8_t ptc_mode) {
-  switch (ptc_mode) {
-    case ptc::kPtcLast:
-      return core::EchoMode::kLast;
-    case ptc::kPtcStrongest:
-      return core::EchoMode::kStrongest;
-    case ptc::kPtcLastStrongest:
-      return core::EchoMode::kDual;
-    case ptc::kPtcFirst:
-      return core::EchoMode::kFirst;
-    default:
-      return std::nullopt;
-  }
-}
-
 }  // namespace
 
 HesaiApi::HesaiApi(const SensorSettings& active, Reconfigure reconfigure)
@@ -70,7 +42,8 @@ ptc::Config HesaiApi::config() const {
   c.stop_angle = stop_angle_;
   c.clock_source = clock_source_;
   c.trigger_method = trigger_method_;
-  c.return_mode = ptc_return_mode(active_.pipeline.echoes);
+  const auto* mode = active_.model->hesai.return_mode(active_.pipeline.echoes);
+  c.return_mode = mode != nullptr ? mode->ptc_code : ptc::kPtcLastStrongest;
   c.standby = standby_;
   return c;
 }
@@ -142,12 +115,10 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
     }
     case ptc::kSetReturnMode: {
       if (!needs(1)) return reply(ptc::kInvalidParameter);
-      const auto echoes = echoes_of(payload[0]);
-      if (!echoes || (*echoes == core::EchoMode::kFirst && !model.hesai.first_return)) {
-        return reply(ptc::kInvalidParameter);
-      }
+      const auto* mode = model.hesai.return_mode_of_ptc(payload[0]);
+      if (mode == nullptr) return reply(ptc::kInvalidParameter);
       SensorSettings next = active_;
-      next.pipeline.echoes = *echoes;
+      next.pipeline.echoes = mode->echoes;
       return reply(apply(next));
     }
     case ptc::kSetDestination: {

@@ -233,8 +233,9 @@ int main(int argc, char** argv) {
                  "--surface and --detection); names in docs/physics.md")
       ->delimiter(',');
   app.add_option("--echoes,--return-mode", f.echoes,
-                 "Velodyne return mode: strongest|last|dual (Ouster: see --profile)")
-      ->capture_default_str();
+                 "return mode: strongest (default) | last | dual (Velodyne, Hesai), first "
+                 "(Hesai), first-last (Hesai QT64, its dual), first-strongest (Hesai XT); each "
+                 "model's in docs/models.md (Ouster: see --profile)");
   app.add_option("--profile", f.profile,
                  "Ouster lidar profile: legacy | rng19 (RNG19_RFL8_SIG16_NIR16) | rng19-dual (two "
                  "strongest returns) | rng15 (RNG15_RFL8_NIR8, low data rate)")

@@ -133,15 +133,14 @@ std::string default_sensor_ip(std::uint16_t sensor_id) {
 
 namespace {
 
-std::optional<core::EchoMode> echo_mode(const std::string& name) {
-  static const std::map<std::string, core::EchoMode> modes{
-      {"strongest", core::EchoMode::kStrongest},
-      {"last", core::EchoMode::kLast},
-      {"first", core::EchoMode::kFirst},
-      {"dual", core::EchoMode::kDual},
-      {"triple", core::EchoMode::kTriple}};
-  const auto it = modes.find(name);
-  return it == modes.end() ? std::nullopt : std::optional(it->second);
+// The return modes a Hesai model offers, as settings name them ("last|first|first-last").
+std::string hesai_return_modes(const core::SensorModel& model) {
+  std::string names;
+  for (const auto& m : model.hesai.return_modes) {
+    if (!names.empty()) names += '|';
+    names += core::echo_mode_name(m.echoes);
+  }
+  return names;
 }
 
 using BadValue = std::function<void(const std::string&, const std::string&, const std::string&)>;
@@ -376,24 +375,26 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
 
   s.pipeline.params = core::default_physics_params(*s.model);
   read_physics_chain(f, at, s, bad, problems);
-  if (auto e = echo_mode(f.echoes)) {
+  const bool hesai = s.model->family == core::SensorFamily::kHesai;
+  const std::string echoes = f.echoes.empty()
+                                 ? std::string(core::echo_mode_name(core::default_echoes(*s.model)))
+                                 : f.echoes;
+  if (auto e = core::echo_mode_named(echoes)) {
     s.pipeline.echoes = *e;
     const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
     if (velodyne && !core::family_supports(s.model->family, *e)) {
-      bad("return_mode", f.echoes, "strongest|last|dual (what Velodyne packets carry)");
+      bad("return_mode", echoes, "strongest|last|dual (what Velodyne packets carry)");
     } else if (velodyne && *e == core::EchoMode::kDual && !s.model->velodyne.dual_return) {
-      bad("return_mode", f.echoes, "strongest|last (no dual-return layout for this model)");
-    } else if (spinning && !core::family_supports(s.model->family, *e)) {
-      bad("return_mode", f.echoes, "first|strongest|last|dual (what Hesai packets carry)");
-    } else if (*e == core::EchoMode::kFirst && !s.model->hesai.first_return) {
-      bad("return_mode", f.echoes, "strongest|last|dual (no first-return mode on this model)");
+      bad("return_mode", echoes, "strongest|last (no dual-return layout for this model)");
+    } else if (hesai && s.model->hesai.return_mode(*e) == nullptr) {
+      bad("return_mode", echoes, hesai_return_modes(*s.model) + " (this model's return modes)");
     }
     if (!spinning && *e != core::EchoMode::kStrongest) {
-      bad("return_mode", f.echoes,
+      bad("return_mode", echoes,
           "strongest for Ouster (the rng19-dual profile reports the two strongest)");
     }
   } else {
-    bad("return_mode", f.echoes, "strongest|last|dual");
+    bad("return_mode", echoes, hesai ? hesai_return_modes(*s.model) : "strongest|last|dual");
   }
   read_ouster_output(f, !spinning, s, bad);
   auto& weather = s.pipeline.params.weather;

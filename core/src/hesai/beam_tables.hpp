@@ -11,5 +11,9 @@ extern const std::array<double, 40> kPandar40pElevationDeg;
 extern const std::array<double, 40> kPandar40pAzimuthDeg;
 extern const std::array<double, 64> kPandar64ElevationDeg;
 extern const std::array<double, 64> kPandar64AzimuthDeg;
+extern const std::array<double, 64> kPandarQt64ElevationDeg;
+extern const std::array<double, 64> kPandarQt64AzimuthDeg;
+extern const std::array<double, 32> kPandarXt32mElevationDeg;
+extern const std::array<double, 32> kPandarXt32mAzimuthDeg;
 
 }  // namespace lidaremu::core

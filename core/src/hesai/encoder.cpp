@@ -19,6 +19,10 @@ std::uint8_t return_mode_byte(EchoMode echoes) {
       return kLast;
     case EchoMode::kDual:
       return kLastStrongest;
+    case EchoMode::kFirstLast:
+      return kFirstLast;
+    case EchoMode::kFirstStrongest:
+      return kFirstStrongest;
     default:
       return 0;
   }
@@ -44,7 +48,8 @@ HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, EchoMode echoes)
     : ColumnEncoder(pattern.column_period_s),
       pattern_(pattern),
       format_(*pattern.model->hesai.format),
-      blocks_per_column_(echoes == EchoMode::kDual ? 2 : 1),
+      echoes_(echoes),
+      blocks_per_column_(reports_two_echoes(echoes) ? 2 : 1),
       columns_per_packet_(format_.blocks / blocks_per_column_),
       return_mode_(return_mode_byte(echoes)),
       packet_(format_.sent_size(), 0) {
@@ -85,7 +90,7 @@ void HesaiEncoder::write_header() {
         value = format_.distance_unit_mm;
         break;
       case Field::kReturnNum:
-        value = static_cast<std::uint64_t>(blocks_per_column_);
+        value = blocks_per_column_ == 2 ? format_.dual_return_num : 1;
         break;
       case Field::kFlags:
         value = format_.flags;
@@ -104,6 +109,7 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
   const double unit_m = format_.distance_unit_mm * 1e-3;
   // The firing loop of the packet's first column (QT128: the tail's mode flag).
   if (columns_in_packet_ == 0) {
+    first_column_time_s_ = time_s;
     packet_loop_ = column % static_cast<std::uint32_t>(std::max(1, hesai.firing_loops));
   }
   const auto azimuth = static_cast<std::uint16_t>(
@@ -122,8 +128,9 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
       std::uint8_t reflectivity = 0;
       if (returns != nullptr && hesai.fires(ch, column)) {
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
-        const std::size_t slot = blocks_per_column_ == 2 ? dual_block_slot(*returns, beam, copy)
-                                                         : returns->slot(beam, 0);
+        const std::size_t slot = blocks_per_column_ == 2
+                                     ? paired_block_slot(*returns, beam, copy, echoes_)
+                                     : returns->slot(beam, 0);
         const double quanta = std::round(returns->range_m[slot] / unit_m);
         units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
         reflectivity = units ? returns->reflectivity[slot] : 0;
@@ -135,7 +142,9 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
   }
   last_column_time_s_ = time_s;
   if (++columns_in_packet_ < columns_per_packet_) return;
-  const double stamp_s = last_column_time_s_ + hesai.stamp_after_block_us * 1e-6;
+  const double stamp_s =
+      (hesai.stamp_from_first_column ? first_column_time_s_ : last_column_time_s_) +
+      hesai.stamp_after_block_us * 1e-6;
   write_tail(stamp_s);
   sink.on_packet(PacketChannel::kData, packet_, stamp_s);
   columns_in_packet_ = 0;

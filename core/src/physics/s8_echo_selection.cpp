@@ -1,6 +1,7 @@
 // PHYSICS.md section 8 (seed 003): which detected returns the sensor reports. Plane 0 holds the
 // single-return mode's echo; dual adds the last (or, when the strongest is the last, the second
-// strongest), triple the next strongest; a further echo must lie the minimum separation away from
+// strongest), triple the next strongest; first+last and first+strongest (Hesai) add their second
+// echo only when it is another one; a further echo must lie the minimum separation away from
 // those kept. The mode comes from the sensor's return mode (Velodyne) or profile (Ouster).
 #include <algorithm>
 #include <cmath>
@@ -58,6 +59,15 @@ class EchoSelectionStage final : public Stage {
         case EchoMode::kTwoStrongest:
           pick[0] = static_cast<std::int8_t>(strongest);
           pick[1] = static_cast<std::int8_t>(next_strongest(1));
+          break;
+        case EchoMode::kFirstLast:
+          // The last is a second echo only when it is another one, far enough from the first.
+          pick[0] = static_cast<std::int8_t>(first);
+          if (last != first && separated(last, 1)) pick[1] = static_cast<std::int8_t>(last);
+          break;
+        case EchoMode::kFirstStrongest:
+          pick[0] = static_cast<std::int8_t>(strongest);
+          if (first != strongest && separated(first, 1)) pick[1] = static_cast<std::int8_t>(first);
           break;
         case EchoMode::kDual:
         case EchoMode::kTriple: {

@@ -56,6 +56,25 @@ struct OusterOutput {
   return strongest;
 }
 
+// The echo each block of a two-block column reports, for the dual modes that name their blocks
+// (Hesai): kFirstLast the first, then the last (QT64 0x3B, its real capture); kFirstStrongest the
+// first, then the strongest (XT32M2X 0x3C, its real capture); kDual as dual_block_slot. With one
+// echo both blocks carry it, as the captures show.
+[[nodiscard]] inline std::size_t paired_block_slot(const FrameReturns& returns, std::size_t beam,
+                                                   int copy, EchoMode echoes) {
+  const std::size_t primary = returns.slot(beam, 0);
+  const std::size_t second = returns.slot(beam, 1);
+  const bool has_second = returns.range_m[second] > 0;
+  switch (echoes) {
+    case EchoMode::kFirstLast:  // plane 0 the first, plane 1 the last
+      return copy == 1 && has_second ? second : primary;
+    case EchoMode::kFirstStrongest:  // plane 0 the strongest, plane 1 the first
+      return copy == 0 && has_second ? second : primary;
+    default:
+      return dual_block_slot(returns, beam, copy);
+  }
+}
+
 class Encoder {
  public:
   virtual ~Encoder() = default;

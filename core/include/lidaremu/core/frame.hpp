@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "lidaremu/core/echo_mode.hpp"
+
 namespace lidaremu::core {
 
 struct FrameShape {
@@ -94,10 +96,6 @@ struct FrameReturns {
     return static_cast<std::size_t>(echo) * shape.beams() + beam;
   }
 };
-
-// Which echoes a sensor reports (PHYSICS.md 8), shared by the echo stage and the encoders.
-// kDual: strongest and last (Velodyne); kTwoStrongest: strongest and second strongest (Ouster).
-enum class EchoMode : std::uint8_t { kStrongest, kLast, kFirst, kDual, kTriple, kTwoStrongest };
 
 // Ground truth of what made an echo, for validation tools and exports.
 enum class ReturnKind : std::uint8_t {

@@ -29,13 +29,15 @@ inline constexpr std::uint8_t kFirst = 0x33;
 inline constexpr std::uint8_t kStrongest = 0x37;
 inline constexpr std::uint8_t kLast = 0x38;
 inline constexpr std::uint8_t kLastStrongest = 0x39;
+inline constexpr std::uint8_t kFirstLast = 0x3B;
+inline constexpr std::uint8_t kFirstStrongest = 0x3C;
 // The return-mode byte of an echo mode; 0 when Hesai packets cannot carry it.
 std::uint8_t return_mode_byte(EchoMode echoes);
 
 class HesaiEncoder final : public ColumnEncoder {
  public:
-  // echoes: first, strongest or last (one block per column) or dual (blocks in pairs with the
-  // same azimuth: last, then strongest or, when they coincide, second strongest).
+  // echoes: first, strongest or last (one block per column) or dual, first-last, first-strongest
+  // (blocks in pairs with the same azimuth, as paired_block_slot orders them).
   HesaiEncoder(const ScanPattern& pattern, EchoMode echoes);
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
@@ -48,11 +50,13 @@ class HesaiEncoder final : public ColumnEncoder {
   void write_tail(double time_s);
   const ScanPattern pattern_;
   const ModelFormat& format_;
-  int blocks_per_column_ = 1;  // 2 in dual mode
+  EchoMode echoes_;
+  int blocks_per_column_ = 1;  // 2 in the dual modes
   int columns_per_packet_ = 0;
   std::uint8_t return_mode_ = 0;
   std::vector<std::uint8_t> packet_;
   int columns_in_packet_ = 0;
+  double first_column_time_s_ = 0;
   double last_column_time_s_ = 0;
   std::uint32_t packet_loop_ = 0;
   std::uint32_t udp_sequence_ = 0;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lidaremu/core/echo_mode.hpp"
+
 namespace lidaremu::core {
 
 enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai };
@@ -71,13 +73,34 @@ struct HesaiTraits {
   double first_firing_us = 0;
   double channel_step_us = 0;  // 0: a table in the driver (named in the row)
   // The tail's time: this long after the start of the packet's last column (XT, QT128: 0, the
-  // block's start; Pandar40P: after its last firing).
+  // block's start; Pandar40P: after its last firing), or of its first with
+  // stamp_from_first_column (QT64: before it).
   double stamp_after_block_us = 0;
-  bool first_return = true;  // whether the model has the single "first" return mode
+  bool stamp_from_first_column = false;
+  // The return modes the model offers, each with the PTC code that selects it (0x1E, and the
+  // config answer): the codes differ by model (nebula's hesai_common: 0 last, 1 strongest,
+  // 2 last + strongest, 3 first, 5 first + strongest; the QT64's 2 is its dual, first + last).
+  struct ReturnMode {
+    EchoMode echoes;
+    std::uint8_t ptc_code;
+  };
+  std::vector<ReturnMode> return_modes;
   // Firing loops taking turns column by column (QT128: 2): channel_loop[ch] is the loop that
   // fires channel ch (from 1), 0 for every loop; empty: every channel fires in every column.
   int firing_loops = 1;
   std::vector<std::uint8_t> channel_loop;
+  [[nodiscard]] const ReturnMode* return_mode(EchoMode echoes) const {
+    for (const ReturnMode& m : return_modes) {
+      if (m.echoes == echoes) return &m;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] const ReturnMode* return_mode_of_ptc(std::uint8_t code) const {
+    for (const ReturnMode& m : return_modes) {
+      if (m.ptc_code == code) return &m;
+    }
+    return nullptr;
+  }
   // Whether channel `ch` fires in `column` (a beam that does not fire sends no return).
   [[nodiscard]] bool fires(int ch, std::uint32_t column) const {
     if (channel_loop.empty()) return true;
@@ -190,6 +213,10 @@ struct ScanPatternResult {
 // A spinning head (rpm_driven) at a rotation rate its SpinTraits accept.
 ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm);
 ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fps);
+
+// The echoes a model reports unless told otherwise: the strongest, or, on a Hesai model without
+// it (QT64), the first return mode its row lists.
+EchoMode default_echoes(const SensorModel& model);
 
 const SensorModel* find_sensor_model(std::string_view name);
 std::span<const SensorModel* const> all_sensor_models();

@@ -4,8 +4,8 @@
 // that differ. The spec decoder (hesai/spec_decoder.cpp) reads each field from these rows; the
 // encoder, when it comes, writes them from the same rows.
 //
-// So far: protocol 6.1 (Pandar XT16, XT32, XT32M), 3.2 (QT128C2X), Pandar64 and Pandar40P, every
-// field checked on the real captures.
+// So far: protocol 6.1 (Pandar XT16, XT32, XT32M), 3.2 (QT128C2X), 3.1 (QT64), Pandar64 and
+// Pandar40P, every field checked on the real captures.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -189,6 +189,43 @@ inline constexpr ProtocolFormat kProtocol32{
     .optional_sequence = false,
 };
 
+// Protocol 3.1 (QT64): the XT's block shape (records of {distance, reflectivity, a reserved
+// byte}); the tail: 10 reserved bytes, RPM, microseconds, return mode, factory byte, date (year
+// since 1900), UDP sequence (nebula's PacketQT64; every packet of the real capture).
+inline constexpr std::array<PacketField<Field>, 11> kQt64Tail{{
+    {Field::kMotorRpm, 10, 2, 0xFFFF},
+    {Field::kMicroseconds, 12, 4, 0xFFFFFFFF},
+    {Field::kReturnMode, 16, 1, 0xFF},
+    {Field::kFactory, 17, 1, 0xFF},
+    {Field::kYear, 18, 1, 0xFF},
+    {Field::kMonth, 19, 1, 0xFF},
+    {Field::kDay, 20, 1, 0xFF},
+    {Field::kHour, 21, 1, 0xFF},
+    {Field::kMinute, 22, 1, 0xFF},
+    {Field::kSecond, 23, 1, 0xFF},
+    {Field::kUdpSequence, 24, 4, 0xFFFFFFFF},
+}};
+
+inline constexpr ProtocolFormat kProtocol31{
+    .major = 3,
+    .minor = 1,
+    .header = kHeader,
+    .distance_unit_mm = 0,
+    .first_block = 12,
+    .record_size = 4,
+    .block_flag = {},
+    .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
+    .first_record = 2,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {Field::kConfidence, 3, 1, 0xFF},
+    .tail = kQt64Tail,
+    .tail_size = 28,
+    .year_base = 1900,
+    .crcs = {},
+    .optional_sequence = false,
+};
+
 // Pandar64 and Pandar40P share a 22-byte tail: 5 reserved, high-temperature flag, error code,
 // RPM, microseconds, return mode, factory byte, date (then the optional UDP sequence).
 inline constexpr std::array<PacketField<Field>, 11> kPandarTail{{
@@ -267,6 +304,7 @@ struct ModelFormat {
   std::uint8_t factory;           // tail factory byte
   std::uint8_t confidence;        // what the record's confidence byte carries
   std::uint8_t dual_first_block;  // header byte 8 in dual mode: 1 last first, 2 strongest first
+  std::uint8_t dual_return_num;   // header byte 10 in the two-block modes (XT32M2X: 3)
   std::uint8_t status_version;    // pre-header byte 4
   std::uint8_t safety_version;    // the functional-safety block's first byte (none: 0)
   bool sends_sequence;            // Pandar64, 40P: the optional UDP sequence appended
@@ -295,16 +333,19 @@ struct ModelFormat {
   }
 };
 
-// Flags: XT 0x01 (UDP sequence), QT128C2X 0x1D (sequence, functional safety, signature,
-// confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real unit, which
-// appends the UDP sequence (1198 bytes); the 40P's capture does not (1262).
-inline constexpr std::array<ModelFormat, 6> kModelFormats{{
-    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0, false},
-    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 0, 0, false},
-    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 0, 0, false},
-    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 3, 1, false},
-    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 0, 0, true},
-    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 0, 0, false},
+// Flags: XT and QT64 0x01 (UDP sequence), QT128C2X 0x1D (sequence, functional safety,
+// signature, confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real
+// unit, which appends the UDP sequence (1198 bytes); the 40P's capture does not (1262). The
+// XT32M2X's header counts 3 returns in its first + strongest mode (the unit's triple mode is
+// the most it has), the others 2.
+inline constexpr std::array<ModelFormat, 7> kModelFormats{{
+    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false},
+    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false},
+    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 3, 0, 0, false},
+    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 2, 3, 1, false},
+    {"pandar-qt64", &kProtocol31, 64, 4, 0x01, 4, 0x42, 0x00, 1, 2, 0, 0, false},
+    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, true},
+    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, false},
 }};
 
 }  // namespace lidaremu::core::hesai

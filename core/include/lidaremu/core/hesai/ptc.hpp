@@ -58,13 +58,17 @@ std::optional<Header> parse_header(std::span<const std::uint8_t> bytes);
 std::vector<std::uint8_t> frame(std::uint8_t command, std::uint8_t return_code,
                                 std::span<const std::uint8_t> payload);
 
-// Return modes in PTC (the config's return_mode byte and SET_RETURN_MODE) on the XT: 0 last,
-// 1 strongest, 2 last and strongest, 3 first (4 last and first, 5 first and strongest, not
-// emulated).
+// Return modes in PTC (the config's return_mode byte and SET_RETURN_MODE) on the XT and QT128:
+// 0 last, 1 strongest, 2 last and strongest, 3 first, 4 last and first, 5 first and strongest;
+// the QT64's 2 is its dual, first and last (nebula's hesai_common). Which a model offers: its
+// registry row (HesaiTraits::return_modes).
 inline constexpr std::uint8_t kPtcLast = 0;
 inline constexpr std::uint8_t kPtcStrongest = 1;
 inline constexpr std::uint8_t kPtcLastStrongest = 2;
 inline constexpr std::uint8_t kPtcFirst = 3;
+inline constexpr std::uint8_t kPtcLastFirst = 4;
+inline constexpr std::uint8_t kPtcFirstStrongest = 5;
+inline constexpr std::uint8_t kPtcQt64Dual = 2;  // first and last
 
 // GET_INVENTORY_INFO: sn[18] date[16] mac[6] sw_ver[16] hw_ver[16] control_fw[16]
 // sensor_fw[16] angle_offset u16, model u8, motor_type u8, lines u8, 11 reserved: 120 bytes.
