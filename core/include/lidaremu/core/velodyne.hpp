@@ -22,11 +22,6 @@ inline constexpr int kPositionEveryDataPackets = 14;
 
 std::uint32_t micros_past_hour(double time_s);
 inline constexpr std::size_t kMaxNmeaBytes = kPositionPacket.nmea_bytes;
-// "$GPRMC,...*hh\r\n" for a UNIX time and position, into `out` without allocating; returns its
-// length (at most out.size() - 1).
-std::size_t format_gprmc(std::span<char> out, double unix_time_s, double latitude_deg,
-                         double longitude_deg);
-std::string gprmc_sentence(double unix_time_s, double latitude_deg, double longitude_deg);
 std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s,
                                                               const SensorIdentity& identity);
 
