@@ -407,3 +407,102 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
     CHECK(emitted.sink.data.size() == packets_per_turn);          // a turn at 600 rpm
   }
 }
+
+TEST_CASE("Hesai GPS packet: every byte as the manual lays it out", "[format][hesai][gps]") {
+  // 2026-11-25 12:00:00 UTC, 250 us past the PPS edge, at 48.1 N 11.5 E.
+  SensorIdentity identity;
+  identity.latitude_deg = 48.1;
+  identity.longitude_deg = 11.5;
+  const auto p = hesai::gps_packet(1795608000, 250, identity);
+  REQUIRE(p.size() == 512);
+  CHECK(p[0] == 0xFF);  // the flag, 0xFF first
+  CHECK(p[1] == 0xEE);
+  // Two ASCII digits each, units first: year 26, month 11, day 25, second 00, minute 00, hour 12.
+  const std::string digits(p.begin() + 2, p.begin() + 14);
+  CHECK(digits == std::string("62") + "11" + "52" + "00" + "00" + "21");
+  CHECK((p[14] | (p[15] << 8) | (p[16] << 16) | (p[17] << 24)) == 250);
+  const std::string nmea(reinterpret_cast<const char*>(p.data() + 18));
+  CHECK(nmea.rfind("$GPRMC,120000,A,4806.0000,N,01130.0000,E,", 0) == 0);
+  CHECK(nmea.find(",251126,") != std::string::npos);  // ddmmyy
+  CHECK(nmea.size() < 100);
+  // The NMEA checksum: XOR of everything between '$' and '*'.
+  const auto star = nmea.find('*');
+  REQUIRE(star != std::string::npos);
+  std::uint8_t checksum = 0;
+  for (std::size_t i = 1; i < star; ++i) checksum ^= static_cast<std::uint8_t>(nmea[i]);
+  CHECK(std::stoi(nmea.substr(star + 1, 2), nullptr, 16) == checksum);
+  CHECK(std::all_of(p.begin() + 18 + static_cast<std::ptrdiff_t>(nmea.size()), p.begin() + 118,
+                    [](std::uint8_t b) { return b == 0; }));
+  CHECK(std::all_of(p.begin() + 118, p.begin() + 506, [](std::uint8_t b) { return b == 0xDF; }));
+  CHECK(p[506] == 'A');  // positioning status: valid
+  CHECK(p[507] == 1);    // PPS locked
+  CHECK(std::all_of(p.begin() + 508, p.end(), [](std::uint8_t b) { return b == 0; }));
+
+  hesai::GpsInfo info;
+  REQUIRE(hesai::read_gps_packet(p, info) == hesai::GpsError::kNone);
+  CHECK(info.unix_second == 1795608000);
+  CHECK(info.micros == 250);
+  CHECK(info.positioning_status == 'A');
+  CHECK(info.pps_locked);
+  CHECK(info.nmea == nmea);
+  // What the reader refuses.
+  CHECK(hesai::read_gps_packet(std::span(p).first(511), info) == hesai::GpsError::kWrongSize);
+  auto bad = p;
+  bad[0] = 0xEE;
+  CHECK(hesai::read_gps_packet(bad, info) == hesai::GpsError::kBadFlag);
+  bad = p;
+  bad[2] = 'x';
+  CHECK(hesai::read_gps_packet(bad, info) == hesai::GpsError::kBadDigits);
+  bad = p;
+  bad[4] = '3';  // month 13
+  CHECK(hesai::read_gps_packet(bad, info) == hesai::GpsError::kBadDate);
+}
+
+TEST_CASE(
+    "Hesai GPS packets: one for each whole second the stream passes, on the models that "
+    "send them",
+    "[format][hesai][gps]") {
+  class TelemetrySink final : public PacketSink {
+   public:
+    std::vector<std::vector<std::uint8_t>> gps;
+    std::vector<double> gps_times, data_times;
+    void on_packet(PacketChannel channel, std::span<const std::uint8_t> bytes,
+                   double sensor_time_s) override {
+      if (channel == PacketChannel::kData) {
+        data_times.push_back(sensor_time_s);
+        return;
+      }
+      gps.emplace_back(bytes.begin(), bytes.end());
+      gps_times.push_back(sensor_time_s);
+    }
+  };
+  for (const SensorModel* model : all_sensor_models()) {
+    if (model->family != SensorFamily::kHesai) continue;
+    INFO(model->name);
+    const auto pattern = *make_rpm_scan(*model, model->spin.default_rpm).pattern;
+    auto frame = lidaremu::test::demo_frame(pattern, default_echoes(*model));
+    auto encoder = make_encoder(pattern, {}, default_echoes(*model));
+    REQUIRE(encoder);
+    TelemetrySink sink;
+    // 20 frames of 0.1 s from 0.35 s before a whole second: the stream passes 2 whole seconds.
+    const double start = kFrameStart - 0.35;
+    for (int f = 0; f < 20; ++f) encoder->encode_frame(frame.returns, start + f * 0.1, sink);
+    if (!model->hesai.sends_gps) {
+      CHECK(sink.gps.empty());
+      continue;
+    }
+    REQUIRE(sink.gps.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      hesai::GpsInfo info;
+      REQUIRE(hesai::read_gps_packet(sink.gps[i], info) == hesai::GpsError::kNone);
+      const auto second = static_cast<std::int64_t>(kFrameStart) + static_cast<std::int64_t>(i);
+      CHECK(info.unix_second == second);
+      // Sent with the first data packet past the edge: within one packet period of it.
+      CHECK(sink.gps_times[i] >= static_cast<double>(second));
+      CHECK(info.micros ==
+            Approx((sink.gps_times[i] - static_cast<double>(second)) * 1e6).margin(1.0));
+      CHECK(sink.gps_times[i] - static_cast<double>(second) <
+            encoder->data_packet_period_s() + 1e-3);
+    }
+  }
+}

@@ -62,7 +62,7 @@ std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorId
     case SensorFamily::kOuster:
       return std::make_unique<ouster::OusterEncoder>(pattern, identity, ouster);
     case SensorFamily::kHesai:
-      return std::make_unique<hesai::HesaiEncoder>(pattern, echoes);
+      return std::make_unique<hesai::HesaiEncoder>(pattern, identity, echoes);
   }
   return nullptr;
 }

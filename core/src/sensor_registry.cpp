@@ -313,6 +313,7 @@ SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::
                         .first_firing_us = 6.0,
                         .channel_step_us = channel_step_us,
                         .stamp_after_block_us = 0,
+                        .sends_gps = true,
                         .return_modes = kXtReturnModes,
                         .firing_loops = 1,
                         .channel_loop = {}};
@@ -423,6 +424,7 @@ SensorModel make_pandar(std::string_view name, const char* product_name, std::ui
                         .first_firing_us = 0,
                         .channel_step_us = 0,
                         .stamp_after_block_us = last_block_us + longest_table_us,
+                        .sends_gps = true,
                         .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
                                          {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
                                          {EchoMode::kDual, hesai::ptc::kPtcLastStrongest}},

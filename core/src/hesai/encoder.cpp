@@ -1,10 +1,12 @@
 // The Hesai encoder: point-cloud packets of every model in hesai/format.hpp, every field written
 // from the same rows the spec decoder reads.
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/nmea.hpp"
 #include "lidaremu/core/utc.hpp"
 
 namespace lidaremu::core::hesai {
@@ -44,9 +46,11 @@ std::string calibration_csv(const SensorModel& model) {
   return csv;
 }
 
-HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, EchoMode echoes)
+HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                           EchoMode echoes)
     : ColumnEncoder(pattern.column_period_s),
       pattern_(pattern),
+      identity_(identity),
       format_(*pattern.model->hesai.format),
       echoes_(echoes),
       blocks_per_column_(reports_two_echoes(echoes) ? 2 : 1),
@@ -149,6 +153,77 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
   sink.on_packet(PacketChannel::kData, packet_, stamp_s);
   columns_in_packet_ = 0;
   ++udp_sequence_;
+  if (hesai.sends_gps) send_gps_packets_up_to(stamp_s, sink);
+}
+
+void HesaiEncoder::send_gps_packets_up_to(double time_s, PacketSink& sink) {
+  // One GPS packet for each whole second (the PPS edge) the stream passes, sent with the first
+  // data packet after it and saying how long after the edge it leaves. A jump of the clock
+  // (simulation time, a new frame far ahead) restarts the count instead of filling the gap.
+  const auto second = static_cast<std::int64_t>(std::floor(time_s));
+  if (next_gps_second_ == 0 || second > next_gps_second_ + 1) next_gps_second_ = second + 1;
+  if (second < next_gps_second_) return;
+  const auto micros =
+      static_cast<std::uint32_t>(std::min(999'999.0, (time_s - static_cast<double>(second)) * 1e6));
+  sink.on_packet(PacketChannel::kTelemetry, gps_packet(second, micros, identity_), time_s);
+  next_gps_second_ = second + 1;
+}
+
+namespace {
+// Two ASCII digits, units first (as a little-endian u16: the tens in the high byte).
+std::uint64_t ascii_digits(int value) {
+  return static_cast<std::uint64_t>('0' + value % 10) |
+         (static_cast<std::uint64_t>('0' + (value / 10) % 10) << 8);
+}
+}  // namespace
+
+std::array<std::uint8_t, kGpsPacket.size> gps_packet(std::int64_t unix_second, std::uint32_t micros,
+                                                     const SensorIdentity& identity) {
+  std::array<std::uint8_t, kGpsPacket.size> p{};
+  const UtcFields utc = utc_fields(unix_second);
+  for (const auto& f : kGpsPacket.fields) {
+    std::uint64_t value = 0;
+    switch (f.name) {
+      case GpsField::kFlag:
+        value = kGpsFlagValue;
+        break;
+      case GpsField::kYear:
+        value = ascii_digits(utc.year - 2000);
+        break;
+      case GpsField::kMonth:
+        value = ascii_digits(utc.month);
+        break;
+      case GpsField::kDay:
+        value = ascii_digits(utc.day);
+        break;
+      case GpsField::kSecond:
+        value = ascii_digits(utc.second);
+        break;
+      case GpsField::kMinute:
+        value = ascii_digits(utc.minute);
+        break;
+      case GpsField::kHour:
+        value = ascii_digits(utc.hour);
+        break;
+      case GpsField::kMicroseconds:
+        value = micros;
+        break;
+      case GpsField::kPositioningStatus:
+        value = 'A';  // the emulated receiver has a fix
+        break;
+      case GpsField::kPpsLock:
+        value = 1;
+        break;
+    }
+    store_raw(p, 0, f, value);
+  }
+  std::fill_n(p.begin() + static_cast<std::ptrdiff_t>(kGpsPacket.reserved_at),
+              kGpsPacket.reserved_bytes, kGpsPacket.reserved_fill);
+  const std::span<char> nmea{reinterpret_cast<char*>(p.data() + kGpsPacket.nmea_at),
+                             kGpsPacket.nmea_bytes};
+  format_gprmc(nmea, static_cast<double>(unix_second), identity.latitude_deg,
+               identity.longitude_deg);
+  return p;
 }
 
 void HesaiEncoder::write_tail(double time_s) {

@@ -1,4 +1,5 @@
 // The Hesai spec decoder: every field from the format tables (hesai/format.hpp).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numbers>
@@ -143,6 +144,51 @@ bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, 
   }
   info.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
   return true;
+}
+
+GpsError read_gps_packet(std::span<const std::uint8_t> packet, GpsInfo& info) {
+  if (packet.size() != kGpsPacket.size) return GpsError::kWrongSize;
+  UtcFields date{};
+  for (const auto& f : kGpsPacket.fields) {
+    const auto v = load_field(packet, 0, f);
+    // Two ASCII digits, units first.
+    const auto units = static_cast<int>(v & 0xFF) - '0';
+    const auto tens = static_cast<int>(v >> 8) - '0';
+    const bool digits = units >= 0 && units <= 9 && tens >= 0 && tens <= 9;
+    const int number = tens * 10 + units;
+    switch (f.name) {
+      case GpsField::kFlag:
+        if (v != kGpsFlagValue) return GpsError::kBadFlag;
+        continue;
+      case GpsField::kMicroseconds:
+        info.micros = static_cast<std::uint32_t>(v);
+        continue;
+      case GpsField::kPositioningStatus:
+        info.positioning_status = static_cast<char>(v);
+        continue;
+      case GpsField::kPpsLock:
+        info.pps_locked = v == 1;
+        continue;
+      default:
+        break;
+    }
+    if (!digits) return GpsError::kBadDigits;
+    if (f.name == GpsField::kYear) date.year = 2000 + number;
+    if (f.name == GpsField::kMonth) date.month = number;
+    if (f.name == GpsField::kDay) date.day = number;
+    if (f.name == GpsField::kHour) date.hour = number;
+    if (f.name == GpsField::kMinute) date.minute = number;
+    if (f.name == GpsField::kSecond) date.second = number;
+  }
+  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31 || date.hour > 23 ||
+      date.minute > 59 || date.second > 60 || info.micros > 999'999) {
+    return GpsError::kBadDate;
+  }
+  info.unix_second = unix_seconds(date);
+  const auto* nmea = packet.data() + kGpsPacket.nmea_at;
+  const auto* end = std::find(nmea, nmea + kGpsPacket.nmea_bytes, std::uint8_t{0});
+  info.nmea.assign(nmea, end);
+  return GpsError::kNone;
 }
 
 SpecDecoder::SpecDecoder(const ModelFormat& format, Calibration calibration)

@@ -25,7 +25,7 @@ class PacketSink {
 struct SensorIdentity {
   std::uint64_t serial_number = 0;
   std::uint32_t init_id = 0;  // 24 bits
-  double latitude_deg = 0;    // Velodyne GPRMC
+  double latitude_deg = 0;    // GPRMC (Velodyne position, Hesai GPS packets)
   double longitude_deg = 0;
 };
 

@@ -2,6 +2,7 @@
 // Hesai: the encoder of point-cloud packets, the spec decoder written from the public facts
 // (FORMATS-HESAI-ROBOSENSE.md) and tested on real captures against nebula's decoded clouds, and
 // the angle calibration CSV both nebula and the Hesai SDK read.
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -38,7 +39,7 @@ class HesaiEncoder final : public ColumnEncoder {
  public:
   // echoes: first, strongest or last (one block per column) or dual, first-last, first-strongest
   // (blocks in pairs with the same azimuth, as paired_block_slot orders them).
-  HesaiEncoder(const ScanPattern& pattern, EchoMode echoes);
+  HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes);
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
 
@@ -48,7 +49,9 @@ class HesaiEncoder final : public ColumnEncoder {
   [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
   void write_header();
   void write_tail(double time_s);
+  void send_gps_packets_up_to(double time_s, PacketSink& sink);
   const ScanPattern pattern_;
+  const SensorIdentity identity_;
   const ModelFormat& format_;
   EchoMode echoes_;
   int blocks_per_column_ = 1;  // 2 in the dual modes
@@ -60,7 +63,24 @@ class HesaiEncoder final : public ColumnEncoder {
   double last_column_time_s_ = 0;
   std::uint32_t packet_loop_ = 0;
   std::uint32_t udp_sequence_ = 0;
+  std::int64_t next_gps_second_ = 0;  // 0: from the first packet's second on
 };
+
+// The GPS packet (format.hpp, kGpsPacket) for the whole second `unix_second` (the PPS edge the
+// unit stamps it with), `micros` past it, at the unit's position.
+std::array<std::uint8_t, kGpsPacket.size> gps_packet(std::int64_t unix_second, std::uint32_t micros,
+                                                     const SensorIdentity& identity);
+
+struct GpsInfo {
+  std::int64_t unix_second = 0;  // the date and time fields
+  std::uint32_t micros = 0;
+  char positioning_status = 0;  // 'A' valid, 'V' invalid, 0 unlocked
+  bool pps_locked = false;
+  std::string nmea;  // up to its terminator
+};
+enum class GpsError : std::uint8_t { kNone, kWrongSize, kBadFlag, kBadDigits, kBadDate };
+// Reads a GPS packet as the spec states it; every field checked.
+GpsError read_gps_packet(std::span<const std::uint8_t> packet, GpsInfo& info);
 
 // CRC-32/MPEG-2: polynomial 0x04C11DB7, initial all ones, not reflected, no final xor (the
 // QT128's body, functional-safety and tail CRCs).

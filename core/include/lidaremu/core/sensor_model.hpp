@@ -77,6 +77,10 @@ struct HesaiTraits {
   // stamp_from_first_column (QT64: before it).
   double stamp_after_block_us = 0;
   bool stamp_from_first_column = false;
+  // Whether the unit sends its GPS packet to UDP 10110 once a second (hesai/format.hpp,
+  // kGpsPacket: the XT32M2X manual's, the Pandar40P SDK's parser): the XT heads, the 40P and the
+  // 64; the QT heads' GPS output is not among the facts here.
+  bool sends_gps = false;
   // The return modes the model offers, each with the PTC code that selects it (0x1E, and the
   // config answer): the codes differ by model (nebula's hesai_common: 0 last, 1 strongest,
   // 2 last + strongest, 3 first, 5 first + strongest; the QT64's 2 is its dual, first + last).

@@ -348,4 +348,52 @@ inline constexpr std::array<ModelFormat, 7> kModelFormats{{
     {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, false},
 }};
 
+// The GPS packet a unit with a GPS input sends to UDP 10110 once a second (XT32M2X user manual,
+// 3.2.2 "GPS UDP Data", and the Pandar40P SDK's parser): 512 bytes, the flag FF EE, the date and
+// time as two ASCII digits each, units first (year from 2000, month, day, second, minute, hour),
+// microseconds, the NMEA sentence, 388 bytes of 0xDF, positioning status (the GPRMC's 'A' / 'V'),
+// PPS lock (1 locked), 4 reserved.
+enum class GpsField : std::uint8_t {
+  kFlag,
+  kYear,
+  kMonth,
+  kDay,
+  kSecond,
+  kMinute,
+  kHour,
+  kMicroseconds,
+  kPositioningStatus,
+  kPpsLock
+};
+
+struct GpsPacketFormat {
+  std::size_t size;
+  std::array<PacketField<GpsField>, 10> fields;
+  std::size_t nmea_at, nmea_bytes;
+  std::size_t reserved_at, reserved_bytes;
+  std::uint8_t reserved_fill;
+};
+
+inline constexpr GpsPacketFormat kGpsPacket{
+    .size = 512,
+    .fields = {{
+        {GpsField::kFlag, 0, 2, 0xFFFF},
+        {GpsField::kYear, 2, 2, 0xFFFF},
+        {GpsField::kMonth, 4, 2, 0xFFFF},
+        {GpsField::kDay, 6, 2, 0xFFFF},
+        {GpsField::kSecond, 8, 2, 0xFFFF},
+        {GpsField::kMinute, 10, 2, 0xFFFF},
+        {GpsField::kHour, 12, 2, 0xFFFF},
+        {GpsField::kMicroseconds, 14, 4, 0xFFFFFFFF},
+        {GpsField::kPositioningStatus, 506, 1, 0xFF},
+        {GpsField::kPpsLock, 507, 1, 0xFF},
+    }},
+    .nmea_at = 18,
+    .nmea_bytes = 100,
+    .reserved_at = 118,
+    .reserved_bytes = 388,
+    .reserved_fill = 0xDF,
+};
+inline constexpr std::uint16_t kGpsFlagValue = 0xEEFF;  // bytes FF EE, little-endian
+
 }  // namespace lidaremu::core::hesai
