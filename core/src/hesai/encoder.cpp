@@ -219,10 +219,10 @@ std::array<std::uint8_t, kGpsPacket.size> gps_packet(std::int64_t unix_second, s
   }
   std::fill_n(p.begin() + static_cast<std::ptrdiff_t>(kGpsPacket.reserved_at),
               kGpsPacket.reserved_bytes, kGpsPacket.reserved_fill);
-  const std::span<char> nmea{reinterpret_cast<char*>(p.data() + kGpsPacket.nmea_at),
-                             kGpsPacket.nmea_bytes};
-  format_gprmc(nmea, static_cast<double>(unix_second), identity.latitude_deg,
-               identity.longitude_deg);
+  std::array<char, kGpsPacket.nmea_bytes> nmea{};
+  const std::size_t n = format_gprmc(nmea, static_cast<double>(unix_second), identity.latitude_deg,
+                                     identity.longitude_deg);
+  std::copy_n(nmea.begin(), n, p.begin() + static_cast<std::ptrdiff_t>(kGpsPacket.nmea_at));
   return p;
 }
 
