@@ -81,6 +81,20 @@ std::uint64_t tail_field(const hesai::ModelFormat& format, std::span<const std::
   return 0;
 }
 
+// Empty returns of a frame of `pattern`, and a way to put an echo on column 0.
+struct ColumnZero {
+  explicit ColumnZero(const ScanPattern& pattern) {
+    returns.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
+                     static_cast<std::uint16_t>(pattern.model->channels)});
+  }
+  void put(std::uint16_t ch, int echo, float range, std::uint8_t reflectivity) {
+    const std::size_t slot = returns.slot(returns.shape.beam(0, ch), echo);
+    returns.range_m[slot] = range;
+    returns.reflectivity[slot] = reflectivity;
+  }
+  FrameReturns returns;
+};
+
 }  // namespace
 
 TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip",
@@ -187,21 +201,15 @@ TEST_CASE("Hesai dual return: the last return first, then the strongest or secon
   const SensorModel& model = *find_sensor_model("pandar-xt32");
   const auto pattern = *make_rpm_scan(model, 600).pattern;
   const hesai::ModelFormat& format = *model.hesai.format;
-  FrameReturns returns;
-  returns.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
-                   static_cast<std::uint16_t>(model.channels)});
   // Column 0: channel 0 strongest near (10 m) and a last echo at 30 m; channel 1 strongest is
   // the last (30 m) with a second strongest at 10 m; channel 2 one echo at 20 m; channel 3 none.
-  const auto put = [&](std::uint16_t ch, int echo, float range, std::uint8_t reflectivity) {
-    const std::size_t slot = returns.slot(returns.shape.beam(0, ch), echo);
-    returns.range_m[slot] = range;
-    returns.reflectivity[slot] = reflectivity;
-  };
-  put(0, 0, 10.0f, 90);
-  put(0, 1, 30.0f, 20);
-  put(1, 0, 30.0f, 90);
-  put(1, 1, 10.0f, 20);
-  put(2, 0, 20.0f, 50);
+  ColumnZero column(pattern);
+  column.put(0, 0, 10.0f, 90);
+  column.put(0, 1, 30.0f, 20);
+  column.put(1, 0, 30.0f, 90);
+  column.put(1, 1, 10.0f, 20);
+  column.put(2, 0, 20.0f, 50);
+  const FrameReturns& returns = column.returns;
   KeepingSink sink;
   auto encoder = make_encoder(pattern, {}, EchoMode::kDual);
   REQUIRE(encoder);
@@ -244,17 +252,11 @@ TEST_CASE("Hesai first + last and first + strongest: the first return leads its 
     const SensorModel& model = *find_sensor_model(name);
     const auto pattern = *make_rpm_scan(model, 600).pattern;
     const hesai::ModelFormat& format = *model.hesai.format;
-    FrameReturns returns;
-    returns.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
-                     static_cast<std::uint16_t>(model.channels)});
-    const auto put = [&](std::uint16_t ch, int echo, float range, std::uint8_t reflectivity) {
-      const std::size_t slot = returns.slot(returns.shape.beam(0, ch), echo);
-      returns.range_m[slot] = range;
-      returns.reflectivity[slot] = reflectivity;
-    };
-    put(0, first_plane, 10.0f, 20);      // the first
-    put(0, 1 - first_plane, 30.0f, 90);  // the last, or the strongest
-    put(1, 0, 20.0f, 50);
+    ColumnZero column(pattern);
+    column.put(0, first_plane, 10.0f, 20);      // the first
+    column.put(0, 1 - first_plane, 30.0f, 90);  // the last, or the strongest
+    column.put(1, 0, 20.0f, 50);
+    const FrameReturns& returns = column.returns;
     KeepingSink sink;
     auto encoder = make_encoder(pattern, {}, echoes);
     REQUIRE(encoder);

@@ -61,6 +61,12 @@ constexpr std::array<std::uint32_t, 256> make_crc32_mpeg2_table() {
   return table;
 }
 constexpr auto kCrc32Table = make_crc32_mpeg2_table();
+
+// A date and time a packet may carry (a leap second allowed), microseconds within the second.
+bool valid_time(const UtcFields& d, std::uint32_t micros) {
+  return d.month >= 1 && d.month <= 12 && d.day >= 1 && d.day <= 31 && d.hour <= 23 &&
+         d.minute <= 59 && d.second <= 60 && micros <= 999'999;
+}
 }  // namespace
 
 std::uint32_t crc32_mpeg2(std::span<const std::uint8_t> bytes) {
@@ -138,10 +144,7 @@ bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, 
         break;
     }
   }
-  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31 || date.hour > 23 ||
-      date.minute > 59 || date.second > 60 || micros > 999'999) {
-    return false;
-  }
+  if (!valid_time(date, micros)) return false;
   info.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
   return true;
 }
@@ -180,10 +183,7 @@ GpsError read_gps_packet(std::span<const std::uint8_t> packet, GpsInfo& info) {
     if (f.name == GpsField::kMinute) date.minute = number;
     if (f.name == GpsField::kSecond) date.second = number;
   }
-  if (date.month < 1 || date.month > 12 || date.day < 1 || date.day > 31 || date.hour > 23 ||
-      date.minute > 59 || date.second > 60 || info.micros > 999'999) {
-    return GpsError::kBadDate;
-  }
+  if (!valid_time(date, info.micros)) return GpsError::kBadDate;
   info.unix_second = unix_seconds(date);
   const auto* nmea = packet.data() + kGpsPacket.nmea_at;
   const auto* end = std::find(nmea, nmea + kGpsPacket.nmea_bytes, std::uint8_t{0});
