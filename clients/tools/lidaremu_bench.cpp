@@ -20,7 +20,8 @@ int run(int argc, char** argv) {
   std::string rate = "afap";
   app.add_option("--sensor", sensors,
                  "MODEL[:MODE][:VARIANT], repeatable: os1-128:2048x10, vls128::dual, "
-                 "os1-64::rng19 (VARIANT: Velodyne return mode or Ouster profile)")
+                 "os1-64::rng19, pandar-qt64::first-last (VARIANT: Velodyne or Hesai return mode, "
+                 "Ouster profile)")
       ->required();
   app.add_option("--rate", rate, "afap: as fast as the daemon takes frames; N: N times real time")
       ->capture_default_str();
