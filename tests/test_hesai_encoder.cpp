@@ -458,6 +458,11 @@ TEST_CASE("Hesai GPS packet: every byte as the manual lays it out", "[format][he
   bad = p;
   bad[4] = '3';  // month 13
   CHECK(hesai::read_gps_packet(bad, info) == hesai::GpsError::kBadDate);
+  // A simulation clock from 1970: the year still two digits (70, read from 2000 as the SDK
+  // does), the rest of the date right.
+  const auto early = hesai::gps_packet(86400 * 31, 0, identity);  // 1970-02-01
+  REQUIRE(hesai::read_gps_packet(early, info) == hesai::GpsError::kNone);
+  CHECK(std::string(early.begin() + 2, early.begin() + 8) == "072010");
 }
 
 TEST_CASE(

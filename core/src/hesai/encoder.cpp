@@ -170,10 +170,12 @@ void HesaiEncoder::send_gps_packets_up_to(double time_s, PacketSink& sink) {
 }
 
 namespace {
-// Two ASCII digits, units first (as a little-endian u16: the tens in the high byte).
+// Two ASCII digits of value mod 100, units first (a little-endian u16: the tens in the high
+// byte). Mod 100 keeps a year before 2000 (a simulation clock from 1970) in digits.
 std::uint64_t ascii_digits(int value) {
-  return static_cast<std::uint64_t>('0' + value % 10) |
-         (static_cast<std::uint64_t>('0' + (value / 10) % 10) << 8);
+  const int two = (value % 100 + 100) % 100;
+  return static_cast<std::uint64_t>('0' + two % 10) |
+         (static_cast<std::uint64_t>('0' + two / 10) << 8);
 }
 }  // namespace
 
