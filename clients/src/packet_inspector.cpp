@@ -47,7 +47,18 @@ PacketInspector::PacketInspector(const core::SensorModel& model,
     case core::SensorFamily::kOuster:
       ouster_.emplace(*metadata);
       break;
+    case core::SensorFamily::kRoboSense:
+      robosense_.emplace(model);
+      break;
   }
+}
+
+bool PacketInspector::feed_difop(std::span<const std::uint8_t> packet) {
+  if (!robosense_ || robosense_->on_difop(packet) != core::robosense::DifopError::kNone) {
+    ++bad_packets_;
+    return false;
+  }
+  return true;
 }
 
 void PacketInspector::start_if_needed(double arrival_s) {
@@ -107,6 +118,24 @@ bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_
     take_packet();
     for (const auto& p : scratch_hesai_) {
       add_spinning_point({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.channel, 0},
+                         p.block_azimuth * 0.01f, arrival_s);
+    }
+    return true;
+  }
+  if (robosense_) {
+    scratch_robosense_.clear();
+    const auto error = robosense_->decode(packet, scratch_robosense_);
+    if (error == core::robosense::DecodeError::kNoDifop) {
+      ++waiting_packets_;
+      return false;
+    }
+    if (error != core::robosense::DecodeError::kNone) {
+      ++bad_packets_;
+      return false;
+    }
+    take_packet();
+    for (const auto& p : scratch_robosense_) {
+      add_spinning_point({p.x, p.y, p.z, p.distance_m, p.intensity, p.channel, 0},
                          p.block_azimuth * 0.01f, arrival_s);
     }
     return true;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -20,13 +21,22 @@
 // NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   using namespace lidaremu;
-  CLI::App app{"lidaremu-inspect: decode a Velodyne or Ouster UDP stream and summarise each frame"};
+  CLI::App app{
+      "lidaremu-inspect: decode a Velodyne, Ouster, Hesai or RoboSense UDP stream and summarise "
+      "each frame"};
   std::string model_name = "vlp16", metadata_file;
   int port = 0;
+  int difop_port = 7788;
   double duration = 10;
   int max_frames = 0;
   app.add_option("--model", model_name, core::sensor_model_names())->capture_default_str();
-  app.add_option("--port", port, "UDP port on 127.0.0.1 (default 2368 Velodyne, 7502 Ouster)");
+  app.add_option("--port", port,
+                 "UDP port on 127.0.0.1 (default 2368 Velodyne and Hesai, 7502 Ouster, 6699 "
+                 "RoboSense MSOP)");
+  app.add_option("--difop-port", difop_port,
+                 "RoboSense: the DIFOP port on 127.0.0.1; no point is decoded before a DIFOP, "
+                 "as rs_driver waits for one")
+      ->capture_default_str();
   app.add_option("--metadata", metadata_file,
                  "Ouster metadata JSON (as written by --metadata-out)");
   app.add_option("--duration", duration, "stop after this many seconds")->capture_default_str();
@@ -53,19 +63,29 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (port == 0) port = core::rpm_driven(*model) ? 2368 : 7502;
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const int buffer = 8 << 20;
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    std::cerr << "lidaremu-inspect: cannot listen on 127.0.0.1:" << port << " (port in use?)\n";
-    return 1;
-  }
+  const bool robosense = model->family == core::SensorFamily::kRoboSense;
+  if (port == 0) port = robosense ? 6699 : core::rpm_driven(*model) ? 2368 : 7502;
+  const auto listen_on = [](int udp_port) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(udp_port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int buffer = 8 << 20;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+      std::cerr << "lidaremu-inspect: cannot listen on 127.0.0.1:" << udp_port
+                << " (port in use?)\n";
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  };
+  const int fd = listen_on(port);
+  if (fd < 0) return 1;
+  const int difop_fd = robosense ? listen_on(difop_port) : -1;
+  if (robosense && difop_fd < 0) return 1;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   int frames = 0;
@@ -81,8 +101,13 @@ int main(int argc, char** argv) {
             << std::endl;
   while (std::chrono::duration<double>(Clock::now() - start).count() < duration &&
          (max_frames == 0 || frames < max_frames)) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
+    std::array<pollfd, 2> p{{{fd, POLLIN, 0}, {difop_fd, POLLIN, 0}}};
+    if (::poll(p.data(), robosense ? 2 : 1, 100) <= 0) continue;
+    if (robosense && (p[1].revents & POLLIN) != 0) {
+      const ssize_t d = ::recv(difop_fd, datagram.data(), datagram.size(), 0);
+      if (d > 0) inspector.feed_difop({datagram.data(), static_cast<std::size_t>(d)});
+    }
+    if ((p[0].revents & POLLIN) == 0) continue;
     const ssize_t n = ::recv(fd, datagram.data(), datagram.size(), 0);
     if (n <= 0) continue;
     const double t = std::chrono::duration<double>(Clock::now() - start).count();
@@ -92,9 +117,12 @@ int main(int argc, char** argv) {
     inspector.feed({datagram.data(), static_cast<std::size_t>(n)}, t);
   }
   ::close(fd);
+  if (difop_fd >= 0) ::close(difop_fd);
   const double span = last - first;
   std::cout << "lidaremu-inspect: " << packets << " packets (" << inspector.bad_packets()
             << " undecodable), " << frames << " frames, " << points << " points; mean rate "
-            << (span > 0 ? (packets - 1) / span : 0.0) << " packets/s" << std::endl;
+            << (span > 0 ? (packets - 1) / span : 0.0) << " packets/s";
+  if (robosense) std::cout << "; " << inspector.packets_before_difop() << " before the first DIFOP";
+  std::cout << std::endl;
   return packets > 0 && inspector.bad_packets() == 0 ? 0 : 1;
 }

@@ -82,7 +82,10 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
   // Refinements: the beam origin moves with the found beam, the beam follows the direction from
   // it. Once a refinement finds the beam it started from, every later one would too (it starts
   // from the same origin): that hit is done. Uncorrected Velodyne lasers share one origin.
-  const int refinements = !spinning ? 4 : (model_.laser_corrections.empty() ? 1 : 6);
+  // RoboSense beams leave from a lens centre that turns with the column.
+  const bool own_origins =
+      !model_.laser_corrections.empty() || model_.family == SensorFamily::kRoboSense;
+  const int refinements = !spinning ? 4 : (own_origins ? 6 : 1);
   std::array<Eigen::Vector3d, kChunk> start;  // the hit, in the frame the angles are taken in
   std::array<Eigen::Vector3d, kChunk> from;   // from the current beam's origin
   std::array<std::uint16_t, kChunk> active;   // hits whose beam may still move

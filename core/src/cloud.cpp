@@ -31,7 +31,8 @@ EchoTruth FrameTruth::echo_at(std::size_t beam, float range) const {
   return echo;
 }
 
-CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata)
+CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata,
+                           EchoMode echoes)
     : pattern_(pattern) {
   switch (pattern.model->family) {
     case SensorFamily::kVelodyne:
@@ -45,6 +46,13 @@ CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Met
     case SensorFamily::kOuster:
       ouster_.emplace(*metadata);
       break;
+    case SensorFamily::kRoboSense: {
+      robosense_.emplace(*pattern.model);
+      const auto* mode = pattern.model->robosense.return_mode(echoes);
+      robosense_->on_difop(robosense::difop_packet(*pattern.model, std::round(pattern.rpm),
+                                                   mode != nullptr ? mode->difop_code : 0, 0, {}));
+      break;
+    }
   }
 }
 
@@ -54,6 +62,7 @@ int CloudDecoder::decode(std::span<const std::span<const std::uint8_t>> packets,
   out.points.clear();
   if (velodyne_) return decode_velodyne(packets, truth, previous, out);
   if (hesai_) return decode_hesai(packets, truth, previous, out);
+  if (robosense_) return decode_robosense(packets, truth, previous, out);
   return decode_ouster(packets, truth, out);
 }
 
@@ -150,6 +159,38 @@ int CloudDecoder::decode_hesai(std::span<const std::span<const std::uint8_t>> pa
       out.points.push_back({p.x, p.y, p.z, p.distance_m, p.reflectivity, p.channel, column,
                             static_cast<std::uint8_t>(p.block % returns), echo.object_id, echo.kind,
                             echo.pulse_width_ns});
+    }
+  }
+  return bad;
+}
+
+int CloudDecoder::decode_robosense(std::span<const std::span<const std::uint8_t>> packets,
+                                   const FrameTruth& truth, const FrameTruth& previous,
+                                   Cloud& out) {
+  const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
+  const auto channels = static_cast<std::size_t>(pattern_.model->channels);
+  const int returns = robosense_->dual() ? 2 : 1;
+  int bad = 0;
+  bool first = true;
+  FrameWrap wrap(columns);
+  for (const auto packet : packets) {
+    robosense_points_.clear();
+    robosense::PacketInfo info;
+    if (robosense_->decode(packet, robosense_points_, &info) != robosense::DecodeError::kNone) {
+      ++bad;
+      continue;
+    }
+    if (first) out.time_s = info.time_s;
+    first = false;
+    for (const auto& p : robosense_points_) {
+      const std::uint32_t column = column_of_azimuth(p.block_azimuth, columns);
+      const bool in_previous_frame = wrap.in_previous_frame(column);
+      const FrameTruth& owner = in_previous_frame ? previous : truth;
+      if (in_previous_frame && !previous.valid) continue;
+      const EchoTruth echo = owner.echo_at(column * channels + p.channel, p.distance_m);
+      out.points.push_back({p.x, p.y, p.z, p.distance_m, p.intensity, p.channel, column,
+                            static_cast<std::uint8_t>(p.block % returns), echo.object_id,
+                            echo.kind, echo.pulse_width_ns});
     }
   }
   return bad;

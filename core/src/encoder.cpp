@@ -4,6 +4,7 @@
 
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
 namespace lidaremu::core {
@@ -37,6 +38,9 @@ bool family_supports(SensorFamily family, EchoMode echoes) {
       return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
     case SensorFamily::kHesai:
       return hesai::return_mode_byte(echoes) != 0;
+    case SensorFamily::kRoboSense:
+      return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
+             echoes == EchoMode::kFirst || echoes == EchoMode::kDual;
   }
   return false;
 }
@@ -53,6 +57,10 @@ std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorId
       pattern.model->hesai.return_mode(echoes) == nullptr) {
     return nullptr;
   }
+  if (pattern.model->family == SensorFamily::kRoboSense &&
+      pattern.model->robosense.return_mode(echoes) == nullptr) {
+    return nullptr;
+  }
   if (pattern.model->family == SensorFamily::kOuster && echoes != ouster_echoes(ouster.profile)) {
     return nullptr;
   }
@@ -63,6 +71,8 @@ std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorId
       return std::make_unique<ouster::OusterEncoder>(pattern, identity, ouster);
     case SensorFamily::kHesai:
       return std::make_unique<hesai::HesaiEncoder>(pattern, identity, echoes);
+    case SensorFamily::kRoboSense:
+      return std::make_unique<robosense::RoboSenseEncoder>(pattern, identity, echoes);
   }
   return nullptr;
 }

@@ -30,9 +30,11 @@ ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm) {
   }
   ScanPattern p;
   p.model = &model;
-  p.column_period_s = (model.family == SensorFamily::kHesai ? model.hesai.block_period_us
-                                                            : model.velodyne.sequence_period_us) *
-                      1e-6;
+  const double column_period_us = model.family == SensorFamily::kHesai ? model.hesai.block_period_us
+                                  : model.family == SensorFamily::kRoboSense
+                                      ? model.robosense.block_period_us
+                                      : model.velodyne.sequence_period_us;
+  p.column_period_s = column_period_us * 1e-6;
   // The firing clock is fixed; the column count per revolution follows from the rotation rate.
   p.columns_per_frame = static_cast<int>(std::lround(60.0 / rpm / p.column_period_s));
   p.frame_period_s = p.columns_per_frame * p.column_period_s;
@@ -88,11 +90,27 @@ double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint1
   if (model_.family == SensorFamily::kHesai) {
     return velodyne_column_azimuth_deg(column) + model_.azimuth_offset_deg[channel];
   }
+  const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
+  // RoboSense (rs_driver): the block azimuth moved on by the turn until the channel fires, then
+  // its horizontal calibration added.
+  if (model_.family == SensorFamily::kRoboSense) {
+    return robosense_turned_azimuth_deg(column, channel) + model_.azimuth_offset_deg[channel];
+  }
   // Lasers of a sequence fire one after another while the head keeps turning.
   const double fire_offset_us = model_.velodyne.firing_offset_us(channel);
-  const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
   return velodyne_column_azimuth_deg(column) + deg_per_us * fire_offset_us -
          model_.azimuth_offset_deg[channel];
+}
+
+double BeamGeometry::robosense_turned_azimuth_deg(std::uint32_t column,
+                                                  std::uint16_t channel) const {
+  // rs_driver's turn: the azimuth step to the next block times the channel's share of the
+  // block, in float, truncated to whole hundredths of a degree.
+  const double step_cdeg = std::round(36000.0 / pattern_.columns_per_frame);
+  const auto share = static_cast<float>(model_.robosense.firing_offset_us[channel]) /
+                     static_cast<float>(model_.robosense.block_period_us);
+  const auto turn_cdeg = static_cast<int>(static_cast<float>(step_cdeg) * share);
+  return velodyne_column_azimuth_deg(column) + turn_cdeg / 100.0;
 }
 
 Eigen::Vector3d BeamGeometry::ouster_beam_origin_lidar_mm(std::uint32_t column) const {
@@ -146,6 +164,16 @@ BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
     return {Eigen::Vector3d::Zero(),
             {std::cos(e) * std::sin(a), std::cos(e) * std::cos(a), std::sin(e)}};
   }
+  if (model_.family == SensorFamily::kRoboSense) {
+    // rs_driver's frame (x forward, y left, azimuth clockwise from x). A beam leaves from the
+    // lens centre: RX out along the turned azimuth, before the horizontal calibration, RZ up.
+    const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+    const double e = model_.elevation_deg[channel] * kDeg;
+    const double h = robosense_turned_azimuth_deg(column, channel) * kDeg;
+    const RoboSenseTraits& rs = model_.robosense;
+    return {{rs.lens_rx_m * std::cos(h), -rs.lens_rx_m * std::sin(h), rs.lens_rz_m},
+            {std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a), std::sin(e)}};
+  }
   if (model_.family == SensorFamily::kVelodyne) {
     const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
     const double e = model_.elevation_deg[channel] * kDeg;
@@ -172,6 +200,9 @@ BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
 double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
                                     std::uint16_t channel) const {
   if (model_.family == SensorFamily::kHesai) return point_in_sensor.norm();
+  if (model_.family == SensorFamily::kRoboSense) {
+    return (point_in_sensor - ray(column, channel).origin).norm();
+  }
   if (model_.family == SensorFamily::kVelodyne) {
     if (model_.laser_corrections.empty()) return point_in_sensor.norm();
     // Invert the corrections: start from the straight beam, then move the raw distance by

@@ -10,6 +10,7 @@
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "ouster/beam_tables.hpp"
+#include "robosense/models.hpp"
 #include "velodyne/beam_tables.hpp"
 
 namespace lidaremu::core {
@@ -531,6 +532,8 @@ struct Registry {
     models.push_back(make_pandar_qt128());
     models.push_back(make_pandar_40p());
     models.push_back(make_pandar_64());
+    models.push_back(robosense::make_rs_helios(velodyne_optics(110)));
+    models.push_back(robosense::make_rs_bpearl(velodyne_optics(30)));
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

@@ -209,16 +209,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option(
       "--out", f.out,
-      "data packets to udp://HOST:PORT (default port 2368 Velodyne and Hesai, 7502 Ouster)");
+      "data packets to udp://HOST:PORT (default port 2368 Velodyne and Hesai, 7502 Ouster, 6699 "
+      "RoboSense MSOP)");
   app.add_option("--telemetry", f.telemetry,
                  "position packets (Velodyne, default 8308), IMU packets (Ouster, default 7503) or "
-                 "GPS packets (Hesai, default 10110), udp://HOST:PORT, default on the --out host");
+                 "GPS packets (Hesai, default 10110) or DIFOP packets (RoboSense, default 7788), "
+                 "udp://HOST:PORT, default on the --out host");
   app.add_option("--pace", f.pace, "realtime (the real packet period) | afap (as fast as possible)")
       ->capture_default_str();
   app.add_option("--seed", f.seed, "seed of every random draw")->capture_default_str();
   app.add_option("--metadata-out", f.metadata_out, "write the Ouster sensor metadata JSON here");
   app.add_option("--calibration-out", f.calibration_out,
-                 "write the Hesai angle calibration CSV here (what nebula and the SDK read)");
+                 "write the angle calibration here: Hesai's CSV (what nebula and the SDK read), "
+                 "RoboSense's angle.csv (rs_driver's config_from_file)");
   app.add_option("--physics", f.physics,
                  "default (the realistic chain of PHYSICS.md) | ideal (no noise, no loss)")
       ->capture_default_str();

@@ -133,13 +133,16 @@ std::string default_sensor_ip(std::uint16_t sensor_id) {
 
 namespace {
 
-// The return modes a Hesai model offers, as settings name them ("last|first|first-last").
-std::string hesai_return_modes(const core::SensorModel& model) {
+// The return modes a Hesai or RoboSense model offers, as settings name them
+// ("last|first|first-last").
+std::string model_return_modes(const core::SensorModel& model) {
   std::string names;
-  for (const auto& m : model.hesai.return_modes) {
+  const auto add = [&](core::EchoMode echoes) {
     if (!names.empty()) names += '|';
-    names += core::echo_mode_name(m.echoes);
-  }
+    names += core::echo_mode_name(echoes);
+  };
+  for (const auto& m : model.hesai.return_modes) add(m.echoes);
+  for (const auto& m : model.robosense.return_modes) add(m.echoes);
   return names;
 }
 
@@ -201,8 +204,11 @@ void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& ba
 
 void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
   s.api_port_explicit = f.api_port >= 0;
-  // Hesai units answer PTC on TCP 9347; the others serve HTTP on 80.
-  const int default_port = s.model->family == core::SensorFamily::kHesai ? 9347 : 80;
+  // Hesai units answer PTC on TCP 9347; RoboSense drivers ask the unit nothing (its DIFOP tells
+  // them); the others serve HTTP on 80.
+  const int default_port = s.model->family == core::SensorFamily::kHesai       ? 9347
+                           : s.model->family == core::SensorFamily::kRoboSense ? 0
+                                                                               : 80;
   s.api_port = f.api_port < 0 ? default_port : f.api_port;
   if (f.api_port > 65535) bad("api_port", std::to_string(f.api_port), "0..65535 (0: no web API)");
   boost::system::error_code ec;
@@ -328,9 +334,12 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   } else {
     bad("hits", f.hits, "udp://HOST:PORT");
   }
-  const std::uint16_t default_data = spinning ? 2368 : 7502;
+  // RoboSense: MSOP on 6699, DIFOP (the "telemetry") on 7788.
+  const bool robosense_ports = s.model->family == core::SensorFamily::kRoboSense;
+  const std::uint16_t default_data = robosense_ports ? 6699 : spinning ? 2368 : 7502;
   const std::uint16_t default_telemetry = s.model->family == core::SensorFamily::kVelodyne ? 8308
                                           : s.model->family == core::SensorFamily::kHesai  ? 10110
+                                          : robosense_ports                                ? 7788
                                                                                            : 7503;
   if (f.out.empty())
     s.out = {"127.0.0.1", default_data};
@@ -376,6 +385,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   s.pipeline.params = core::default_physics_params(*s.model);
   read_physics_chain(f, at, s, bad, problems);
   const bool hesai = s.model->family == core::SensorFamily::kHesai;
+  const bool robosense = s.model->family == core::SensorFamily::kRoboSense;
   const std::string echoes = f.echoes.empty()
                                  ? std::string(core::echo_mode_name(core::default_echoes(*s.model)))
                                  : f.echoes;
@@ -386,15 +396,17 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
       bad("return_mode", echoes, "strongest|last|dual (what Velodyne packets carry)");
     } else if (velodyne && *e == core::EchoMode::kDual && !s.model->velodyne.dual_return) {
       bad("return_mode", echoes, "strongest|last (no dual-return layout for this model)");
-    } else if (hesai && s.model->hesai.return_mode(*e) == nullptr) {
-      bad("return_mode", echoes, hesai_return_modes(*s.model) + " (this model's return modes)");
+    } else if ((hesai && s.model->hesai.return_mode(*e) == nullptr) ||
+               (robosense && s.model->robosense.return_mode(*e) == nullptr)) {
+      bad("return_mode", echoes, model_return_modes(*s.model) + " (this model's return modes)");
     }
     if (!spinning && *e != core::EchoMode::kStrongest) {
       bad("return_mode", echoes,
           "strongest for Ouster (the rng19-dual profile reports the two strongest)");
     }
   } else {
-    bad("return_mode", echoes, hesai ? hesai_return_modes(*s.model) : "strongest|last|dual");
+    bad("return_mode", echoes,
+        hesai || robosense ? model_return_modes(*s.model) : "strongest|last|dual");
   }
   read_ouster_output(f, !spinning, s, bad);
   auto& weather = s.pipeline.params.weather;
@@ -431,8 +443,9 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("metadata_out", f.metadata_out, "nothing for a " + family + " model (Ouster only)");
   }
   s.metadata_out = f.metadata_out;
-  if (!f.calibration_out.empty() && s.model->family != core::SensorFamily::kHesai) {
-    bad("calibration_out", f.calibration_out, "nothing for a " + family + " model (Hesai only)");
+  if (!f.calibration_out.empty() && !hesai && !robosense) {
+    bad("calibration_out", f.calibration_out,
+        "nothing for a " + family + " model (Hesai and RoboSense only)");
   }
   s.calibration_out = f.calibration_out;
   read_sensor_address(f, s, bad);

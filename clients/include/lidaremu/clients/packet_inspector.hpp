@@ -1,6 +1,7 @@
 #pragma once
 // Decodes a sensor's packet stream with the spec decoders and cuts it into frames the way
-// drivers do (Velodyne, Hesai: azimuth wrap; Ouster: frame_id), summarising each frame.
+// drivers do (Velodyne, Hesai, RoboSense: azimuth wrap; Ouster: frame_id), summarising each
+// frame. RoboSense streams decode only after a DIFOP, as rs_driver's.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
 namespace lidaremu::clients {
@@ -19,7 +21,7 @@ struct FramePoint {
   float range_m = 0;
   std::uint16_t reflectivity = 0;
   std::uint16_t channel = 0;
-  std::uint32_t column = 0;  // Ouster measurement id; Velodyne, Hesai: none
+  std::uint32_t column = 0;  // Ouster measurement id; spinning heads: none
 };
 
 struct FrameSummary {
@@ -37,19 +39,26 @@ class PacketInspector {
   // Ouster needs metadata (the JSON the daemon wrote, or a real sensor's).
   PacketInspector(const core::SensorModel& model, std::optional<core::ouster::Metadata> metadata,
                   OnFrame on_frame);
-  // Feeds one data packet; returns false (and counts it) when it does not decode.
+  // Feeds one data packet; returns false (and counts it) when it does not decode. A RoboSense
+  // packet before the first DIFOP is counted as waiting, not bad.
   bool feed(std::span<const std::uint8_t> packet, double arrival_s);
+  // Feeds one RoboSense DIFOP packet (UDP 7788); false when it is not a valid one.
+  bool feed_difop(std::span<const std::uint8_t> packet);
+  [[nodiscard]] std::uint64_t packets_before_difop() const { return waiting_packets_; }
   void flush();  // completes the frame in progress
   [[nodiscard]] std::uint64_t bad_packets() const { return bad_packets_; }
 
  private:
   void finish_frame();
-  // Velodyne and Hesai: a frame ends where the azimuth wraps.
+  // Velodyne, Hesai, RoboSense: a frame ends where the azimuth wraps.
   void add_spinning_point(const FramePoint& point, float azimuth_deg, double arrival_s);
   void start_if_needed(double arrival_s);
   std::optional<core::velodyne::SpecDecoder> velodyne_;
   std::optional<core::hesai::SpecDecoder> hesai_;
   std::optional<core::ouster::SpecDecoder> ouster_;
+  std::optional<core::robosense::SpecDecoder> robosense_;
+  std::uint64_t waiting_packets_ = 0;
+  std::vector<core::robosense::Point> scratch_robosense_;
   OnFrame on_frame_;
   FrameSummary current_;
   bool have_current_ = false;

@@ -35,6 +35,20 @@ inline T load_le(std::span<const std::uint8_t> in, std::size_t offset) {
   return std::bit_cast<T>(bits);
 }
 
+// Big-endian words of 1 to 8 bytes (RoboSense packets).
+inline void store_be(std::span<std::uint8_t> out, std::size_t offset, std::size_t bytes,
+                     std::uint64_t value) {
+  for (std::size_t i = 0; i < bytes; ++i) {
+    out[offset + bytes - 1 - i] = static_cast<std::uint8_t>((value >> (8 * i)) & 0xFFu);
+  }
+}
+inline std::uint64_t load_be(std::span<const std::uint8_t> in, std::size_t offset,
+                             std::size_t bytes) {
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < bytes; ++i) value = (value << 8) | in[offset + i];
+  return value;
+}
+
 inline std::uint16_t load_be16(std::span<const std::uint8_t> in, std::size_t offset) {
   return static_cast<std::uint16_t>((in[offset] << 8) | in[offset + 1]);
 }

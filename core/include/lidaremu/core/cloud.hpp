@@ -10,6 +10,7 @@
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
@@ -57,8 +58,10 @@ struct FrameTruth {
 
 class CloudDecoder {
  public:
-  // Ouster streams need the metadata the emulated sensor serves.
-  CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata);
+  // Ouster streams need the metadata the emulated sensor serves; RoboSense streams the DIFOP the
+  // emulated unit sends, which names its return mode (`echoes`).
+  CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata,
+               EchoMode echoes = EchoMode::kStrongest);
   // One frame's data packets in the order they were sent. A spinning head's packet stream does not
   // break at frame ends: points of columns sent before the stream wrapped to column 0 belong to
   // the previous frame and take their ids from `previous` (dropped when it is not valid).
@@ -72,6 +75,8 @@ class CloudDecoder {
                       const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
   int decode_hesai(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
                    const FrameTruth& previous, Cloud& out);
+  int decode_robosense(std::span<const std::span<const std::uint8_t>> packets,
+                       const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
   int decode_ouster(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
                     Cloud& out);
   ScanPattern pattern_;
@@ -79,6 +84,8 @@ class CloudDecoder {
   std::optional<ouster::SpecDecoder> ouster_;
   std::optional<hesai::SpecDecoder> hesai_;
   std::vector<hesai::Point> hesai_points_;
+  std::optional<robosense::SpecDecoder> robosense_;
+  std::vector<robosense::Point> robosense_points_;
   std::vector<velodyne::Point> velodyne_points_;
   std::vector<ouster::Column> ouster_columns_;
 };

@@ -14,9 +14,12 @@
 
 namespace lidaremu::core {
 
-enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai };
+enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai, kRoboSense };
 
 namespace hesai {
+struct ModelFormat;
+}
+namespace robosense {
 struct ModelFormat;
 }
 
@@ -114,6 +117,37 @@ struct HesaiTraits {
   }
 };
 
+// RoboSense mechanical heads (FORMATS-HESAI-ROBOSENSE.md section 2): the packet layout is the
+// model's format table; the rest is when each channel fires, where its lens sits, and the return
+// modes the DIFOP names.
+struct RoboSenseTraits {
+  const robosense::ModelFormat* format = nullptr;
+  double block_period_us = 0;             // one firing of every channel: a block, a column
+  std::vector<double> firing_offset_us;   // channel ch fires this long after its block starts
+  // The lens centre rs_driver adds to every point: RX along the channel's azimuth (before its
+  // horizontal calibration), RZ up (rs_driver's RX / RZ lidar constants; RY is unused there).
+  double lens_rx_m = 0;
+  double lens_rz_m = 0;
+  // Each return mode with the DIFOP byte (300) that names it; codes differ by model.
+  struct ReturnMode {
+    EchoMode echoes;
+    std::uint8_t difop_code;
+  };
+  std::vector<ReturnMode> return_modes;
+  [[nodiscard]] const ReturnMode* return_mode(EchoMode echoes) const {
+    for (const ReturnMode& m : return_modes) {
+      if (m.echoes == echoes) return &m;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] const ReturnMode* return_mode_of_code(std::uint8_t code) const {
+    for (const ReturnMode& m : return_modes) {
+      if (m.difop_code == code) return &m;
+    }
+    return nullptr;
+  }
+};
+
 struct OusterTraits {
   std::string_view prod_line;  // "OS-1-64"
   std::string_view prod_pn;
@@ -152,7 +186,7 @@ struct SensorOptics {
   double ambient_knee_w = 1.5e-9;
 };
 
-// Spinning heads whose rotation rate the user sets (Velodyne, Hesai): the firing clock is
+// Spinning heads whose rotation rate the user sets (Velodyne, Hesai, RoboSense): the firing clock is
 // fixed, the columns per turn follow from the rate. Ouster heads take a lidar mode instead.
 struct SpinTraits {
   int default_rpm = 600;
@@ -179,9 +213,10 @@ struct SensorModel {
   std::vector<VelodyneLaserCorrection> laser_corrections;  // empty: none (ideal geometry)
   OusterTraits ouster;
   HesaiTraits hesai;
+  RoboSenseTraits robosense;
 };
 
-// "Velodyne", "Ouster", "Hesai": for messages.
+// "Velodyne", "Ouster", "Hesai", "RoboSense": for messages.
 [[nodiscard]] inline const char* family_name(SensorFamily family) {
   switch (family) {
     case SensorFamily::kVelodyne:
@@ -190,11 +225,14 @@ struct SensorModel {
       return "Ouster";
     case SensorFamily::kHesai:
       return "Hesai";
+    case SensorFamily::kRoboSense:
+      return "RoboSense";
   }
   return "?";
 }
 
-// Whether the model's scan is set by a rotation rate (Velodyne, Hesai) or a lidar mode (Ouster).
+// Whether the model's scan is set by a rotation rate (Velodyne, Hesai, RoboSense) or a lidar mode
+// (Ouster).
 [[nodiscard]] inline bool rpm_driven(const SensorModel& model) {
   return model.family != SensorFamily::kOuster;
 }
@@ -271,6 +309,9 @@ class BeamGeometry {
  private:
   [[nodiscard]] double velodyne_laser_azimuth_deg(std::uint32_t column,
                                                   std::uint16_t channel) const;
+  // RoboSense: the column's azimuth plus the turn until the channel fires (no calibration).
+  [[nodiscard]] double robosense_turned_azimuth_deg(std::uint32_t column,
+                                                    std::uint16_t channel) const;
   [[nodiscard]] Eigen::Vector3d ouster_beam_origin_lidar_mm(std::uint32_t column) const;
   [[nodiscard]] Eigen::Vector3d ouster_direction_lidar(std::uint32_t column,
                                                        std::uint16_t channel) const;

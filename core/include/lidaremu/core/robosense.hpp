@@ -1,0 +1,133 @@
+#pragma once
+// RoboSense: the encoder of MSOP and DIFOP packets, the spec decoder written from the public
+// facts (FORMATS-HESAI-ROBOSENSE.md section 2, rs_driver's packet structs), and the angle file
+// rs_driver reads when told to take its calibration from a file.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/robosense/format.hpp"
+
+namespace lidaremu::core::robosense {
+
+// The ModelFormat of a model name ("rs-helios"); nullptr when there is none.
+const ModelFormat* find_model_format(std::string_view name);
+
+// rs_driver's angle.csv: one "vertical,horizontal" line per channel, degrees.
+std::string angle_csv(const SensorModel& model);
+
+// The echo a block of a dual-return column reports: the first block of a pair the strongest,
+// the second the other echo (the last, or the second strongest when the strongest is the last);
+// both the same with one echo (nebula's RobosenseSensor: return 0 strongest, 1 last).
+[[nodiscard]] inline std::size_t strongest_first_slot(const FrameReturns& returns, std::size_t beam,
+                                                 int copy) {
+  const std::size_t second = returns.slot(beam, 1);
+  return copy == 1 && returns.range_m[second] > 0 ? second : returns.slot(beam, 0);
+}
+
+class RoboSenseEncoder final : public ColumnEncoder {
+ public:
+  // echoes: one of the model's return modes (RoboSenseTraits); dual puts both echoes of a column
+  // in two adjacent blocks with the same azimuth.
+  RoboSenseEncoder(const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes);
+  [[nodiscard]] std::size_t data_packet_size() const override { return kPacketSize; }
+  [[nodiscard]] double data_packet_period_s() const override;
+
+ private:
+  void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
+                     PacketSink& sink) override;
+  [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
+  void send_difop_if_due(double time_s, PacketSink& sink);
+  const ScanPattern pattern_;
+  const SensorIdentity identity_;
+  const ModelFormat& format_;
+  std::uint8_t return_mode_code_ = 0;
+  int blocks_per_column_ = 1;
+  int columns_per_packet_ = 0;
+  std::array<std::uint8_t, kPacketSize> packet_{};
+  int columns_in_packet_ = 0;
+  double first_column_time_s_ = 0;
+  bool difop_sent_ = false;
+  double next_difop_s_ = 0;
+};
+
+// The unit's network identity as its DIFOP states it.
+struct DifopAddress {
+  std::array<std::uint8_t, 4> lidar_ip{192, 168, 1, 200};  // RoboSense's factory default
+  std::array<std::uint8_t, 4> dest_ip{255, 255, 255, 255};
+  std::uint16_t msop_port = 6699;
+  std::uint16_t difop_port = 7788;
+};
+
+// The DIFOP packet of `model` at sensor time `time_s`, reporting `return_mode_code` and the
+// row's angles.
+std::array<std::uint8_t, kPacketSize> difop_packet(const SensorModel& model, double rpm,
+                                                   std::uint8_t return_mode_code, double time_s,
+                                                   const SensorIdentity& identity,
+                                                   const DifopAddress& address = {});
+
+// What a DIFOP says, as drivers read it.
+struct DifopInfo {
+  int rpm = 0;
+  int fov_start_cdeg = 0, fov_end_cdeg = 0;
+  std::uint8_t return_mode = 0;
+  double time_s = 0;
+  std::array<std::uint8_t, 6> serial{};
+  std::array<std::uint8_t, 4> lidar_ip{};
+  std::uint16_t msop_port = 0, difop_port = 0;
+  std::uint8_t sync_status = 0;
+  std::array<int, kChannels> vertical_cdeg{};  // 0.01 degree
+  std::array<int, kChannels> horizontal_cdeg{};
+  std::string gprmc;  // up to its terminator
+};
+enum class DifopError : std::uint8_t { kNone, kWrongSize, kBadId, kUncalibrated, kAngleOutOfRange };
+// Every field checked as rs_driver's loadFromDifop does: size, id, angles calibrated and in range.
+DifopError read_difop(std::span<const std::uint8_t> packet, const ModelFormat& format,
+                      DifopInfo& info);
+
+struct Point {
+  float x = 0, y = 0, z = 0;  // rs_driver's frame: x forward, y left, z up
+  float distance_m = 0;
+  std::uint8_t intensity = 0;
+  std::uint16_t channel = 0;  // as sent, from 0
+  std::uint8_t block = 0;
+  std::uint16_t block_azimuth = 0;  // 0.01 degree, names the column
+  double time_s = 0;                // the channel's firing
+};
+
+struct PacketInfo {
+  double time_s = 0;  // the header's time: the first block's
+  double temperature_c = 0;
+};
+
+enum class DecodeError : std::uint8_t { kNone, kNoDifop, kWrongSize, kBadId, kBadBlockFlag, kBadTime };
+
+// The spec decoder: points as rs_driver places them (the lens-centre offset, each channel's
+// azimuth moved on by the turn during its block's firings). Like rs_driver with its default
+// wait_for_difop, it decodes no MSOP packet before a valid DIFOP has given it the angles, the
+// return mode and the rate.
+class SpecDecoder {
+ public:
+  explicit SpecDecoder(const SensorModel& model);
+  DifopError on_difop(std::span<const std::uint8_t> packet);
+  DecodeError decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
+                     PacketInfo* info = nullptr);
+  [[nodiscard]] bool has_difop() const { return has_difop_; }
+  [[nodiscard]] const DifopInfo& difop() const { return difop_; }
+  [[nodiscard]] bool dual() const;
+
+ private:
+  const SensorModel& model_;
+  const ModelFormat& format_;
+  bool has_difop_ = false;
+  DifopInfo difop_;
+};
+
+// The temperature field (rs_driver's little-endian form, 0.0625 degC steps).
+std::array<std::uint8_t, 2> temperature_bytes(double celsius);
+double temperature_of(std::span<const std::uint8_t, 2> bytes);
+
+}  // namespace lidaremu::core::robosense

@@ -1,0 +1,191 @@
+// The RoboSense encoder: MSOP packets of every model in robosense/format.hpp, and the DIFOP
+// packet drivers wait for before they decode any, every field written from the rows the spec
+// decoder reads.
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/nmea.hpp"
+#include "lidaremu/core/robosense.hpp"
+#include "lidaremu/core/utc.hpp"
+
+namespace lidaremu::core::robosense {
+namespace {
+
+// The emulated head's temperature (the MSOP header's): a unit warmed up indoors.
+constexpr double kTemperatureC = 45.0;
+
+void store_time(std::span<std::uint8_t> out, std::size_t at, TimeForm form, double time_s) {
+  const double whole = std::floor(time_s);
+  const auto micros = static_cast<std::uint32_t>(std::min(999'999.0, (time_s - whole) * 1e6));
+  const auto second = static_cast<std::int64_t>(whole);
+  if (form == TimeForm::kUtcMicros) {
+    store_be(out, at, 6, static_cast<std::uint64_t>(std::max<std::int64_t>(0, second)));
+    store_be(out, at + 6, 4, micros);
+    return;
+  }
+  const UtcFields utc = utc_fields(second);
+  const std::array<int, 6> fields{utc.year - 2000, utc.month,  utc.day,
+                                  utc.hour,        utc.minute, utc.second};
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    out[at + i] = static_cast<std::uint8_t>(fields[i] & 0xFF);
+  }
+  store_be(out, at + 6, 2, micros / 1000);
+  store_be(out, at + 8, 2, micros % 1000);
+}
+
+void store_angle(std::span<std::uint8_t> out, std::size_t at, double degrees) {
+  const long cdeg = std::lround(degrees * 100.0);
+  out[at] = cdeg < 0 ? 1 : 0;
+  store_be(out, at + 1, 2, static_cast<std::uint64_t>(std::min(65535L, std::labs(cdeg))));
+}
+
+}  // namespace
+
+const ModelFormat* find_model_format(std::string_view name) {
+  for (const ModelFormat* f : kModelFormats) {
+    if (f->model == name) return f;
+  }
+  return nullptr;
+}
+
+std::string angle_csv(const SensorModel& model) {
+  const auto shortest = [](double v) {
+    std::array<char, 32> text{};
+    const auto end = std::to_chars(text.data(), text.data() + text.size(), v).ptr;
+    return std::string(text.data(), end);
+  };
+  std::string csv;
+  for (int ch = 0; ch < model.channels; ++ch) {
+    const auto c = static_cast<std::size_t>(ch);
+    csv += shortest(model.elevation_deg[c]) + "," + shortest(model.azimuth_offset_deg[c]) + "\n";
+  }
+  return csv;
+}
+
+std::array<std::uint8_t, 2> temperature_bytes(double celsius) {
+  const long raw = std::min(4095L, std::lround(std::fabs(celsius) / 0.0625));
+  return {static_cast<std::uint8_t>((raw & 0x1F) << 3),
+          static_cast<std::uint8_t>((celsius < 0 ? 0x80 : 0) | ((raw >> 5) & 0x7F))};
+}
+
+double temperature_of(std::span<const std::uint8_t, 2> bytes) {
+  const int raw = ((bytes[1] & 0x7F) << 5) | (bytes[0] >> 3);
+  return ((bytes[1] & 0x80) != 0 ? -raw : raw) * 0.0625;
+}
+
+std::array<std::uint8_t, kPacketSize> difop_packet(const SensorModel& model, double rpm,
+                                                   std::uint8_t return_mode_code, double time_s,
+                                                   const SensorIdentity& identity,
+                                                   const DifopAddress& address) {
+  const ModelFormat& format = *model.robosense.format;
+  const DifopFormat& d = format.difop;
+  std::array<std::uint8_t, kPacketSize> p{};
+  std::copy(kDifopId.begin(), kDifopId.end(), p.begin());
+  store_be(p, d.rpm_at, 2, static_cast<std::uint64_t>(std::lround(rpm)));
+  std::copy(address.lidar_ip.begin(), address.lidar_ip.end(), p.begin() + d.lidar_ip_at);
+  std::copy(address.dest_ip.begin(), address.dest_ip.end(), p.begin() + d.dest_ip_at);
+  // A locally administered MAC from the serial number (no vendor prefix is claimed).
+  p[d.mac_at] = 0x02;
+  store_be(p, d.mac_at + 1, 5, identity.serial_number & 0xFF'FFFF'FFFFULL);
+  store_be(p, d.msop_port_at, 2, address.msop_port);
+  store_be(p, d.difop_port_at, 2, address.difop_port);
+  store_be(p, d.fov_start_at, 2, 0);
+  store_be(p, d.fov_end_at, 2, 36000);
+  store_be(p, d.phase_lock_at, 2, 0);
+  store_be(p, d.serial_at, 6, identity.serial_number & 0xFFFF'FFFF'FFFFULL);
+  store_be(p, d.zero_angle_at, 2, 0);
+  p[d.return_mode_at] = return_mode_code;
+  if (d.sync_mode_at != 0) p[d.sync_mode_at] = 0;      // GPS + PPS
+  if (d.sync_status_at != 0) p[d.sync_status_at] = 1;  // locked: its time is the clock's
+  store_time(p, d.time_at, d.time_form, time_s);
+  std::array<char, kGprmcMaxBytes> nmea{};
+  const std::size_t n =
+      format_gprmc(nmea, std::floor(time_s), identity.latitude_deg, identity.longitude_deg);
+  std::copy_n(nmea.begin(), std::min(n, d.gprmc_bytes), p.begin() + d.gprmc_at);
+  for (int ch = 0; ch < kChannels && ch < model.channels; ++ch) {
+    const auto c = static_cast<std::size_t>(ch);
+    store_angle(p, d.vertical_at + c * kAngleBytes, model.elevation_deg[c]);
+    store_angle(p, d.horizontal_at + c * kAngleBytes, model.azimuth_offset_deg[c]);
+  }
+  store_be(p, kTailAt, 2, kDifopTail);
+  return p;
+}
+
+RoboSenseEncoder::RoboSenseEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
+                                   EchoMode echoes)
+    : ColumnEncoder(pattern.column_period_s),
+      pattern_(pattern),
+      identity_(identity),
+      format_(*pattern.model->robosense.format),
+      blocks_per_column_(reports_two_echoes(echoes) ? 2 : 1),
+      columns_per_packet_(kBlocks / blocks_per_column_) {
+  if (const auto* mode = pattern.model->robosense.return_mode(echoes)) {
+    return_mode_code_ = mode->difop_code;
+  }
+  const MsopFormat& m = format_.msop;
+  std::copy_n(m.id.begin(), m.id_bytes, packet_.begin());
+  for (const FixedByte& b : m.fixed) {
+    if (b.offset != 0) packet_[b.offset] = b.value;
+  }
+  const auto temperature = temperature_bytes(kTemperatureC);
+  std::copy(temperature.begin(), temperature.end(), packet_.begin() + m.temperature_at);
+  store_be(packet_, kTailAt, 2, kMsopTail);
+}
+
+double RoboSenseEncoder::data_packet_period_s() const {
+  return columns_per_packet_ * pattern_.column_period_s;
+}
+
+void RoboSenseEncoder::send_difop_if_due(double time_s, PacketSink& sink) {
+  // Before the first MSOP packet, then once a second of sensor time (a jump of the clock
+  // restarts the count).
+  if (difop_sent_ && time_s < next_difop_s_ && time_s > next_difop_s_ - 2.0) return;
+  sink.on_packet(PacketChannel::kTelemetry,
+                 difop_packet(*pattern_.model, std::round(pattern_.rpm), return_mode_code_, time_s,
+                              identity_),
+                 time_s);
+  difop_sent_ = true;
+  next_difop_s_ = time_s + 1.0;
+}
+
+void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t column,
+                                     double time_s, PacketSink& sink) {
+  const double unit_m = format_.distance_unit_m;
+  if (columns_in_packet_ == 0) first_column_time_s_ = time_s;
+  const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
+  const auto azimuth = static_cast<std::uint16_t>(
+      std::lround(36000.0 * (column % columns) / pattern_.columns_per_frame) % 36000);
+  for (int copy = 0; copy < blocks_per_column_; ++copy) {
+    const int block = columns_in_packet_ * blocks_per_column_ + copy;
+    store_be(packet_, block_at(block), 2, kBlockFlag);
+    store_be(packet_, block_at(block) + 2, 2, azimuth);
+    for (int ch = 0; ch < kChannels; ++ch) {
+      std::uint16_t units = 0;
+      std::uint8_t intensity = 0;
+      if (returns != nullptr && ch < pattern_.model->channels) {
+        const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
+        const std::size_t slot =
+            blocks_per_column_ == 2 ? strongest_first_slot(*returns, beam, copy) : returns->slot(beam, 0);
+        const double quanta = std::round(returns->range_m[slot] / unit_m);
+        units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
+        intensity = units ? returns->reflectivity[slot] : 0;
+      }
+      const std::size_t at = record_at(block, ch);
+      store_be(packet_, at, 2, units);
+      packet_[at + 2] = intensity;
+    }
+  }
+  if (++columns_in_packet_ < columns_per_packet_) return;
+  // The header's time is the first block's (rs_driver times each block from it); the packet
+  // leaves when its last block has fired.
+  store_time(packet_, format_.msop.time_at, format_.msop.time_form, first_column_time_s_);
+  const double sent_s = time_s + pattern_.column_period_s;
+  send_difop_if_due(sent_s, sink);
+  sink.on_packet(PacketChannel::kData, packet_, sent_s);
+  columns_in_packet_ = 0;
+}
+
+}  // namespace lidaremu::core::robosense

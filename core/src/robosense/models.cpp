@@ -1,0 +1,100 @@
+// RoboSense registry rows. No RoboSense capture or calibration file is among the facts here, so
+// the angles are the manuals' nominal ones; a real unit's DIFOP carries its own, and drivers take
+// them from there, as they take these from the emulated DIFOP.
+#include "models.hpp"
+
+#include <cmath>
+
+#include "lidaremu/core/robosense.hpp"
+
+namespace lidaremu::core::robosense {
+namespace {
+
+// 2.5 mm distance unit (rs_driver's 0.0025; nebula: byte 17 = 1): 163.8 m the largest range.
+SensorModel make_robosense(std::string_view name, const SensorOptics& optics) {
+  SensorModel m;
+  m.name = name;
+  m.family = SensorFamily::kRoboSense;
+  m.channels = kChannels;
+  m.range_unit_m = 0.0025;
+  m.max_range_m = 65535 * 0.0025;
+  m.optics = optics;
+  return m;
+}
+
+}  // namespace
+
+// RS-Helios (the 5515: 32 channels, +15 to -55 degrees). Angles: the user guide's nominal
+// vertical angles (RS-Helios-5515 user guide v3.0.1, table 5), channel 0 the highest, no
+// horizontal offset. Timing: a block every 55.56 us, channel k 1.73 k us after its start
+// (rs_driver's table). nebula's table differs (steps of 1.57-1.91 us, lasers 17 and 18 swapped);
+// rs_driver's is followed because it is the vendor's driver and the one whose per-channel azimuth
+// interpolation uses the table, so the emulated beams point where it puts the points. Lens
+// centre RX 34.98 mm, RZ 0 (rs_driver). 300, 600 (default) or 1200 rpm (the user guide's 5, 10,
+// 20 Hz). Return modes (DIFOP byte 300): dual 0x00, strongest 0x04, last 0x05, first 0x06.
+// Optics: the datasheet's 150 m reach, 110 m at 10 % (NIST), accuracy +/-2 cm (taken as 1 sigma
+// for weak echoes, 1 cm for strong ones); minimum range 0.2 m (its blind zone, nebula's
+// MIN_RANGE); divergence and receiver as the other 905 nm spinning heads (no published figures).
+SensorModel make_rs_helios(const SensorOptics& mechanical_optics) {
+  SensorModel m = make_robosense("rs-helios", mechanical_optics);
+  m.elevation_deg = {15.0,  13.0,  11.0,  9.0,   7.0,   5.5,   4.0,   2.67,  1.33,  0.0,   -1.33,
+                     -2.67, -4.0,  -5.33, -6.67, -8.0,  -10.0, -13.0, -16.0, -19.0, -22.0, -25.0,
+                     -28.0, -31.0, -34.0, -37.0, -40.0, -43.0, -46.0, -49.0, -52.0, -55.0};
+  m.azimuth_offset_deg.assign(kChannels, 0.0);
+  m.min_range_m = 0.2;
+  m.optics.range_noise_sigma_m = 0.01;
+  m.optics.range_noise_pulse_m = 0.20;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 300, .max_rpm = 1200, .rpm_step = 300};
+  m.robosense = RoboSenseTraits{.format = find_model_format("rs-helios"),
+                                .block_period_us = 55.56,
+                                .firing_offset_us = {0.00,  1.73,  3.46,  5.19,  6.92,  8.65,
+                                                     10.38, 12.11, 13.84, 15.57, 17.30, 19.03,
+                                                     20.76, 22.49, 24.22, 25.95, 27.68, 29.41,
+                                                     31.14, 32.87, 34.60, 36.33, 38.06, 39.79,
+                                                     41.52, 43.25, 44.98, 46.71, 48.44, 50.17,
+                                                     51.90, 53.63},
+                                .lens_rx_m = 0.03498,
+                                .lens_rz_m = 0.0,
+                                .return_modes = {{EchoMode::kDual, 0x00},
+                                                 {EchoMode::kStrongest, 0x04},
+                                                 {EchoMode::kLast, 0x05},
+                                                 {EchoMode::kFirst, 0x06}}};
+  return m;
+}
+
+// RS-Bpearl, v4 hardware (a hemispherical near-field head: 32 channels over 90 degrees of
+// elevation). Angles: the datasheet's 90 degrees in its 2.81-degree steps, each channel at the
+// middle of its 90/32-degree band (88.59 down to 1.41 degrees), no horizontal offset. v4 rather
+// than v3: rs_driver and nebula agree on its time (UTC seconds and microseconds) where they
+// disagree on v3's (rs_driver YMD, nebula UTC). Timing: a block every 55.56 us, rs_driver's v4
+// table (1.67-us steps; nebula's tables are ten times smaller, taken as its unit slip). Lens
+// centre RX 16.19 mm, RZ 95.71 mm (rs_driver's v4 constants). 600 (default) or 1200 rpm. Return
+// modes (DIFOP byte 300): dual 0x00, strongest 0x01, last 0x02. Optics: the datasheet's 100 m
+// reach, 30 m at 10 % (NIST), +/-3 cm; minimum range 0.1 m (its blind zone, rs_driver's minimum);
+// a near-field head's receiver overlap, full from 5 m (as the OS0's and the QT64's).
+SensorModel make_rs_bpearl(const SensorOptics& mechanical_optics) {
+  SensorModel m = make_robosense("rs-bpearl", mechanical_optics);
+  // Rounded to the 0.01 degree the DIFOP carries, so the beams are where drivers read them.
+  for (int ch = 0; ch < kChannels; ++ch) {
+    m.elevation_deg.push_back(std::round((90.0 - 2.8125 * (ch + 0.5)) * 100.0) / 100.0);
+  }
+  m.azimuth_offset_deg.assign(kChannels, 0.0);
+  m.min_range_m = 0.1;
+  m.optics.full_overlap_m = 5;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
+  m.robosense = RoboSenseTraits{
+      .format = find_model_format("rs-bpearl"),
+      .block_period_us = 55.56,
+      .firing_offset_us = {0.00,  1.67,  3.34,  5.00,  6.67,  8.34,  10.01, 11.68,
+                           13.34, 15.01, 16.68, 18.35, 20.02, 21.68, 23.35, 25.02,
+                           26.69, 28.36, 30.02, 31.69, 33.36, 35.03, 36.70, 38.36,
+                           40.03, 41.70, 43.37, 45.04, 46.70, 48.37, 50.04, 51.71},
+      .lens_rx_m = 0.01619,
+      .lens_rz_m = 0.09571,
+      .return_modes = {{EchoMode::kDual, 0x00},
+                       {EchoMode::kStrongest, 0x01},
+                       {EchoMode::kLast, 0x02}}};
+  return m;
+}
+
+}  // namespace lidaremu::core::robosense
