@@ -189,8 +189,8 @@ int CloudDecoder::decode_robosense(std::span<const std::span<const std::uint8_t>
       if (in_previous_frame && !previous.valid) continue;
       const EchoTruth echo = owner.echo_at(column * channels + p.channel, p.distance_m);
       out.points.push_back({p.x, p.y, p.z, p.distance_m, p.intensity, p.channel, column,
-                            static_cast<std::uint8_t>(p.block % returns), echo.object_id,
-                            echo.kind, echo.pulse_width_ns});
+                            static_cast<std::uint8_t>(p.block % returns), echo.object_id, echo.kind,
+                            echo.pulse_width_ns});
     }
   }
   return bad;

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lidaremu/core/hesai.hpp"
-#include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/robosense.hpp"
 
 namespace lidaremu::daemon {
 namespace {
@@ -39,8 +39,9 @@ EmulatedSensor::~EmulatedSensor() = default;
 void EmulatedSensor::write_metadata(const SensorSettings& s) const {
   if (!s.calibration_out.empty()) {
     std::ofstream out(s.calibration_out);
-    out << (s.model->family == core::SensorFamily::kRoboSense ? core::robosense::angle_csv(*s.model)
-                                                               : core::hesai::calibration_csv(*s.model));
+    out << (s.model->family == core::SensorFamily::kRoboSense
+                ? core::robosense::angle_csv(*s.model)
+                : core::hesai::calibration_csv(*s.model));
     if (!out) {
       throw std::runtime_error("cannot write calibration to " + s.calibration_out.string());
     }

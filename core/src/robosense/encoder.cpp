@@ -143,10 +143,10 @@ void RoboSenseEncoder::send_difop_if_due(double time_s, PacketSink& sink) {
   // Before the first MSOP packet, then once a second of sensor time (a jump of the clock
   // restarts the count).
   if (difop_sent_ && time_s < next_difop_s_ && time_s > next_difop_s_ - 2.0) return;
-  sink.on_packet(PacketChannel::kTelemetry,
-                 difop_packet(*pattern_.model, std::round(pattern_.rpm), return_mode_code_, time_s,
-                              identity_),
-                 time_s);
+  sink.on_packet(
+      PacketChannel::kTelemetry,
+      difop_packet(*pattern_.model, std::round(pattern_.rpm), return_mode_code_, time_s, identity_),
+      time_s);
   difop_sent_ = true;
   next_difop_s_ = time_s + 1.0;
 }
@@ -167,8 +167,9 @@ void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t 
       std::uint8_t intensity = 0;
       if (returns != nullptr && ch < pattern_.model->channels) {
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
-        const std::size_t slot =
-            blocks_per_column_ == 2 ? strongest_first_slot(*returns, beam, copy) : returns->slot(beam, 0);
+        const std::size_t slot = blocks_per_column_ == 2
+                                     ? strongest_first_slot(*returns, beam, copy)
+                                     : returns->slot(beam, 0);
         const double quanta = std::round(returns->range_m[slot] / unit_m);
         units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
         intensity = units ? returns->reflectivity[slot] : 0;

@@ -45,20 +45,19 @@ SensorModel make_rs_helios(const SensorOptics& mechanical_optics) {
   m.optics.range_noise_sigma_m = 0.01;
   m.optics.range_noise_pulse_m = 0.20;
   m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 300, .max_rpm = 1200, .rpm_step = 300};
-  m.robosense = RoboSenseTraits{.format = find_model_format("rs-helios"),
-                                .block_period_us = 55.56,
-                                .firing_offset_us = {0.00,  1.73,  3.46,  5.19,  6.92,  8.65,
-                                                     10.38, 12.11, 13.84, 15.57, 17.30, 19.03,
-                                                     20.76, 22.49, 24.22, 25.95, 27.68, 29.41,
-                                                     31.14, 32.87, 34.60, 36.33, 38.06, 39.79,
-                                                     41.52, 43.25, 44.98, 46.71, 48.44, 50.17,
-                                                     51.90, 53.63},
-                                .lens_rx_m = 0.03498,
-                                .lens_rz_m = 0.0,
-                                .return_modes = {{EchoMode::kDual, 0x00},
-                                                 {EchoMode::kStrongest, 0x04},
-                                                 {EchoMode::kLast, 0x05},
-                                                 {EchoMode::kFirst, 0x06}}};
+  m.robosense =
+      RoboSenseTraits{.format = find_model_format("rs-helios"),
+                      .block_period_us = 55.56,
+                      .firing_offset_us = {0.00,  1.73,  3.46,  5.19,  6.92,  8.65,  10.38, 12.11,
+                                           13.84, 15.57, 17.30, 19.03, 20.76, 22.49, 24.22, 25.95,
+                                           27.68, 29.41, 31.14, 32.87, 34.60, 36.33, 38.06, 39.79,
+                                           41.52, 43.25, 44.98, 46.71, 48.44, 50.17, 51.90, 53.63},
+                      .lens_rx_m = 0.03498,
+                      .lens_rz_m = 0.0,
+                      .return_modes = {{EchoMode::kDual, 0x00},
+                                       {EchoMode::kStrongest, 0x04},
+                                       {EchoMode::kLast, 0x05},
+                                       {EchoMode::kFirst, 0x06}}};
   return m;
 }
 
@@ -91,9 +90,8 @@ SensorModel make_rs_bpearl(const SensorOptics& mechanical_optics) {
                            40.03, 41.70, 43.37, 45.04, 46.70, 48.37, 50.04, 51.71},
       .lens_rx_m = 0.01619,
       .lens_rz_m = 0.09571,
-      .return_modes = {{EchoMode::kDual, 0x00},
-                       {EchoMode::kStrongest, 0x01},
-                       {EchoMode::kLast, 0x02}}};
+      .return_modes = {
+          {EchoMode::kDual, 0x00}, {EchoMode::kStrongest, 0x01}, {EchoMode::kLast, 0x02}}};
   return m;
 }
 

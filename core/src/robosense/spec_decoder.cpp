@@ -114,8 +114,7 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   const double block_s = rs.block_period_us * 1e-6;
   // The azimuth step a block makes at the DIFOP's rate: for a packet's last block (pair), and
   // for any step past 1 degree (a gap in the scan).
-  const auto nominal_step =
-      static_cast<int>(std::lround(36000.0 * (difop_.rpm / 60.0) * block_s));
+  const auto nominal_step = static_cast<int>(std::lround(36000.0 * (difop_.rpm / 60.0) * block_s));
   const int stride = dual() ? 2 : 1;
   const auto azimuth_of = [&](int block) {
     return static_cast<int>(load_be(packet, block_at(block) + 2, 2));
@@ -136,8 +135,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       const auto units = load_be(packet, at, 2);
       if (units == 0) continue;
       const auto c = static_cast<std::size_t>(ch);
-      const auto share = static_cast<float>(rs.firing_offset_us[c]) /
-                         static_cast<float>(rs.block_period_us);
+      const auto share =
+          static_cast<float>(rs.firing_offset_us[c]) / static_cast<float>(rs.block_period_us);
       const int turned = azimuth + static_cast<int>(static_cast<float>(step) * share);
       const int calibrated = turned + difop_.horizontal_cdeg[c];
       const double v = difop_.vertical_cdeg[c] * kRadPerCdeg;

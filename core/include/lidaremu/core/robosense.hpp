@@ -23,7 +23,7 @@ std::string angle_csv(const SensorModel& model);
 // the second the other echo (the last, or the second strongest when the strongest is the last);
 // both the same with one echo (nebula's RobosenseSensor: return 0 strongest, 1 last).
 [[nodiscard]] inline std::size_t strongest_first_slot(const FrameReturns& returns, std::size_t beam,
-                                                 int copy) {
+                                                      int copy) {
   const std::size_t second = returns.slot(beam, 1);
   return copy == 1 && returns.range_m[second] > 0 ? second : returns.slot(beam, 0);
 }
@@ -103,7 +103,14 @@ struct PacketInfo {
   double temperature_c = 0;
 };
 
-enum class DecodeError : std::uint8_t { kNone, kNoDifop, kWrongSize, kBadId, kBadBlockFlag, kBadTime };
+enum class DecodeError : std::uint8_t {
+  kNone,
+  kNoDifop,
+  kWrongSize,
+  kBadId,
+  kBadBlockFlag,
+  kBadTime
+};
 
 // The spec decoder: points as rs_driver places them (the lens-centre offset, each channel's
 // azimuth moved on by the turn during its block's firings). Like rs_driver with its default

@@ -122,8 +122,8 @@ struct HesaiTraits {
 // modes the DIFOP names.
 struct RoboSenseTraits {
   const robosense::ModelFormat* format = nullptr;
-  double block_period_us = 0;             // one firing of every channel: a block, a column
-  std::vector<double> firing_offset_us;   // channel ch fires this long after its block starts
+  double block_period_us = 0;            // one firing of every channel: a block, a column
+  std::vector<double> firing_offset_us;  // channel ch fires this long after its block starts
   // The lens centre rs_driver adds to every point: RX along the channel's azimuth (before its
   // horizontal calibration), RZ up (rs_driver's RX / RZ lidar constants; RY is unused there).
   double lens_rx_m = 0;
@@ -186,8 +186,8 @@ struct SensorOptics {
   double ambient_knee_w = 1.5e-9;
 };
 
-// Spinning heads whose rotation rate the user sets (Velodyne, Hesai, RoboSense): the firing clock is
-// fixed, the columns per turn follow from the rate. Ouster heads take a lidar mode instead.
+// Spinning heads whose rotation rate the user sets (Velodyne, Hesai, RoboSense): the firing clock
+// is fixed, the columns per turn follow from the rate. Ouster heads take a lidar mode instead.
 struct SpinTraits {
   int default_rpm = 600;
   int min_rpm = 300;

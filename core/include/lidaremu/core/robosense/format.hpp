@@ -46,11 +46,11 @@ struct FixedByte {
 
 struct MsopFormat {
   std::array<std::uint8_t, 8> id{};
-  std::uint8_t id_bytes = 0;                // rs_driver compares this many bytes of the id
+  std::uint8_t id_bytes = 0;  // rs_driver compares this many bytes of the id
   std::uint16_t time_at = 20;
   TimeForm time_form = TimeForm::kUtcMicros;
-  std::uint16_t temperature_at = 38;        // rs_driver's parseTempInLe: 0.0625 degC steps
-  std::array<FixedByte, 3> fixed{};         // unused rows have offset 0
+  std::uint16_t temperature_at = 38;  // rs_driver's parseTempInLe: 0.0625 degC steps
+  std::array<FixedByte, 3> fixed{};   // unused rows have offset 0
 };
 
 // The DIFOP packet: the fields drivers read (rs_driver's RSHELIOSDifopPkt / RSBPDifopPkt,
@@ -65,7 +65,7 @@ struct DifopFormat {
   std::uint16_t fov_start_at = 32;   // 0.01 degree
   std::uint16_t fov_end_at = 34;
   std::uint16_t phase_lock_at = 38;
-  std::uint16_t serial_at = 292;     // 6 bytes
+  std::uint16_t serial_at = 292;  // 6 bytes
   std::uint16_t zero_angle_at = 298;
   std::uint16_t return_mode_at = 300;
   std::uint16_t sync_mode_at = 0;    // Helios: 301 (time-sync mode); 0: none
@@ -74,7 +74,7 @@ struct DifopFormat {
   TimeForm time_form = TimeForm::kUtcMicros;
   std::uint16_t gprmc_at = 382;
   std::size_t gprmc_bytes = 86;
-  std::uint16_t vertical_at = 468;   // 32 x {sign u8, u16 0.01 degree}
+  std::uint16_t vertical_at = 468;  // 32 x {sign u8, u16 0.01 degree}
   std::uint16_t horizontal_at = 564;
 };
 inline constexpr std::array<std::uint8_t, 8> kDifopId{0xA5, 0xFF, 0x00, 0x5A,
