@@ -30,11 +30,11 @@ SensorModel make_robosense(std::string_view name, const SensorOptics& optics) {
 // (rs_driver's table). nebula's table differs (steps of 1.57-1.91 us, lasers 17 and 18 swapped);
 // rs_driver's is followed because it is the vendor's driver and the one whose per-channel azimuth
 // interpolation uses the table, so the emulated beams point where it puts the points. Lens
-// centre RX 34.98 mm, RZ 0 (rs_driver). 300, 600 (default) or 1200 rpm (the user guide's 5, 10,
-// 20 Hz). Return modes (DIFOP byte 300): dual 0x00, strongest 0x04, last 0x05, first 0x06.
-// Optics: the datasheet's 150 m reach, 110 m at 10 % (NIST), accuracy +/-2 cm (taken as 1 sigma
-// for weak echoes, 1 cm for strong ones); minimum range 0.2 m (its blind zone, nebula's
-// MIN_RANGE); divergence and receiver as the other 905 nm spinning heads (no published figures).
+// centre RX 34.98 mm, RZ 0 (rs_driver). 600 (default) or 1200 rpm (the datasheet's 10 and 20 Hz).
+// Return modes (DIFOP byte 300): dual 0x00, strongest 0x04, last 0x05, first 0x06. Optics: the
+// datasheet's 150 m reach, 110 m at 10 % (NIST), accuracy +/-2 cm (taken as 1 sigma for weak
+// echoes, 1 cm for strong ones); minimum range 0.2 m (its blind zone, nebula's MIN_RANGE);
+// divergence and receiver as the other 905 nm spinning heads (no published figures).
 SensorModel make_rs_helios(const SensorOptics& mechanical_optics) {
   SensorModel m = make_robosense("rs-helios", mechanical_optics);
   m.elevation_deg = {15.0,  13.0,  11.0,  9.0,   7.0,   5.5,   4.0,   2.67,  1.33,  0.0,   -1.33,
@@ -44,7 +44,7 @@ SensorModel make_rs_helios(const SensorOptics& mechanical_optics) {
   m.min_range_m = 0.2;
   m.optics.range_noise_sigma_m = 0.01;
   m.optics.range_noise_pulse_m = 0.20;
-  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 300, .max_rpm = 1200, .rpm_step = 300};
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
   m.robosense =
       RoboSenseTraits{.format = find_model_format("rs-helios"),
                       .block_period_us = 55.56,
