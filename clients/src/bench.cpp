@@ -44,9 +44,10 @@ struct SensorLoad {
   BenchSensor spec;
   core::ScanPattern pattern;
   bool ouster = false;
-  const core::hesai::ModelFormat* hesai = nullptr;     // a Hesai model's packet table
-  int columns_per_packet = 1;                          // Hesai
-  core::EchoMode echoes = core::EchoMode::kStrongest;  // Velodyne, Hesai
+  const core::hesai::ModelFormat* hesai = nullptr;          // a Hesai model's packet table
+  const core::robosense::ModelFormat* robosense = nullptr;  // a RoboSense model's
+  int columns_per_packet = 1;                               // Hesai
+  core::EchoMode echoes = core::EchoMode::kStrongest;       // Velodyne, Hesai
   std::string profile = "legacy";
   std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
   std::vector<std::uint64_t> datagram_sim_ns;        // each batch's own time in frame 1
@@ -90,7 +91,8 @@ double hesai_first_column_s(const SensorLoad& l, double stamp_s) {
 // The frame (numbered from 1) a packet's first column belongs to; 0 for none.
 std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
   const double stamp = l.hesai ? hesai_first_column_s(l, hesai_packet_time_s(packet, *l.hesai))
-                               : packet_sensor_time_s(packet, l.ouster, l.profile);
+                       : l.robosense ? robosense_packet_time_s(packet, *l.robosense)
+                                     : packet_sensor_time_s(packet, l.ouster, l.profile);
   const double t = stamp - kFirstFrameSimS;
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
   const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
@@ -132,6 +134,7 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.pattern = scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
   l.hesai = l.pattern.model->hesai.format;
+  l.robosense = l.pattern.model->robosense.format;
   // Hesai: the return mode named (or the model's default) fixes the blocks a column takes.
   const auto named = core::echo_mode_named(l.spec.variant);
   l.echoes = named && !l.ouster ? *named : core::default_echoes(*l.pattern.model);
@@ -211,9 +214,10 @@ void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::at
           l.frame_last_packet_s[frame] = arrived;
         }
         l.returns_out.fetch_add(
-            l.ouster  ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
-            : l.hesai ? count_returns_hesai(packet, *l.hesai)
-                      : count_returns_velodyne(packet),
+            l.ouster      ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
+            : l.hesai     ? count_returns_hesai(packet, *l.hesai)
+            : l.robosense ? count_returns_robosense(packet)
+                          : count_returns_velodyne(packet),
             std::memory_order_relaxed);
         const std::uint64_t complete = frames_complete_after(l, packets);
         if (complete > l.frames_out.load(std::memory_order_relaxed)) {

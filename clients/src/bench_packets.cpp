@@ -2,9 +2,13 @@
 // sensor time each packet carries, which names its frame.
 #include "bench_packets.hpp"
 
+#include <algorithm>
+
 #include "lidaremu/clients/bench.hpp"
+#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/robosense/format.hpp"
 
 namespace lidaremu::clients {
 
@@ -99,6 +103,29 @@ double hesai_packet_time_s(std::span<const std::uint8_t> packet,
   if (packet.size() != format.sent_size()) return -1.0;
   core::hesai::PacketInfo info;
   return core::hesai::read_tail(packet, format, info) ? info.time_s : -1.0;
+}
+
+double robosense_packet_time_s(std::span<const std::uint8_t> packet,
+                               const core::robosense::ModelFormat& format) {
+  if (packet.size() != core::robosense::kPacketSize ||
+      !std::equal(format.msop.id.begin(), format.msop.id.begin() + format.msop.id_bytes,
+                  packet.begin())) {
+    return -1.0;
+  }
+  // The daemon stamps UTC seconds and microseconds (both models here).
+  const std::size_t at = format.msop.time_at;
+  return static_cast<double>(core::load_be(packet, at, 6)) +
+         static_cast<double>(core::load_be(packet, at + 6, 4)) * 1e-6;
+}
+
+std::size_t count_returns_robosense(std::span<const std::uint8_t> packet) {
+  using namespace core::robosense;
+  if (packet.size() != kPacketSize) return 0;
+  std::size_t n = 0;
+  for (int b = 0; b < kBlocks; ++b) {
+    for (int ch = 0; ch < kChannels; ++ch) n += core::load_be(packet, record_at(b, ch), 2) != 0;
+  }
+  return n;
 }
 
 }  // namespace lidaremu::clients

@@ -6,6 +6,7 @@
 
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/hesai/format.hpp"
+#include "lidaremu/core/robosense/format.hpp"
 
 namespace lidaremu::clients {
 
@@ -21,5 +22,10 @@ double packet_sensor_time_s(std::span<const std::uint8_t> packet, bool ouster,
 // for a packet of another size).
 double hesai_packet_time_s(std::span<const std::uint8_t> packet,
                            const core::hesai::ModelFormat& format);
+
+// RoboSense: the MSOP header's time, the start of the packet's first block (seconds; -1 for a
+// packet that is no MSOP packet of the model).
+double robosense_packet_time_s(std::span<const std::uint8_t> packet,
+                               const core::robosense::ModelFormat& format);
 
 }  // namespace lidaremu::clients

@@ -143,5 +143,7 @@ std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int chann
 // Hesai: every record's distance field, read from the model's format table.
 std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
                                 const core::hesai::ModelFormat& format);
+// RoboSense: every MSOP record's distance (big-endian), 12 blocks of 32.
+std::size_t count_returns_robosense(std::span<const std::uint8_t> packet);
 
 }  // namespace lidaremu::clients
