@@ -1,5 +1,6 @@
 // The registry: every sensor model, once. Angle tables are measured values from real units
-// (see each row's source note), never invented.
+// (see each row's source note), never invented; the RoboSense rows (robosense/models.cpp) carry
+// their manuals' nominal angles, as no RoboSense calibration is among the facts.
 #include <array>
 #include <span>
 #include <vector>
