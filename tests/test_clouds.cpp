@@ -81,7 +81,7 @@ DecodedRun decode_second_frame(const ScanPattern& pattern, EchoMode echoes,
   if (pattern.model->family == SensorFamily::kOuster) {
     metadata = ouster::parse_metadata(ouster::metadata_json(pattern, identity, {.output = output}));
   }
-  CloudDecoder decoder(pattern, metadata);
+  CloudDecoder decoder(pattern, metadata, echoes);
   std::vector<std::span<const std::uint8_t>> packets(sink.frames[1].begin(), sink.frames[1].end());
   DecodedRun run;
   run.bad_packets = decoder.decode(packets, truths[1], truths[0], run.cloud);
@@ -127,6 +127,22 @@ TEST_CASE("Decoded Velodyne clouds carry the ground-truth id of each echo", "[cl
       for (const auto& p : run.cloud.points) tail += p.object_id / kIdsPerFrame == 1 ? 1 : 0;
       if (std::string(name) == "vlp16") CHECK(tail > 0);
       CHECK(tail < run.cloud.points.size() / 20);
+    }
+  }
+}
+
+TEST_CASE("Decoded RoboSense clouds carry the ground-truth id of each echo", "[cloud]") {
+  for (const char* name : {"rs-helios", "rs-bpearl"}) {
+    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
+      INFO(name << (echoes == EchoMode::kDual ? " dual" : " strongest"));
+      const auto pattern = *make_rpm_scan(*find_sensor_model(name), 600).pattern;
+      const DecodedRun run = decode_second_frame(pattern, echoes);
+      check_ids_by_position(pattern, run);
+      // Every dual point names its echo: the strongest block first (echo 0), then the other.
+      if (echoes == EchoMode::kDual) {
+        CHECK(std::any_of(run.cloud.points.begin(), run.cloud.points.end(),
+                          [](const CloudPoint& p) { return p.echo == 1; }));
+      }
     }
   }
 }
