@@ -74,7 +74,7 @@ TEST_CASE("Hesai settings: ports, rotation rates and return modes a real unit ha
   daemon::SensorFlags velodyne;
   velodyne.calibration_out = "/tmp/x.csv";
   CHECK_THROWS_WITH(daemon::sensor_from_flags(velodyne),
-                    Catch::Contains("nothing for a Velodyne model (Hesai only)"));
+                    Catch::Contains("nothing for a Velodyne model (Hesai and RoboSense only)"));
 }
 
 TEST_CASE("Pandar XT32 end to end, framed and raw, dual: decoded points are the engine's hits",

@@ -129,7 +129,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       step = (azimuth_of(next) - azimuth_of(first_of_group) + 36000) % 36000;
       if (step > 100) step = nominal_step;
     }
-    const double block_time_s = packet_time_s + (block / stride) * block_s;
+    const int firing = block / stride;  // dual: the two blocks of a pair fire together
+    const double block_time_s = packet_time_s + static_cast<double>(firing) * block_s;
     for (int ch = 0; ch < kChannels && ch < model_.channels; ++ch) {
       const std::size_t at = record_at(block, ch);
       const auto units = load_be(packet, at, 2);
