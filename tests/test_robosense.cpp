@@ -229,6 +229,24 @@ TEST_CASE("RoboSense DIFOP: what the emulated unit says about itself", "[format]
       }
     }
   }
+  // The unit's own address, destination and ports when it knows them; RoboSense's defaults when
+  // not.
+  SensorIdentity placed = identity;
+  placed.address = 0x7F000003;      // 127.0.0.3
+  placed.destination = 0x7F000001;  // 127.0.0.1
+  placed.data_port = 6700;
+  placed.telemetry_port = 7789;
+  const auto helios = robosense::difop_packet(*find_sensor_model("rs-helios"), 600, 4, 0, placed);
+  CHECK(std::vector<int>(helios.begin() + 10, helios.begin() + 18) ==
+        std::vector<int>{127, 0, 0, 3, 127, 0, 0, 1});
+  robosense::DifopInfo placed_info;
+  REQUIRE(robosense::read_difop(helios, robosense::kHelios, placed_info) ==
+          robosense::DifopError::kNone);
+  CHECK(placed_info.msop_port == 6700);
+  CHECK(placed_info.difop_port == 7789);
+  const auto unplaced = robosense::difop_packet(*find_sensor_model("rs-helios"), 600, 4, 0, {});
+  CHECK(std::vector<int>(unplaced.begin() + 10, unplaced.begin() + 18) ==
+        std::vector<int>{192, 168, 1, 200, 255, 255, 255, 255});
   // The Bpearl's YMD bytes, one by one: 26 11 25 12 00 00, then 250 ms, 0 us.
   const auto bpearl =
       robosense::difop_packet(*find_sensor_model("rs-bpearl"), 600, 0, kFrameStart + 0.25, {});

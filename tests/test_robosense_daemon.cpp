@@ -114,6 +114,10 @@ TEST_CASE(
             core::robosense::DifopError::kNone);
     CHECK(info.return_mode == 0x04);  // strongest
     CHECK(info.rpm == 600);
+    // The unit states its own address and the ports it sends to.
+    CHECK(info.lidar_ip == std::array<std::uint8_t, 4>{127, 0, 0, 2});
+    CHECK(info.msop_port == msop_socket.port());
+    CHECK(info.difop_port == difop_socket.port());
     difop_times.push_back(info.time_s);
   }
   for (std::size_t i = 1; i < difop_times.size(); ++i) {

@@ -453,6 +453,15 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   s.pipeline.seed = f.seed;
   s.pipeline.sensor_index = s.sensor_id;
   s.identity = identity_for(f.seed, s.sensor_id);
+  const auto ipv4 = [](const std::string& text) -> std::uint32_t {
+    boost::system::error_code ec;
+    const auto a = boost::asio::ip::make_address_v4(text, ec);
+    return ec ? 0 : a.to_uint();
+  };
+  s.identity.address = ipv4(s.sensor_ip);
+  s.identity.destination = ipv4(s.out.host);
+  s.identity.data_port = s.out.port;
+  s.identity.telemetry_port = s.telemetry.port;
 }
 
 std::optional<std::string> resolve_host(Endpoint& e) {

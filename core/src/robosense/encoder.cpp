@@ -78,20 +78,19 @@ double temperature_of(std::span<const std::uint8_t, 2> bytes) {
 
 std::array<std::uint8_t, kPacketSize> difop_packet(const SensorModel& model, double rpm,
                                                    std::uint8_t return_mode_code, double time_s,
-                                                   const SensorIdentity& identity,
-                                                   const DifopAddress& address) {
+                                                   const SensorIdentity& identity) {
   const ModelFormat& format = *model.robosense.format;
   const DifopFormat& d = format.difop;
   std::array<std::uint8_t, kPacketSize> p{};
   std::copy(kDifopId.begin(), kDifopId.end(), p.begin());
   store_be(p, d.rpm_at, 2, static_cast<std::uint64_t>(std::lround(rpm)));
-  std::copy(address.lidar_ip.begin(), address.lidar_ip.end(), p.begin() + d.lidar_ip_at);
-  std::copy(address.dest_ip.begin(), address.dest_ip.end(), p.begin() + d.dest_ip_at);
+  store_be(p, d.lidar_ip_at, 4, identity.address != 0 ? identity.address : 0xC0A801C8U);
+  store_be(p, d.dest_ip_at, 4, identity.destination != 0 ? identity.destination : 0xFFFFFFFFU);
   // A locally administered MAC from the serial number (no vendor prefix is claimed).
   p[d.mac_at] = 0x02;
   store_be(p, d.mac_at + 1, 5, identity.serial_number & 0xFF'FFFF'FFFFULL);
-  store_be(p, d.msop_port_at, 2, address.msop_port);
-  store_be(p, d.difop_port_at, 2, address.difop_port);
+  store_be(p, d.msop_port_at, 2, identity.data_port != 0 ? identity.data_port : 6699);
+  store_be(p, d.difop_port_at, 2, identity.telemetry_port != 0 ? identity.telemetry_port : 7788);
   store_be(p, d.fov_start_at, 2, 0);
   store_be(p, d.fov_end_at, 2, 36000);
   store_be(p, d.phase_lock_at, 2, 0);

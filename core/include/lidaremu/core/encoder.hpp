@@ -27,6 +27,12 @@ struct SensorIdentity {
   std::uint32_t init_id = 0;  // 24 bits
   double latitude_deg = 0;    // GPRMC (Velodyne position, Hesai GPS packets)
   double longitude_deg = 0;
+  // Where the unit is and sends to, as RoboSense's DIFOP states it: IPv4 addresses in host
+  // order and UDP ports; 0 where unknown (the vendor's defaults are stated instead).
+  std::uint32_t address = 0;
+  std::uint32_t destination = 0;
+  std::uint16_t data_port = 0;
+  std::uint16_t telemetry_port = 0;
 };
 
 // Ouster output settings (FORMATS.md): the lidar profile, the azimuth window the sensor sends,

@@ -54,20 +54,12 @@ class RoboSenseEncoder final : public ColumnEncoder {
   double next_difop_s_ = 0;
 };
 
-// The unit's network identity as its DIFOP states it.
-struct DifopAddress {
-  std::array<std::uint8_t, 4> lidar_ip{192, 168, 1, 200};  // RoboSense's factory default
-  std::array<std::uint8_t, 4> dest_ip{255, 255, 255, 255};
-  std::uint16_t msop_port = 6699;
-  std::uint16_t difop_port = 7788;
-};
-
-// The DIFOP packet of `model` at sensor time `time_s`, reporting `return_mode_code` and the
-// row's angles.
+// The DIFOP packet of `model` at sensor time `time_s`, reporting `return_mode_code`, the row's
+// angles and the identity's address, destination and ports (where unknown, RoboSense's factory
+// defaults: 192.168.1.200 sending to 255.255.255.255, MSOP 6699, DIFOP 7788).
 std::array<std::uint8_t, kPacketSize> difop_packet(const SensorModel& model, double rpm,
                                                    std::uint8_t return_mode_code, double time_s,
-                                                   const SensorIdentity& identity,
-                                                   const DifopAddress& address = {});
+                                                   const SensorIdentity& identity);
 
 // What a DIFOP says, as drivers read it.
 struct DifopInfo {
