@@ -2,11 +2,11 @@
 // from the same rows the spec decoder reads.
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/nmea.hpp"
+#include "lidaremu/core/number_text.hpp"
 #include "lidaremu/core/utc.hpp"
 
 namespace lidaremu::core::hesai {
@@ -31,17 +31,11 @@ std::uint8_t return_mode_byte(EchoMode echoes) {
 }
 
 std::string calibration_csv(const SensorModel& model) {
-  // Each angle in the shortest text that reads back as the same double: the file's own digits.
-  const auto shortest = [](double v) {
-    std::array<char, 32> text{};
-    const auto end = std::to_chars(text.data(), text.data() + text.size(), v).ptr;
-    return std::string(text.data(), end);
-  };
   std::string csv = "Channel,Elevation,Azimuth\n";
   for (int ch = 0; ch < model.channels; ++ch) {
     const auto c = static_cast<std::size_t>(ch);
-    csv += std::to_string(ch + 1) + "," + shortest(model.elevation_deg[c]) + "," +
-           shortest(model.azimuth_offset_deg[c]) + "\n";
+    csv += std::to_string(ch + 1) + "," + shortest_decimal(model.elevation_deg[c]) + "," +
+           shortest_decimal(model.azimuth_offset_deg[c]) + "\n";
   }
   return csv;
 }

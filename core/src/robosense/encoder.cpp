@@ -3,11 +3,11 @@
 // decoder reads.
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/nmea.hpp"
+#include "lidaremu/core/number_text.hpp"
 #include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/utc.hpp"
 
@@ -52,15 +52,11 @@ const ModelFormat* find_model_format(std::string_view name) {
 }
 
 std::string angle_csv(const SensorModel& model) {
-  const auto shortest = [](double v) {
-    std::array<char, 32> text{};
-    const auto end = std::to_chars(text.data(), text.data() + text.size(), v).ptr;
-    return std::string(text.data(), end);
-  };
   std::string csv;
   for (int ch = 0; ch < model.channels; ++ch) {
     const auto c = static_cast<std::size_t>(ch);
-    csv += shortest(model.elevation_deg[c]) + "," + shortest(model.azimuth_offset_deg[c]) + "\n";
+    csv += shortest_decimal(model.elevation_deg[c]) + "," +
+           shortest_decimal(model.azimuth_offset_deg[c]) + "\n";
   }
   return csv;
 }
