@@ -85,6 +85,9 @@ TEST_CASE(
                               msop_socket.url(), "--telemetry", difop_socket.url(), "--physics",
                               "ideal", "--pace", "realtime", "--idle-timeout-ms", "200",
                               "--calibration-out", angle_file.string()});
+  // Its start-up line names the side channel drivers wait for.
+  CHECK_THAT(daemon.output(),
+             Catch::Contains(", DIFOP " + difop_socket.url() + ", from 127.0.0.2"));
   const auto pattern = clients::scan_for("rs-helios", 600, "");
   const auto rows = test::scene_rows(pattern);
   constexpr int kFrames = 30;  // 3 s at 10 Hz

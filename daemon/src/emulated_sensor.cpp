@@ -179,8 +179,10 @@ std::string EmulatedSensor::describe() const {
   if (st.model->family == core::SensorFamily::kOuster) {
     line += ", " + std::string(core::ouster::profile_name(st.ouster.profile));
   }
+  // A RoboSense unit's side channel is its DIFOP, which drivers wait for.
+  const bool robosense = st.model->family == core::SensorFamily::kRoboSense;
   line += ") hits " + runtime_->bound_hits().to_string() + " -> data " + st.out.to_string() +
-          ", telemetry " + st.telemetry.to_string();
+          (robosense ? ", DIFOP " : ", telemetry ") + st.telemetry.to_string();
   if (!st.sensor_ip.empty()) line += ", from " + st.sensor_ip;
   return line + api_note_;
 }
