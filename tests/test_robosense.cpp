@@ -88,8 +88,10 @@ TEST_CASE("RoboSense tables: the offsets FORMATS-HESAI-ROBOSENSE.md and rs_drive
     CHECK(d.horizontal_at + 32 * kAngleBytes + 586 == kTailAt);  // 586 reserved bytes
     CHECK(f->msop.time_at == 20);
     CHECK(f->msop.temperature_at == 38);
-    CHECK(f->distance_unit_m == 0.0025);
   }
+  CHECK(kHelios.distance_unit_m == 0.0025);
+  CHECK(kBpearl.distance_unit_m == 0.0025);
+  CHECK(kBpearlV3.distance_unit_m == 0.005);  // rs_driver's v3: 0.5 cm
   // Helios: 4-byte MSOP id, nebula's range-resolution byte 17 = 1 (2.5 mm), time-sync bytes.
   CHECK(kHelios.msop.id_bytes == 4);
   CHECK(std::equal(kHelios.msop.id.begin(), kHelios.msop.id.begin() + 4,
@@ -107,6 +109,10 @@ TEST_CASE("RoboSense tables: the offsets FORMATS-HESAI-ROBOSENSE.md and rs_drive
   CHECK(kBpearl.msop.fixed[1].offset == 32);
   CHECK(kBpearl.msop.fixed[1].value == 0x04);
   CHECK(kBpearl.difop.time_form == TimeForm::kYmd);
+  // Bpearl v3: the same id, neither v4 byte (so both drivers take it for a v3), YMD time.
+  CHECK(kBpearlV3.msop.id == kBpearl.msop.id);
+  CHECK(kBpearlV3.msop.fixed[0].offset == 0);
+  CHECK(kBpearlV3.msop.time_form == TimeForm::kYmd);
 }
 
 TEST_CASE("RoboSense spec decoder: a packet built from the facts, placed as rs_driver places it",
@@ -198,6 +204,50 @@ TEST_CASE("RoboSense spec decoder: a packet built from the facts, placed as rs_d
   CHECK(points[0].time_s == Approx(1700000000.123456 + 2 * 55.56e-6 + 5.19e-6).margin(1e-7));
 }
 
+TEST_CASE("RoboSense Bpearl v3: the YMD time and 5 mm distances rs_driver reads",
+          "[format][robosense]") {
+  const SensorModel& v3 = *find_sensor_model("rs-bpearl-v3");
+  robosense::SpecDecoder decoder(v3);
+  auto difop = robosense::difop_packet(v3, 600, 0x01, 0, {});
+  REQUIRE(decoder.on_difop(difop) == robosense::DifopError::kNone);
+  // 2026-11-25 12:00:00, 250 ms, 7 us, as year-2000, month, day, hour, minute, second, ms, us.
+  std::vector<std::uint8_t> msop(1248, 0);
+  const std::array<std::uint8_t, 8> id{0x55, 0xAA, 0x05, 0x0A, 0x5A, 0xA5, 0x50, 0xA0};
+  std::copy(id.begin(), id.end(), msop.begin());
+  const std::array<std::uint8_t, 10> ymd{26, 11, 25, 12, 0, 0, 0, 250, 0, 7};
+  std::copy(ymd.begin(), ymd.end(), msop.begin() + 20);
+  for (int block = 0; block < 12; ++block) {
+    const std::size_t at = 42 + 100 * static_cast<std::size_t>(block);
+    msop[at] = 0xFF;
+    msop[at + 1] = 0xEE;
+    put_be(msop, at + 2, 2, 20 * static_cast<std::uint64_t>(block));
+  }
+  put_be(msop, 42 + 4 + 3 * 16, 2, 2000);  // block 0, channel 16: 2000 x 5 mm = 10 m
+  std::vector<robosense::Point> points;
+  robosense::PacketInfo info;
+  REQUIRE(decoder.decode(msop, points, &info) == robosense::DecodeError::kNone);
+  CHECK(info.time_s == Approx(kFrameStart + 0.250007).margin(1e-7));
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].distance_m == Approx(10.0));
+  // Channel 16 fires 1.28 us into the block (the second interleaved group).
+  CHECK(points[0].time_s == Approx(kFrameStart + 0.250007 + 1.28e-6).margin(1e-7));
+  auto month_13 = msop;
+  month_13[21] = 13;
+  CHECK(decoder.decode(month_13, points) == robosense::DecodeError::kBadTime);
+  // The emulated v3 writes the same form: its packets' time read back.
+  const auto pattern = *make_rpm_scan(v3, 600).pattern;
+  FrameReturns returns;
+  returns.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), 32});
+  KeepingSink sink;
+  robosense::RoboSenseEncoder encoder(pattern, {}, EchoMode::kStrongest);
+  encoder.encode_frame(returns, kFrameStart + 0.25, sink);
+  REQUIRE(!sink.data.empty());
+  CHECK(std::vector<int>(sink.data[0].begin() + 20, sink.data[0].begin() + 30) ==
+        std::vector<int>{26, 11, 25, 12, 0, 0, 0, 250, 0, 0});
+  CHECK(sink.data[0][31] == 0);  // no v4 type / model bytes
+  CHECK(sink.data[0][32] == 0);
+}
+
 TEST_CASE("RoboSense DIFOP: what the emulated unit says about itself", "[format][robosense]") {
   SensorIdentity identity;
   identity.serial_number = 0x0000123456789ABCULL;
@@ -279,8 +329,10 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
         INFO(model->name << " " << echo_mode_name(echoes) << " at " << rpm << " rpm");
         const bool dual = reports_two_echoes(echoes);
         const auto pattern = *make_rpm_scan(*model, rpm).pattern;
-        // A block every 55.56 us: 1800 columns a turn at 600 rpm (0.2 degree).
-        CHECK(pattern.columns_per_frame == std::lround(60.0 / rpm / 55.56e-6));
+        // A block every 55.56 us: 1800 columns a turn at 600 rpm (0.2 degree); the v3's 55.52 us
+        // make 1801.
+        const double block_us = model->robosense.block_period_us;
+        CHECK(pattern.columns_per_frame == std::lround(60.0 / rpm / (block_us * 1e-6)));
         auto frame = lidaremu::test::demo_frame(pattern, echoes);
         KeepingSink sink;
         auto encoder = make_encoder(pattern, {}, echoes);
@@ -317,7 +369,7 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
           if (i > 0) steps_us.push_back((info.time_s - previous_time) * 1e6);
           previous_time = info.time_s;
         }
-        CHECK(median(steps_us) == Approx(columns_per_packet * 55.56).margin(1.0));
+        CHECK(median(steps_us) == Approx(columns_per_packet * block_us).margin(1.0));
         // One point per hit (dual: the one echo in both blocks), each on its hit within half
         // the 2.5 mm range quantum (the block azimuths, the turn and the angles are exact in the
         // hundredths of a degree the packets carry).
@@ -336,7 +388,7 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
       }
     }
   }
-  CHECK(models == 2);
+  CHECK(models == 3);
 }
 
 TEST_CASE("RoboSense dual return: the strongest first, then the last or second strongest",

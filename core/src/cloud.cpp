@@ -49,7 +49,7 @@ CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Met
     case SensorFamily::kRoboSense: {
       robosense_.emplace(*pattern.model);
       const auto* mode = pattern.model->robosense.return_mode(echoes);
-      robosense_->on_difop(robosense::difop_packet(*pattern.model, std::round(pattern.rpm),
+      robosense_->on_difop(robosense::difop_packet(*pattern.model, robosense::difop_rpm(pattern),
                                                    mode != nullptr ? mode->difop_code : 0, 0, {}));
       break;
     }

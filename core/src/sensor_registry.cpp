@@ -535,6 +535,7 @@ struct Registry {
     models.push_back(make_pandar_64());
     models.push_back(robosense::make_rs_helios(velodyne_optics(110)));
     models.push_back(robosense::make_rs_bpearl(velodyne_optics(30)));
+    models.push_back(robosense::make_rs_bpearl_v3(velodyne_optics(30)));
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

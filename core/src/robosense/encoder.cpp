@@ -44,6 +44,12 @@ void store_angle(std::span<std::uint8_t> out, std::size_t at, double degrees) {
 
 }  // namespace
 
+int difop_rpm(const ScanPattern& pattern) {
+  const SpinTraits& spin = pattern.model->spin;
+  const double steps = std::round((pattern.rpm - spin.min_rpm) / spin.rpm_step);
+  return spin.min_rpm + static_cast<int>(steps) * spin.rpm_step;
+}
+
 const ModelFormat* find_model_format(std::string_view name) {
   for (const ModelFormat* f : kModelFormats) {
     if (f->model == name) return f;
@@ -140,7 +146,7 @@ void RoboSenseEncoder::send_difop_if_due(double time_s, PacketSink& sink) {
   if (difop_sent_ && time_s < next_difop_s_ && time_s > next_difop_s_ - 2.0) return;
   sink.on_packet(
       PacketChannel::kTelemetry,
-      difop_packet(*pattern_.model, std::round(pattern_.rpm), return_mode_code_, time_s, identity_),
+      difop_packet(*pattern_.model, difop_rpm(pattern_), return_mode_code_, time_s, identity_),
       time_s);
   difop_sent_ = true;
   next_difop_s_ = time_s + 1.0;

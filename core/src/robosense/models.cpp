@@ -95,4 +95,25 @@ SensorModel make_rs_bpearl(const SensorOptics& mechanical_optics) {
   return m;
 }
 
+// RS-Bpearl v3, the earlier hardware: the v4 row's angles and optics, with rs_driver's v3
+// constants: 5 mm distance unit (327.7 m the largest range), a block every 55.52 us, its 32
+// channels fired in two interleaved groups 2.56 us apart (rs_driver's v3 table), lens centre
+// RX 14.73 mm, RZ 94.27 mm. Its time in YMD form, as rs_driver reads it (nebula's bpearl_v3
+// reads UTC seconds there: its times for this model are wrong, rs_driver's right).
+SensorModel make_rs_bpearl_v3(const SensorOptics& mechanical_optics) {
+  SensorModel m = make_rs_bpearl(mechanical_optics);
+  m.name = "rs-bpearl-v3";
+  m.range_unit_m = 0.005;
+  m.max_range_m = 65535 * 0.005;
+  m.robosense.format = find_model_format("rs-bpearl-v3");
+  m.robosense.block_period_us = 55.52;
+  m.robosense.firing_offset_us = {0.00,  2.56,  5.12,  7.68,  10.24, 12.80, 15.36, 17.92,
+                                  25.68, 28.24, 30.80, 33.36, 35.92, 38.48, 41.04, 43.60,
+                                  1.28,  3.84,  6.40,  8.96,  11.52, 14.08, 16.64, 19.20,
+                                  26.96, 29.52, 32.08, 34.64, 37.20, 39.76, 42.32, 44.88};
+  m.robosense.lens_rx_m = 0.01473;
+  m.robosense.lens_rz_m = 0.09427;
+  return m;
+}
+
 }  // namespace lidaremu::core::robosense

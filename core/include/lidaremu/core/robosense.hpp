@@ -54,6 +54,10 @@ class RoboSenseEncoder final : public ColumnEncoder {
   double next_difop_s_ = 0;
 };
 
+// The rotation rate a DIFOP states: the rate the unit was set to (a whole number of columns a
+// turn makes the scan's own rate differ by a little: 1,801 blocks of 55.52 us at 600 rpm).
+int difop_rpm(const ScanPattern& pattern);
+
 // The DIFOP packet of `model` at sensor time `time_s`, reporting `return_mode_code`, the row's
 // angles and the identity's address, destination and ports (where unknown, RoboSense's factory
 // defaults: 192.168.1.200 sending to 255.255.255.255, MSOP 6699, DIFOP 7788).

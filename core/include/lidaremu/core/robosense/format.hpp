@@ -120,6 +120,20 @@ inline constexpr ModelFormat kBpearl{
     .difop = {.time_form = TimeForm::kYmd},
     .distance_unit_m = 0.0025};
 
-inline constexpr std::array<const ModelFormat*, 2> kModelFormats{&kHelios, &kBpearl};
+// RS-Bpearl v3: the same packets with neither v4 byte, so rs_driver and nebula both take it for
+// a v3; its time in YMD form (rs_driver's parseTimeYMD; nebula's bpearl_v3 reads these bytes as
+// UTC seconds, against the vendor's driver), 5 mm.
+inline constexpr ModelFormat kBpearlV3{
+    .model = "rs-bpearl-v3",
+    .msop = {.id = {0x55, 0xAA, 0x05, 0x0A, 0x5A, 0xA5, 0x50, 0xA0},
+             .id_bytes = 8,
+             .time_at = 20,
+             .time_form = TimeForm::kYmd,
+             .temperature_at = 38,
+             .fixed = {}},
+    .difop = {.time_form = TimeForm::kYmd},
+    .distance_unit_m = 0.005};
+
+inline constexpr std::array<const ModelFormat*, 3> kModelFormats{&kHelios, &kBpearl, &kBpearlV3};
 
 }  // namespace lidaremu::core::robosense
