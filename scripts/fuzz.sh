@@ -13,8 +13,8 @@ if ! command -v clang++ >/dev/null; then
 fi
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DLIDAREMU_SANITIZE=address,undefined \
   -DLIDAREMU_LIBFUZZER=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_datagram fuzz_config
-for target in datagram config; do
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_datagram fuzz_config fuzz_packet
+for target in datagram config packet; do
   echo "== fuzz_$target for ${seconds}s"
   # New inputs go to build-fuzz/corpus/; the curated corpus in the repository seeds the run.
   mkdir -p "build-fuzz/corpus/$target"
