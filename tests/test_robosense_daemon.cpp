@@ -106,10 +106,12 @@ TEST_CASE(
   CHECK(test::slurp(angle_file.string()) == core::robosense::angle_csv(model));
   std::filesystem::remove(angle_file);
 
-  // 150 MSOP packets a turn, 1500 a second; a DIFOP about once a second of sensor time.
-  REQUIRE(msop.size() >= std::size_t{kFrames - 1} * 150);
+  // 150 MSOP packets a turn, 1500 a second; a DIFOP about once a second of sensor time. A
+  // sanitized daemon falls behind real time and drops whole frames (counted, as the admission
+  // does): fewer packets, and a DIFOP may wait for the next packet after a dropped frame.
+  REQUIRE(msop.size() >= (test::kSanitized ? std::size_t{150} : std::size_t{kFrames - 1} * 150));
   if (!test::kSanitized) CHECK(test::steady_rate(msop, 150, 150) == Approx(1500).epsilon(0.02));
-  REQUIRE(difop.size() >= 3);
+  REQUIRE(difop.size() >= (test::kSanitized ? 2U : 3U));
   std::vector<double> difop_times;
   for (const auto& d : difop) {
     core::robosense::DifopInfo info;
@@ -124,7 +126,7 @@ TEST_CASE(
     difop_times.push_back(info.time_s);
   }
   for (std::size_t i = 1; i < difop_times.size(); ++i) {
-    CHECK(difop_times[i] - difop_times[i - 1] == Approx(1.0).margin(0.01));
+    CHECK(difop_times[i] - difop_times[i - 1] == Approx(1.0).margin(test::kSanitized ? 0.3 : 0.01));
   }
 
   // The client starts listening for DIFOP half a second late (its DIFOP port opened after the
@@ -157,8 +159,8 @@ TEST_CASE(
     }
   }
   INFO(before << " MSOP packets before the first DIFOP the client saw, " << after << " after");
-  CHECK(before > 300);  // about a second's worth
+  CHECK(before > (test::kSanitized ? 0 : 300));  // about a second's worth
   CHECK(points_before == 0);
-  CHECK(after > 1000);
-  CHECK(compared > 100000);
+  CHECK(after > (test::kSanitized ? 0 : 1000));
+  CHECK(compared > (test::kSanitized ? 0 : 100000));
 }
