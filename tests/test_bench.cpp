@@ -27,12 +27,14 @@ clients::BenchOptions short_bench(const std::vector<std::string>& sensors, doubl
 }  // namespace
 
 TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "[e2e][bench]") {
-  auto o = short_bench({"vlp16", "os1-32:512x10:rng19", "pandar-xt32::dual"}, 1.5);
+  // One sensor of each family; the Bpearl v3 stamps YMD time, which the bench must read to tell
+  // a packet's frame.
+  auto o = short_bench({"vlp16", "os1-32:512x10:rng19", "pandar-xt32::dual", "rs-bpearl-v3"}, 1.5);
   o.in_flight = 1;
   o.ceiling_seconds = 0.3;
   const auto r = clients::run_bench(o);
   CHECK(r.daemon_exit_code == 0);
-  REQUIRE(r.sensors.size() == 3);
+  REQUIRE(r.sensors.size() == 4);
   for (const auto& s : r.sensors) {
     INFO(s.label);
     CHECK(s.frames_sent >= 3);
@@ -42,6 +44,7 @@ TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "
     CHECK(s.daemon_frames_dropped == 0);
     CHECK(s.daemon_batches_rejected == 0);
     CHECK(s.latency.frames > 0);
+    CHECK(s.frames_never_out == 0);
     CHECK(s.latency.p50_ms > 0);
     CHECK(s.latency.p50_ms <= s.latency.p99_ms);
     CHECK(s.latency.p99_ms <= s.latency.max_ms);

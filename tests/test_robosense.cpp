@@ -234,6 +234,13 @@ TEST_CASE("RoboSense Bpearl v3: the YMD time and 5 mm distances rs_driver reads"
   auto month_13 = msop;
   month_13[21] = 13;
   CHECK(decoder.decode(month_13, points) == robosense::DecodeError::kBadTime);
+  // The time reader the bench tells frames by reads the same form (it once read UTC here).
+  const auto& v3_format = *robosense::find_model_format("rs-bpearl-v3");
+  REQUIRE(robosense::msop_time_s(msop, v3_format).has_value());
+  CHECK(*robosense::msop_time_s(msop, v3_format) == Approx(kFrameStart + 0.250007).margin(1e-7));
+  CHECK_FALSE(robosense::msop_time_s(month_13, v3_format).has_value());
+  CHECK_FALSE(robosense::msop_time_s(difop, v3_format).has_value());
+  CHECK_FALSE(robosense::msop_time_s(std::span(msop).first(1247), v3_format).has_value());
   // The emulated v3 writes the same form: its packets' time read back.
   const auto pattern = *make_rpm_scan(v3, 600).pattern;
   FrameReturns returns;

@@ -77,8 +77,11 @@ struct SensorLoad {
 // this long (the last frame of a run).
 constexpr int kIdleTimeoutMs = 1000;
 
-// The simulation time of frame 1 (BatchHeader::sim_time_ns in build_load).
-constexpr double kFirstFrameSimS = 1.0;
+// The simulation time of frame 1 (BatchHeader::sim_time_ns in build_load): one second into 2001
+// (UTC), a time every family's packets can carry (the RS-Bpearl v3's date counts years from
+// 2000 in a byte) at the top of an hour (a Velodyne packet carries microseconds past the hour).
+constexpr std::uint64_t kFirstFrameSimNs = 978'307'201'000'000'000;
+constexpr double kFirstFrameSimS = 978'307'201.0;
 
 // When a Hesai packet's first column began, from its tail's time (the model's row says how the
 // two relate).
@@ -93,7 +96,8 @@ std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> p
   const double stamp = l.hesai ? hesai_first_column_s(l, hesai_packet_time_s(packet, *l.hesai))
                        : l.robosense ? robosense_packet_time_s(packet, *l.robosense)
                                      : packet_sensor_time_s(packet, l.ouster, l.profile);
-  const double t = stamp - kFirstFrameSimS;
+  const bool past_the_hour = !l.hesai && !l.robosense && !l.ouster;  // Velodyne
+  const double t = stamp - (past_the_hour ? std::fmod(kFirstFrameSimS, 3600.0) : kFirstFrameSimS);
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
   const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
   return f >= 0 && f < 1e7 ? static_cast<std::size_t>(f) + 1 : 0;
@@ -159,7 +163,7 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
     h.frame = 1;
     h.column_count = static_cast<std::uint32_t>(l.pattern.columns_per_frame);
     h.rays_per_beam = static_cast<std::uint8_t>(o.rays_per_beam);
-    h.sim_time_ns = static_cast<std::uint64_t>(1e9);
+    h.sim_time_ns = kFirstFrameSimNs;
     const auto column_ns = static_cast<std::uint64_t>(l.pattern.column_period_s * 1e9);
     l.datagrams = build_frame_batches(h, static_cast<std::uint16_t>(channels), rows, column_ns);
     for (const auto& d : l.datagrams) {  // each batch's own time, restamped frame by frame

@@ -8,7 +8,7 @@
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/ouster.hpp"
-#include "lidaremu/core/robosense/format.hpp"
+#include "lidaremu/core/robosense.hpp"
 
 namespace lidaremu::clients {
 
@@ -107,15 +107,7 @@ double hesai_packet_time_s(std::span<const std::uint8_t> packet,
 
 double robosense_packet_time_s(std::span<const std::uint8_t> packet,
                                const core::robosense::ModelFormat& format) {
-  if (packet.size() != core::robosense::kPacketSize ||
-      !std::equal(format.msop.id.begin(), format.msop.id.begin() + format.msop.id_bytes,
-                  packet.begin())) {
-    return -1.0;
-  }
-  // The daemon stamps UTC seconds and microseconds (both models here).
-  const std::size_t at = format.msop.time_at;
-  return static_cast<double>(core::load_be(packet, at, 6)) +
-         static_cast<double>(core::load_be(packet, at + 6, 4)) * 1e-6;
+  return core::robosense::msop_time_s(packet, format).value_or(-1.0);
 }
 
 std::size_t count_returns_robosense(std::span<const std::uint8_t> packet) {

@@ -96,6 +96,17 @@ bool SpecDecoder::dual() const {
   return mode != nullptr && reports_two_echoes(mode->echoes);
 }
 
+std::optional<double> msop_time_s(std::span<const std::uint8_t> packet, const ModelFormat& format) {
+  const MsopFormat& m = format.msop;
+  double time_s = 0;
+  if (packet.size() != kPacketSize ||
+      !std::equal(m.id.begin(), m.id.begin() + m.id_bytes, packet.begin()) ||
+      !read_time(packet, m.time_at, m.time_form, time_s)) {
+    return std::nullopt;
+  }
+  return time_s;
+}
+
 DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vector<Point>& out,
                                 PacketInfo* info) {
   if (!has_difop_) return DecodeError::kNoDifop;

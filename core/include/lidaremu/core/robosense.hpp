@@ -4,6 +4,7 @@
 // rs_driver reads when told to take its calibration from a file.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -107,6 +108,10 @@ enum class DecodeError : std::uint8_t {
   kBadBlockFlag,
   kBadTime
 };
+
+// The MSOP header's time (UNIX seconds), in the model's form (UTC seconds and microseconds, or
+// YMD): nullopt for a datagram that is no MSOP packet of the model or whose fields are no time.
+std::optional<double> msop_time_s(std::span<const std::uint8_t> packet, const ModelFormat& format);
 
 // The spec decoder: points as rs_driver places them (the lens-centre offset, each channel's
 // azimuth moved on by the turn during its block's firings). Like rs_driver with its default
