@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lidaremu/core/hesai/format.hpp"
+#include "lidaremu/core/livox/format.hpp"
 #include "lidaremu/core/ouster/profiles.hpp"
 #include "lidaremu/core/packet_field.hpp"
 #include "lidaremu/core/velodyne/format.hpp"
@@ -142,4 +143,29 @@ TEST_CASE("Hesai tables: every model's packet size as FORMATS-HESAI-ROBOSENSE.md
       CHECK(crc.end <= crc.crc.offset);  // a CRC covers what comes before it
     }
   }
+}
+
+TEST_CASE("Livox tables: the header and command frame as FORMATS-HESAI-ROBOSENSE.md lays them out",
+          "[format][livox]") {
+  // Each row where its name points, no two claiming a bit, inside the 36-byte header (the
+  // reserved 12 bytes at 12 unclaimed) and the 24-byte command header.
+  for (std::size_t i = 0; i < livox::kHeader.size(); ++i) {
+    CHECK(static_cast<std::size_t>(livox::kHeader[i].name) == i);
+  }
+  for (std::size_t i = 0; i < livox::kCommandHeader.size(); ++i) {
+    CHECK(static_cast<std::size_t>(livox::kCommandHeader[i].name) == i);
+  }
+  check_disjoint<livox::HeaderField>(livox::kHeader, livox::kHeaderSize);
+  check_disjoint<livox::CommandField>(livox::kCommandHeader, livox::kCommandHeaderSize);
+  CHECK(livox::header_field(livox::HeaderField::kTimeType).offset + 1u == livox::kReservedAt);
+  CHECK(livox::kReservedAt + 12 == livox::header_field(livox::HeaderField::kCrc32).offset);
+  CHECK(livox::header_field(livox::HeaderField::kTimestamp).offset == livox::kCrcCoveredFrom);
+  CHECK(livox::header_field(livox::HeaderField::kTimestamp).offset + 8u == livox::kHeaderSize);
+  CHECK(livox::command_field(livox::CommandField::kHeaderCrc).offset == livox::kHeaderCrcCovers);
+  CHECK(livox::command_field(livox::CommandField::kDataCrc).offset + 4u ==
+        livox::kCommandHeaderSize);
+  // The Mid-360 in practice: 96 points of 14 bytes, 1380 bytes; IMU 60 bytes.
+  CHECK(livox::kPointPacketSize == 1380);
+  CHECK(livox::kImuPacketSize == 60);
+  CHECK(livox::kDetectionCmdPort + 2 == livox::kDetectionSize);
 }

@@ -1,7 +1,8 @@
 // Fuzz target: one datagram through every spec decoder the consumer-side tools run on what the
 // network hands them (lidaremu-inspect, the live view, the tests): Velodyne (VLP-16, HDL-64E),
 // Ouster (OS1-64 LEGACY), every Hesai format and its GPS packet reader, every RoboSense model as
-// DIFOP and, after a valid DIFOP, as MSOP. None may read past the datagram or crash on it.
+// DIFOP and, after a valid DIFOP, as MSOP, and Livox's point / IMU packets and command frames.
+// None may read past the datagram or crash on it.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/velodyne.hpp"
@@ -58,5 +60,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     robosense::PacketInfo msop;
     (void)d.decode(packet, robosense_points, &msop);
   }
+  std::vector<livox::Point> livox_points;
+  livox::PacketInfo livox_info;
+  (void)livox::decode_points(packet, livox_points, &livox_info);
+  livox::ImuSample imu;
+  (void)livox::decode_imu(packet, imu);
+  livox::CommandView command;
+  (void)livox::read_command(packet, command);
   return 0;
 }

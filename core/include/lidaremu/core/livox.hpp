@@ -1,0 +1,132 @@
+#pragma once
+// Livox Mid-360 (FORMATS-HESAI-ROBOSENSE.md section 3, the Livox SDK2 protocol): writers of the
+// point and IMU packets and of the command frames (discovery answer included), and the spec
+// decoder that reads them as Livox SDK2 and livox_ros_driver2 do. The wire layer only: no
+// registry row drives it yet (the scan pattern is not among the facts; docs/models.md).
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lidaremu/core/livox/format.hpp"
+
+namespace lidaremu::core::livox {
+
+// CRC-16/CCITT-FALSE (polynomial 0x1021, initial 0xFFFF, not reflected, no final xor): the
+// command frames' header CRC.
+std::uint16_t crc16_ccitt_false(std::span<const std::uint8_t> bytes);
+// CRC-32 (ISO-HDLC: polynomial 0x04C11DB7 reflected, initial and final xor all ones): the
+// command frames' data CRC and the point packets' CRC.
+std::uint32_t crc32(std::span<const std::uint8_t> bytes);
+
+struct CommandHeader {
+  std::uint32_t sequence = 0;
+  std::uint16_t command_id = 0;
+  CommandType type = CommandType::kRequest;
+  SenderType sender = SenderType::kHost;
+};
+
+// Writes a command frame (header, both CRCs, data) at the start of `out`: its size, or 0 when
+// it would not fit in `out` or exceed kMaxCommandFrame.
+std::size_t write_command(std::span<std::uint8_t> out, const CommandHeader& header,
+                          std::span<const std::uint8_t> data);
+
+enum class CommandError : std::uint8_t {
+  kNone,
+  kTooShort,      // under a header
+  kBadSof,        // not 0xAA
+  kBadVersion,    // not 0
+  kBadLength,     // under a header, or past the datagram
+  kBadHeaderCrc,  // the SDK drops the frame
+  kBadDataCrc,    // the SDK drops the frame
+};
+struct CommandView {
+  CommandHeader header;
+  std::span<const std::uint8_t> data;  // within the datagram read
+};
+// Every check Livox SDK2 makes before it takes a frame (sdk_protocol.cpp's CheckPreamble: sof,
+// version, length, the header CRC, the data CRC), and the length within the datagram.
+CommandError read_command(std::span<const std::uint8_t> datagram, CommandView& out);
+
+// What the unit says about itself in its discovery answer.
+struct UnitInfo {
+  std::string_view serial;    // up to 16 characters, zero-padded
+  std::uint32_t address = 0;  // IPv4, host order
+  std::uint16_t command_port = kCommandPorts.lidar;
+};
+// The answer to a host's discovery request (command 0x0000): an acknowledgement from the lidar
+// with the request's sequence number and the DetectionData (return code 0, device type 9, serial,
+// address, command port). Its size, 0 when `out` is too small.
+std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t sequence,
+                                   const UnitInfo& unit);
+
+// A point packet's or IMU packet's header values that change packet to packet.
+struct PacketStamp {
+  std::uint64_t timestamp_ns = 0;  // the first point's
+  std::uint16_t time_interval_100ns = 0;
+  std::uint16_t udp_count = 0;
+  std::uint8_t frame_count = 0;
+  TimeType time_type = TimeType::kPtp;
+};
+
+struct PointRecord {
+  std::int32_t x_mm = 0, y_mm = 0, z_mm = 0;  // Livox's frame: x forward, y left, z up
+  std::uint8_t reflectivity = 0;
+  std::uint8_t tag = 0;
+};
+// A point packet of data type 1 with up to kPointsPerPacket points (a Mid-360 sends 96): its
+// size, 0 when there are more or `out` is too small.
+std::size_t write_point_packet(std::span<std::uint8_t> out, const PacketStamp& stamp,
+                               std::span<const PointRecord> points);
+
+struct ImuRecord {
+  std::array<float, 3> gyro_rad_s{};
+  std::array<float, 3> acceleration_g{};
+};
+std::size_t write_imu_packet(std::span<std::uint8_t> out, const PacketStamp& stamp,
+                             const ImuRecord& imu);
+
+// The spec decoder: what SDK2 hands its point callback and what livox_ros_driver2 makes of it.
+struct PacketInfo {
+  std::uint8_t version = 0;
+  std::uint16_t length = 0;
+  std::uint16_t dot_num = 0;
+  std::uint16_t udp_count = 0;
+  std::uint8_t frame_count = 0;
+  std::uint8_t data_type = 0;
+  std::uint8_t time_type = 0;
+  std::uint16_t time_interval_100ns = 0;
+  std::uint64_t timestamp_ns = 0;
+  bool crc_valid = false;  // the stated CRC-32 of timestamp and data (no driver checks it)
+};
+struct Point {
+  float x = 0, y = 0, z = 0;  // metres, Livox's frame
+  std::uint8_t reflectivity = 0;
+  std::uint8_t tag = 0;
+  // livox_ros_driver2's point time: the packet's timestamp plus the point's index times
+  // time_interval * 100 / dot_num nanoseconds (integer division, as the driver).
+  std::uint64_t time_ns = 0;
+};
+struct ImuSample {
+  ImuRecord record;
+  std::uint64_t time_ns = 0;
+};
+enum class DecodeError : std::uint8_t {
+  kNone,
+  kTooShort,         // under a header
+  kBadVersion,       // not 0
+  kLengthMismatch,   // the length field is not the datagram's size
+  kSizeMismatch,     // dot_num records of the data type do not fill the packet
+  kUnknownDataType,  // past 3
+  kNotPoints,        // an IMU or spherical packet handed to decode_points
+  kNotImu,
+};
+DecodeError read_header(std::span<const std::uint8_t> packet, PacketInfo& info);
+// Cartesian points (data types 1 and 2); appends to `out`.
+DecodeError decode_points(std::span<const std::uint8_t> packet, std::vector<Point>& out,
+                          PacketInfo* info = nullptr);
+DecodeError decode_imu(std::span<const std::uint8_t> packet, ImuSample& out,
+                       PacketInfo* info = nullptr);
+
+}  // namespace lidaremu::core::livox
