@@ -121,7 +121,7 @@ std::optional<SceneHit> DemoScene::cast(const Eigen::Vector3d& o, const Eigen::V
 
 void DemoScene::render(const core::BeamGeometry& geometry, std::vector<float>& rows,
                        std::vector<std::uint32_t>* object_ids, int rays_per_beam,
-                       double divergence_rad) const {
+                       double divergence_rad, std::uint32_t frame) const {
   const auto& pattern = geometry.pattern();
   const int channels = pattern.model->channels;
   const double max_range = pattern.model->max_range_m * 0.95;
@@ -132,7 +132,8 @@ void DemoScene::render(const core::BeamGeometry& geometry, std::vector<float>& r
   std::size_t i = 0;
   for (int c = 0; c < pattern.columns_per_frame; ++c) {
     for (int ch = 0; ch < channels; ++ch) {
-      const auto beam = geometry.ray(static_cast<std::uint32_t>(c), static_cast<std::uint16_t>(ch));
+      const auto beam = geometry.ray_in_frame(frame, static_cast<std::uint32_t>(c),
+                                              static_cast<std::uint16_t>(ch));
       const Eigen::Vector3d u = beam.direction.unitOrthogonal();
       const Eigen::Vector3d v = beam.direction.cross(u);
       for (int r = 0; r < rays_per_beam; ++r, ++i) {

@@ -50,6 +50,8 @@ PacketInspector::PacketInspector(const core::SensorModel& model,
     case core::SensorFamily::kRoboSense:
       robosense_.emplace(model);
       break;
+    case core::SensorFamily::kLivox:  // not yet: no Livox model in the registry
+      break;
   }
 }
 
@@ -141,7 +143,7 @@ bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_
     return true;
   }
   scratch_columns_.clear();
-  if (ouster_->decode(packet, scratch_columns_) != core::ouster::DecodeError::kNone) {
+  if (!ouster_ || ouster_->decode(packet, scratch_columns_) != core::ouster::DecodeError::kNone) {
     ++bad_packets_;
     return false;
   }

@@ -141,6 +141,10 @@ void BeamGeometry::locate_many(std::span<const Eigen::Vector3d> points_in_sensor
                                std::span<BeamIndex> out) const {
   constexpr std::size_t kChunk = 256;  // the working arrays stay on the stack (about 25 KB)
   const std::size_t n = std::min(points_in_sensor.size(), out.size());
+  if (pattern_.table != nullptr) {  // no grid to find a hit's beam in (sensor_model.hpp)
+    std::fill_n(out.begin(), n, BeamIndex{});
+    return;
+  }
   for (std::size_t at = 0; at < n; at += kChunk) {
     locate_chunk<kChunk>(points_in_sensor.data() + at, out.data() + at, std::min(kChunk, n - at));
   }

@@ -53,6 +53,8 @@ CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Met
                                                    mode != nullptr ? mode->difop_code : 0, 0, {}));
       break;
     }
+    case SensorFamily::kLivox:  // not yet: the daemon does not serve Livox units
+      break;
   }
 }
 
@@ -63,7 +65,7 @@ int CloudDecoder::decode(std::span<const std::span<const std::uint8_t>> packets,
   if (velodyne_) return decode_velodyne(packets, truth, previous, out);
   if (hesai_) return decode_hesai(packets, truth, previous, out);
   if (robosense_) return decode_robosense(packets, truth, previous, out);
-  return decode_ouster(packets, truth, out);
+  return ouster_ ? decode_ouster(packets, truth, out) : 0;
 }
 
 namespace {

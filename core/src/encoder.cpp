@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/velodyne.hpp"
@@ -41,6 +42,8 @@ bool family_supports(SensorFamily family, EchoMode echoes) {
     case SensorFamily::kRoboSense:
       return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
              echoes == EchoMode::kFirst || echoes == EchoMode::kDual;
+    case SensorFamily::kLivox:  // the Mid-360's datasheet: first return
+      return echoes == EchoMode::kFirst;
   }
   return false;
 }
@@ -73,6 +76,9 @@ std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorId
       return std::make_unique<hesai::HesaiEncoder>(pattern, identity, echoes);
     case SensorFamily::kRoboSense:
       return std::make_unique<robosense::RoboSenseEncoder>(pattern, identity, echoes);
+    case SensorFamily::kLivox:
+      if (pattern.table == nullptr) return nullptr;
+      return std::make_unique<livox::LivoxEncoder>(pattern);
   }
   return nullptr;
 }

@@ -12,6 +12,7 @@ using angles::kDeg;
 using angles::wrap_degrees;
 
 EchoMode default_echoes(const SensorModel& model) {
+  if (model.family == SensorFamily::kLivox) return EchoMode::kFirst;
   if (model.family != SensorFamily::kHesai || model.hesai.return_modes.empty() ||
       model.hesai.return_mode(EchoMode::kStrongest) != nullptr) {
     return EchoMode::kStrongest;
@@ -60,6 +61,30 @@ ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fp
   return {p, {}};
 }
 
+ScanPatternResult make_table_scan(const SensorModel& model,
+                                  std::shared_ptr<const ScanTable> table) {
+  if (model.family != SensorFamily::kLivox) return {std::nullopt, "not a model with a scan table"};
+  if (table == nullptr || table->channels != model.channels) {
+    return {std::nullopt, std::string(model.name) + " needs a scan table of " +
+                              std::to_string(model.channels) + " lasers"};
+  }
+  const LivoxTraits& livox = model.livox;
+  ScanPattern p;
+  p.model = &model;
+  p.frames_per_second = livox.frames_per_second;
+  p.frame_period_s = 1.0 / livox.frames_per_second;
+  p.column_period_s = livox.firing_period_us * 1e-6;
+  p.columns_per_frame = static_cast<int>(std::lround(p.frame_period_s / p.column_period_s));
+  p.rpm = 60.0 * livox.frames_per_second;
+  if (table->firings() < static_cast<std::size_t>(p.columns_per_frame)) {
+    return {std::nullopt, table->source + ": " + std::to_string(table->firings()) +
+                              " firings, fewer than one frame's " +
+                              std::to_string(p.columns_per_frame)};
+  }
+  p.table = std::move(table);
+  return {p, {}};
+}
+
 BeamGeometry::BeamGeometry(const ScanPattern& pattern) : pattern_(pattern), model_(*pattern.model) {
   if (model_.family == SensorFamily::kOuster) {
     const auto& m = model_.ouster.lidar_to_sensor;
@@ -73,7 +98,7 @@ BeamGeometry::BeamGeometry(const ScanPattern& pattern) : pattern_(pattern), mode
       beam_origins_lidar_mm_.emplace_back(n * std::cos(encoder), n * std::sin(encoder), 0.0);
     }
   }
-  build_elevation_index();
+  if (pattern_.table == nullptr) build_elevation_index();
 }
 
 double BeamGeometry::column_time_s(std::uint32_t column) const {
@@ -156,7 +181,14 @@ Eigen::Vector3d velodyne_point(const SensorModel& model, int laser, double azimu
   return {forward, -right, dy * se + vo * ce};
 }
 
-BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
+BeamRay BeamGeometry::ray_in_frame(std::uint32_t frame, std::uint32_t column,
+                                   std::uint16_t channel) const {
+  if (pattern_.table != nullptr) {
+    // Livox's frame (x forward, y left, z up), every beam from the origin.
+    const std::uint64_t firing =
+        std::uint64_t{frame} * static_cast<std::uint64_t>(pattern_.columns_per_frame) + column;
+    return {Eigen::Vector3d::Zero(), pattern_.table->direction(firing, channel).cast<double>()};
+  }
   if (model_.family == SensorFamily::kHesai) {
     // Hesai's cloud frame (nebula, the SDK): x right, y forward, z up; azimuth clockwise from y.
     const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
@@ -199,7 +231,9 @@ BeamRay BeamGeometry::ray(std::uint32_t column, std::uint16_t channel) const {
 
 double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
                                     std::uint16_t channel) const {
-  if (model_.family == SensorFamily::kHesai) return point_in_sensor.norm();
+  if (model_.family == SensorFamily::kHesai || model_.family == SensorFamily::kLivox) {
+    return point_in_sensor.norm();
+  }
   if (model_.family == SensorFamily::kRoboSense) {
     return (point_in_sensor - ray(column, channel).origin).norm();
   }

@@ -9,15 +9,15 @@ namespace lidaremu::test {
 
 using namespace lidaremu::core;
 
-DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes) {
+DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes, std::uint32_t frame) {
   const SensorModel& model = *pattern.model;
   const BeamGeometry geometry(pattern);
   std::vector<float> rows;
-  lidaremu::clients::DemoScene().render(geometry, rows);
+  lidaremu::clients::DemoScene().render(geometry, rows, nullptr, 1, 0.001, frame);
   FrameHits hits;
   hits.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame),
                 static_cast<std::uint16_t>(model.channels)});
-  hits.clear(0);
+  hits.clear(frame);
   hits.columns_received = hits.shape.columns;
   DemoFrame out;
   for (std::size_t i = 0; i < hits.shape.beams(); ++i) {

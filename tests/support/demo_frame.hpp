@@ -16,6 +16,8 @@ struct DemoFrame {
   core::FrameReturns returns;
 };
 
-DemoFrame demo_frame(const core::ScanPattern& pattern, core::EchoMode echoes);
+// `frame`: the frame number (a table scan's beams point elsewhere in every frame).
+DemoFrame demo_frame(const core::ScanPattern& pattern, core::EchoMode echoes,
+                     std::uint32_t frame = 0);
 
 }  // namespace lidaremu::test

@@ -193,9 +193,17 @@ class BloomingStage final : public Stage {
   std::vector<std::size_t> reach_begin_;  // where each source channel's list starts in reached_
 };
 
+class NoBloomingStage final : public Stage {
+ public:
+  void run(const BlockContext& /*b*/) const override {}
+};
+
 }  // namespace
 
 std::unique_ptr<Stage> make_blooming(const StageSetup& setup) {
+  // The kernel is tabulated over a grid's neighbours; a table scan (Livox) has no grid, and its
+  // neighbours in angle are firings far apart in time: not modelled there.
+  if (setup.pattern.table != nullptr) return std::make_unique<NoBloomingStage>();
   return std::make_unique<BloomingStage>(setup.pattern, setup.params);
 }
 

@@ -20,7 +20,7 @@ class RasterCorrectionStage final : public Stage {
       const Eigen::Vector3d n = stage_kit::hit_normal(h, i);
       const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
       const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
-      const Eigen::Vector3d v = b.geometry.ray(column, channel).direction;
+      const Eigen::Vector3d v = b.geometry.ray_in_frame(h.frame_number, column, channel).direction;
       const double r = p.norm();
       const double corrected = physics::raster_corrected_range(p.dot(n) / r, v.dot(n), r);
       if (!(corrected > 0) || !std::isfinite(corrected)) return;

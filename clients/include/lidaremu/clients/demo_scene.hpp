@@ -37,10 +37,11 @@ class DemoScene {
                                              double max_range_m) const;
   // 7-float rows for every beam of one frame, in scan order; misses have material 0. With
   // several rays per beam (beam divergence, PHYSICS.md 5) ray 0 is the centre and the others lie
-  // on a ring at `divergence_rad` around it; object ids are per row.
+  // on a ring at `divergence_rad` around it; object ids are per row. `frame`: the frame number
+  // (a table scan's beams point elsewhere in every frame).
   void render(const core::BeamGeometry& geometry, std::vector<float>& rows,
               std::vector<std::uint32_t>* object_ids = nullptr, int rays_per_beam = 1,
-              double divergence_rad = 0.001) const;
+              double divergence_rad = 0.001, std::uint32_t frame = 0) const;
 
  private:
   struct Box {

@@ -1,17 +1,26 @@
 #pragma once
 // Livox Mid-360 (FORMATS-HESAI-ROBOSENSE.md section 3, the Livox SDK2 protocol): writers of the
 // point and IMU packets and of the command frames (discovery answer included), and the spec
-// decoder that reads them as Livox SDK2 and livox_ros_driver2 do. The wire layer only: no
-// registry row drives it yet (the scan pattern is not among the facts; docs/models.md).
+// decoder that reads them as Livox SDK2 and livox_ros_driver2 do; the Mid-360's model row and its
+// encoder, on a scan table the user supplies (no Mid-360 scan pattern is among the facts). The
+// row is not in the registry yet: the daemon does not serve it (discovery, command port).
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/livox/format.hpp"
+#include "lidaremu/core/motion.hpp"
+#include "lidaremu/core/sensor_model.hpp"
 
 namespace lidaremu::core::livox {
+
+// The Mid-360's row: 4 lasers firing together every 20 us (the datasheet's 200,000 points/s),
+// 10 frames/s, 24 firings (96 points) a packet, first return only; it needs a scan table
+// (make_table_scan).
+const SensorModel& mid360();
 
 // CRC-16/CCITT-FALSE (polynomial 0x1021, initial 0xFFFF, not reflected, no final xor): the
 // command frames' header CRC.
@@ -128,5 +137,35 @@ DecodeError decode_points(std::span<const std::uint8_t> packet, std::vector<Poin
                           PacketInfo* info = nullptr);
 DecodeError decode_imu(std::span<const std::uint8_t> packet, ImuSample& out,
                        PacketInfo* info = nullptr);
+
+// The Mid-360's point packets (data channel: 96 points of data type 1 each, one per 24 firings,
+// stamped with the first firing's time, time type PTP so that drivers keep it) and its IMU
+// packets (telemetry channel, 200 a second, what set_motion last said). A beam without a
+// return is sent as the point (0, 0, 0), as a real unit fills its fixed 96 points.
+class LivoxEncoder final : public ColumnEncoder {
+ public:
+  explicit LivoxEncoder(const ScanPattern& pattern);
+  [[nodiscard]] std::size_t data_packet_size() const override { return kPointPacketSize; }
+  [[nodiscard]] double data_packet_period_s() const override;
+  void set_motion(const ImuReading& reading) override { imu_ = reading; }
+
+ private:
+  void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
+                     PacketSink& sink) override;
+  [[nodiscard]] bool packet_open() const override { return firings_in_packet_ > 0; }
+  void send_imu_up_to(double time_s, PacketSink& sink);
+
+  ScanPattern pattern_;
+  BeamGeometry geometry_;
+  std::vector<PointRecord> points_;  // the packet being filled
+  std::vector<std::uint8_t> packet_;
+  std::array<std::uint8_t, kImuPacketSize> imu_packet_{};
+  int firings_in_packet_ = 0;
+  double packet_time_s_ = 0;
+  std::uint16_t udp_count_ = 0;
+  std::uint8_t frame_count_ = 0;
+  ImuReading imu_;
+  double next_imu_s_ = -1;  // none sent yet
+};
 
 }  // namespace lidaremu::core::livox

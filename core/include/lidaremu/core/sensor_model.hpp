@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,10 +12,11 @@
 #include <vector>
 
 #include "lidaremu/core/echo_mode.hpp"
+#include "lidaremu/core/scan_table.hpp"
 
 namespace lidaremu::core {
 
-enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai, kRoboSense };
+enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai, kRoboSense, kLivox };
 
 namespace hesai {
 struct ModelFormat;
@@ -148,6 +150,19 @@ struct RoboSenseTraits {
   }
 };
 
+// Livox (FORMATS-HESAI-ROBOSENSE.md section 3): lasers that fire together in a scan that follows
+// no grid. Where each beam points is a scan table's (ScanTable, from a file), not the row's.
+struct LivoxTraits {
+  double firing_period_us = 0;  // one firing of every laser: a column
+  // Laser k's point is timed k steps into its firing: livox_ros_driver2 spreads a packet's points
+  // evenly over its time_interval, so this is where it puts them.
+  double laser_step_us = 0;
+  int frames_per_second = 10;  // frame_cnt counts these
+  int firings_per_packet = 0;
+  std::uint8_t device_type = 0;  // the discovery answer's dev_type
+  double imu_rate_hz = 0;
+};
+
 struct OusterTraits {
   std::string_view prod_line;  // "OS-1-64"
   std::string_view prod_pn;
@@ -214,6 +229,7 @@ struct SensorModel {
   OusterTraits ouster;
   HesaiTraits hesai;
   RoboSenseTraits robosense;
+  LivoxTraits livox;
 };
 
 // "Velodyne", "Ouster", "Hesai", "RoboSense": for messages.
@@ -227,14 +243,16 @@ struct SensorModel {
       return "Hesai";
     case SensorFamily::kRoboSense:
       return "RoboSense";
+    case SensorFamily::kLivox:
+      return "Livox";
   }
   return "?";
 }
 
-// Whether the model's scan is set by a rotation rate (Velodyne, Hesai, RoboSense) or a lidar mode
-// (Ouster).
+// Whether the model's scan is set by a rotation rate (Velodyne, Hesai, RoboSense), a lidar mode
+// (Ouster) or a scan table (Livox).
 [[nodiscard]] inline bool rpm_driven(const SensorModel& model) {
-  return model.family != SensorFamily::kOuster;
+  return model.family != SensorFamily::kOuster && model.family != SensorFamily::kLivox;
 }
 
 // A model with the settings that fix its scan grid: rotation rate or lidar mode.
@@ -244,7 +262,10 @@ struct ScanPattern {
   double column_period_s = 0;  // time between consecutive columns
   double frame_period_s = 0;   // columns_per_frame * column_period_s
   double rpm = 0;              // rotation rate the azimuths are generated for
-  int frames_per_second = 0;   // Ouster only
+  int frames_per_second = 0;   // Ouster, Livox
+  // Livox: where each beam points, firing by firing; frame f's column c is firing
+  // f * columns_per_frame + c of the table's endless cycle. Null for grid scans.
+  std::shared_ptr<const ScanTable> table;
 };
 
 // Errors are values here: the caller turns them into a start-up message.
@@ -255,6 +276,8 @@ struct ScanPatternResult {
 // A spinning head (rpm_driven) at a rotation rate its SpinTraits accept.
 ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm);
 ScanPatternResult make_ouster_scan(const SensorModel& model, int columns, int fps);
+// A Livox model on a scan table of its lasers (at least one frame of firings).
+ScanPatternResult make_table_scan(const SensorModel& model, std::shared_ptr<const ScanTable> table);
 
 // The echoes a model reports unless told otherwise: the strongest, or, on a Hesai model without
 // it (QT64), the first return mode its row lists.
@@ -288,9 +311,16 @@ class BeamGeometry {
  public:
   explicit BeamGeometry(const ScanPattern& pattern);
 
-  [[nodiscard]] BeamRay ray(std::uint32_t column, std::uint16_t channel) const;
-  // The beam a hit belongs to (raw rows carry no beam). locate_many finds many at once, their
-  // angles in SIMD lanes; locate is locate_many of one point, so the two always agree.
+  [[nodiscard]] BeamRay ray(std::uint32_t column, std::uint16_t channel) const {
+    return ray_in_frame(0, column, channel);
+  }
+  // The beam in frame `frame` (batches number them): a table scan (Livox) points elsewhere every
+  // frame; a grid scan does not.
+  [[nodiscard]] BeamRay ray_in_frame(std::uint32_t frame, std::uint32_t column,
+                                     std::uint16_t channel) const;
+  // The beam a hit belongs to (raw rows carry no beam). Not for table scans (the daemon takes
+  // only batches for them): every hit is then column 0, channel 0. locate_many finds many at once,
+  // their angles in SIMD lanes; locate is locate_many of one point, so the two always agree.
   [[nodiscard]] BeamIndex locate(const Eigen::Vector3d& point_in_sensor) const;
   void locate_many(std::span<const Eigen::Vector3d> points_in_sensor,
                    std::span<BeamIndex> out) const;
