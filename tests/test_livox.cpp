@@ -269,3 +269,55 @@ TEST_CASE("Livox spec decoder: malformed packets are refused with their reason",
   REQUIRE(livox::decode_points(bad_crc, decoded, &info) == E::kNone);
   CHECK_FALSE(info.crc_valid);
 }
+
+TEST_CASE("Livox command port: what the unit answers, and what it leaves unanswered",
+          "[format][livox][hostile]") {
+  const livox::UnitInfo unit{.serial = "47MDL9C0020123", .address = 0x7F00'0002};
+  std::array<std::uint8_t, livox::kMaxCommandFrame> out{};
+  livox::CommandView view;
+  // Discovery, as a host broadcasts it.
+  auto answer = livox::answer_command(discovery_request(9), unit, out);
+  REQUIRE(answer.outcome == livox::CommandOutcome::kAnswered);
+  REQUIRE(livox::read_command(std::span(out).first(answer.size), view) ==
+          livox::CommandError::kNone);
+  CHECK(view.header.type == livox::CommandType::kAck);
+  CHECK(view.header.sequence == 9);
+  CHECK(view.data.size() == 24);
+  CHECK(view.data[1] == 9);
+  // A key-value configuration (0x0100, two keys): accepted, return code 0, no error key.
+  std::array<std::uint8_t, 64> request{};
+  const std::array<std::uint8_t, 12> keys{2, 0, 0, 0, 0x00, 0x00, 1, 0, 1, 0x1A, 0x00, 0};
+  const std::size_t n = livox::write_command(request, {.sequence = 77, .command_id = 0x0100}, keys);
+  answer = livox::answer_command(std::span(request).first(n), unit, out);
+  REQUIRE(answer.outcome == livox::CommandOutcome::kAnswered);
+  REQUIRE(answer.size == 27);
+  REQUIRE(livox::read_command(std::span(out).first(answer.size), view) ==
+          livox::CommandError::kNone);
+  CHECK(view.header.command_id == 0x0100);
+  CHECK(view.header.sequence == 77);
+  CHECK(view.header.sender == livox::SenderType::kLidar);
+  CHECK(std::vector<int>(view.data.begin(), view.data.end()) == std::vector<int>{0, 0, 0});
+  // Internal information: return code 0, no parameters.
+  const std::size_t info =
+      livox::write_command(request, {.sequence = 78, .command_id = 0x0101}, {});
+  answer = livox::answer_command(std::span(request).first(info), unit, out);
+  CHECK(answer.outcome == livox::CommandOutcome::kAnswered);
+  // Unanswered: a bad CRC, an acknowledgement, a lidar's frame, an unknown command.
+  auto corrupt = discovery_request(9);
+  corrupt[19] ^= 0x40;
+  CHECK(livox::answer_command(corrupt, unit, out).outcome == livox::CommandOutcome::kMalformed);
+  const std::size_t ack =
+      livox::write_command(request, {.command_id = 0x0100, .type = livox::CommandType::kAck}, {});
+  CHECK(livox::answer_command(std::span(request).first(ack), unit, out).outcome ==
+        livox::CommandOutcome::kNotARequest);
+  const std::size_t from_lidar = livox::write_command(
+      request, {.command_id = 0x0000, .sender = livox::SenderType::kLidar}, {});
+  CHECK(livox::answer_command(std::span(request).first(from_lidar), unit, out).outcome ==
+        livox::CommandOutcome::kNotARequest);
+  const std::size_t reboot = livox::write_command(request, {.command_id = 0x0200}, {});
+  const auto unknown = livox::answer_command(std::span(request).first(reboot), unit, out);
+  CHECK(unknown.outcome == livox::CommandOutcome::kUnknownCommand);
+  CHECK(unknown.size == 0);
+  // Too little room for the answer: none.
+  CHECK(livox::answer_command(discovery_request(1), unit, std::span(out).first(40)).size == 0);
+}

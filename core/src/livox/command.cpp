@@ -82,4 +82,32 @@ std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t se
   return write_command(out, header, data);
 }
 
+CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitInfo& unit,
+                             std::span<std::uint8_t> out) {
+  CommandView request;
+  if (read_command(datagram, request) != CommandError::kNone) return {};
+  if (request.header.type != CommandType::kRequest || request.header.sender != SenderType::kHost) {
+    return {0, CommandOutcome::kNotARequest};
+  }
+  const CommandHeader ack{.sequence = request.header.sequence,
+                          .command_id = request.header.command_id,
+                          .type = CommandType::kAck,
+                          .sender = SenderType::kLidar};
+  switch (static_cast<CommandId>(request.header.command_id)) {
+    case CommandId::kDiscovery:
+      return {write_discovery_answer(out, request.header.sequence, unit),
+              CommandOutcome::kAnswered};
+    case CommandId::kWorkModeControl: {
+      const std::array<std::uint8_t, 3> accepted{0, 0, 0};  // ret_code, error_key u16
+      return {write_command(out, ack, accepted), CommandOutcome::kAnswered};
+    }
+    case CommandId::kGetInternalInfo: {
+      const std::array<std::uint8_t, 3> nothing{0, 0, 0};  // ret_code, param_num u16
+      return {write_command(out, ack, nothing), CommandOutcome::kAnswered};
+    }
+    default:
+      return {0, CommandOutcome::kUnknownCommand};
+  }
+}
+
 }  // namespace lidaremu::core::livox

@@ -70,6 +70,20 @@ struct UnitInfo {
 std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t sequence,
                                    const UnitInfo& unit);
 
+// What the unit answers on its command port and to discovery: the answer to one datagram, written
+// at the start of `out` (its size), or 0 for none. Answered: discovery (0x0000: the DetectionData);
+// work-mode / key-value configuration (0x0100: accepted, return code 0, no error key, as Livox
+// SDK2's LivoxLidarAsyncControlResponse); internal information (0x0101: return code 0, no
+// parameters). Not answered: frames SDK2 would drop (read_command), acknowledgements, frames
+// from a lidar, and other commands (the facts do not give their answers).
+enum class CommandOutcome : std::uint8_t { kAnswered, kMalformed, kNotARequest, kUnknownCommand };
+struct CommandAnswer {
+  std::size_t size = 0;
+  CommandOutcome outcome = CommandOutcome::kMalformed;
+};
+CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitInfo& unit,
+                             std::span<std::uint8_t> out);
+
 // A point packet's or IMU packet's header values that change packet to packet.
 struct PacketStamp {
   std::uint64_t timestamp_ns = 0;  // the first point's
