@@ -1,0 +1,40 @@
+#pragma once
+// What an emulated Livox unit answers over UDP (FORMATS-HESAI-ROBOSENSE.md section 3): a host's
+// discovery broadcast (port 56000) and its commands on the unit's command port (56100), each
+// answered from the port it arrived at to where it came from (core::livox::answer_command).
+// What it leaves unanswered is counted by kind. Not yet attached to a sensor: the Mid-360 is not
+// in the registry (docs/models.md).
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace lidaremu::daemon {
+
+struct LivoxSdkCounts {
+  std::uint64_t answered = 0;
+  std::uint64_t malformed = 0;     // a frame Livox SDK2 would drop (size, sof, version, CRCs)
+  std::uint64_t not_requests = 0;  // acknowledgements, frames from a lidar
+  std::uint64_t unknown = 0;       // commands whose answers the facts do not give
+};
+
+class LivoxSdkServer {
+ public:
+  // `address`: the unit's (the command port binds it; discovery listens on every address, where
+  // broadcasts arrive). Port 0: any free one (tests). Throws, naming the port, when it cannot bind.
+  LivoxSdkServer(boost::asio::io_context& io, const std::string& address,
+                 std::uint16_t discovery_port, std::uint16_t command_port, std::string serial);
+  ~LivoxSdkServer();
+  LivoxSdkServer(const LivoxSdkServer&) = delete;
+  LivoxSdkServer& operator=(const LivoxSdkServer&) = delete;
+  [[nodiscard]] std::uint16_t discovery_port() const;
+  [[nodiscard]] std::uint16_t command_port() const;
+  [[nodiscard]] LivoxSdkCounts counts() const;
+
+  struct State;  // the sockets, buffers and counts, shared with the pending receives
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace lidaremu::daemon
