@@ -326,6 +326,8 @@ void register_all() {
       {"os1-128-2048x10-rng19-dual", os1, core::EchoMode::kTwoStrongest,
        core::OusterProfile::kRng19Dual},
       {"os1-128-2048x10-rng15", os1, core::EchoMode::kStrongest, core::OusterProfile::kRng15},
+      // On a test pattern (bench_scenes.cpp): the Mid-360 has none of its own here.
+      {"livox-mid360-test-pattern", {"livox-mid360", ""}, core::EchoMode::kFirst, {}},
   };
   for (const auto& [name, key] :
        {std::pair{"os1-128-2048x10", os1}, std::pair{"vls128", SceneKey{"vls128", ""}}}) {

@@ -8,6 +8,9 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/livox.hpp"
+#include "lidaremu/core/scan_table.hpp"
+#include "support/scan_table_pattern.hpp"
 
 #ifndef LIDAREMU_BENCH_MATERIALS
 #define LIDAREMU_BENCH_MATERIALS "config/materials.toml"
@@ -20,22 +23,38 @@ const core::MaterialTable& materials() {
   return table;
 }
 
+namespace {
+
+// The registry's models on their default scans; the Livox Mid-360 (no registry model yet, and
+// no pattern of its own among the facts) on the test pattern.
+core::ScanPattern pattern_of(const SceneKey& key) {
+  if (key.model == "livox-mid360") {
+    static const auto table =
+        core::parse_scan_table_csv(test::golden_angle_pattern_csv(10'000), 4, "test pattern").table;
+    return *core::make_table_scan(core::livox::mid360(), table).pattern;
+  }
+  return clients::scan_for(key.model, 0, key.mode);
+}
+
+}  // namespace
+
 const Scene& scene(const SceneKey& key) {
   static std::map<SceneKey, std::unique_ptr<Scene>> cache;
   auto& slot = cache[key];
   if (slot) return *slot;
   slot = std::make_unique<Scene>();
-  slot->pattern = clients::scan_for(key.model, 0, key.mode);
+  slot->pattern = pattern_of(key);
   std::vector<float> rows;
   std::vector<std::uint32_t> ids;
   const auto demo =
       key.all_returning ? clients::DemoScene::enclosing_sphere(20.0) : clients::DemoScene();
-  demo.render(core::BeamGeometry(slot->pattern), rows, &ids, key.rays);
+  constexpr std::uint32_t kFrame = 1;  // a table scan's beams depend on it
+  demo.render(core::BeamGeometry(slot->pattern), rows, &ids, key.rays, 0.001, kFrame);
   auto& f = slot->hits;
   f.reshape({static_cast<std::uint32_t>(slot->pattern.columns_per_frame),
              static_cast<std::uint16_t>(slot->pattern.model->channels)},
             {static_cast<std::uint8_t>(key.rays), 1});
-  f.clear(1);
+  f.clear(kFrame);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const float* r = &rows[i * 7];
     f.x[i] = r[0], f.y[i] = r[1], f.z[i] = r[2], f.nx[i] = r[3], f.ny[i] = r[4], f.nz[i] = r[5];

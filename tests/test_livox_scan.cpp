@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/scan_table.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "scan_table_pattern.hpp"
 
 using namespace lidaremu::core;
 
@@ -21,23 +21,6 @@ namespace {
 
 // 2026-11-25 12:00:00 UTC.
 constexpr double kFrameStart = 1795608000.0;
-
-// A test pattern in livox_laser_simulation's CSV form: the firings sweep the azimuth by a golden
-// angle each while the four lasers' elevations wander over the datasheet's -7 to +52 degrees.
-std::string test_pattern_csv(std::size_t firings) {
-  std::ostringstream csv;
-  csv << "Time/s,Azimuth/deg,Zenith/deg\n";
-  for (std::size_t f = 0; f < firings; ++f) {
-    for (int k = 0; k < 4; ++k) {
-      const double azimuth = std::fmod(static_cast<double>(f) * 137.508, 360.0);
-      const double wander = static_cast<double>(f) * 0.00618 + 0.25 * k;
-      const double elevation = -7.0 + 59.0 * (wander - std::floor(wander));
-      csv << f * 4 + static_cast<std::size_t>(k) << ',' << azimuth << ',' << 90.0 - elevation
-          << '\n';
-    }
-  }
-  return csv.str();
-}
 
 class KeepingSink final : public PacketSink {
  public:
@@ -92,7 +75,8 @@ TEST_CASE("Livox scan tables: livox_laser_simulation's CSV read; malformed files
   // A pattern needs the model's lasers and at least a frame of firings.
   const SensorModel& mid360 = livox::mid360();
   CHECK_THAT(make_table_scan(mid360, ok.table).error, Catch::Contains("fewer than one frame"));
-  const auto three = parse_scan_table_csv(test_pattern_csv(3750), 3, "three.csv");
+  const auto three =
+      parse_scan_table_csv(lidaremu::test::golden_angle_pattern_csv(3750), 3, "three.csv");
   REQUIRE(three.table);
   CHECK_THAT(make_table_scan(mid360, three.table).error, Catch::Contains("4 lasers"));
   CHECK_THAT(make_table_scan(mid360, nullptr).error, Catch::Contains("4 lasers"));
@@ -103,7 +87,8 @@ TEST_CASE("Livox scan tables: livox_laser_simulation's CSV read; malformed files
 TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on its hit",
           "[format][livox]") {
   // Two and a half frames of firings: frame 2 runs past the table's end into its start.
-  const auto parsed = parse_scan_table_csv(test_pattern_csv(12'500), 4, "test.csv");
+  const auto parsed =
+      parse_scan_table_csv(lidaremu::test::golden_angle_pattern_csv(12'500), 4, "test.csv");
   REQUIRE(parsed.table);
   const auto made = make_table_scan(livox::mid360(), parsed.table);
   REQUIRE(made.pattern);
