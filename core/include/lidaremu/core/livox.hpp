@@ -3,7 +3,8 @@
 // point and IMU packets and of the command frames (discovery answer included), and the spec
 // decoder that reads them as Livox SDK2 and livox_ros_driver2 do; the Mid-360's model row and its
 // encoder, on a scan table the user supplies (no Mid-360 scan pattern is among the facts). The
-// row is not in the registry yet: the daemon does not serve it (discovery, command port).
+// row is not in the registry yet: the daemon does not serve it until its settings, source ports
+// and side channels (daemon/livox_sdk_server.hpp) are wired (docs/models.md).
 #include <array>
 #include <cstdint>
 #include <span>
