@@ -6,6 +6,7 @@
 #   scripts/demo.sh                 VLP-16
 #   scripts/demo.sh vls128          any model of `lidaremud --help`
 #   scripts/demo.sh os1-64          Ouster OS1-64 (1024x10, LEGACY)
+#   scripts/demo.sh livox-mid360    Livox Mid-360 (--scan-pattern FILE, or the test pattern)
 #   scripts/demo.sh os0-128 --mode 2048x10 --profile rng19
 #                                   further arguments go to lidaremud (--mode and --rpm to the
 #                                   scene too)

@@ -8,9 +8,7 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
-#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/scan_table.hpp"
-#include "support/scan_table_pattern.hpp"
 
 #ifndef LIDAREMU_BENCH_MATERIALS
 #define LIDAREMU_BENCH_MATERIALS "config/materials.toml"
@@ -25,13 +23,11 @@ const core::MaterialTable& materials() {
 
 namespace {
 
-// The registry's models on their default scans; the Livox Mid-360 (no registry model yet, and
-// no pattern of its own among the facts) on the test pattern.
+// The registry's models on their default scans; the Livox Mid-360 (no pattern of its own among
+// the facts) on the built-in test pattern.
 core::ScanPattern pattern_of(const SceneKey& key) {
   if (key.model == "livox-mid360") {
-    static const auto table =
-        core::parse_scan_table_csv(test::golden_angle_pattern_csv(10'000), 4, "test pattern").table;
-    return *core::make_table_scan(core::livox::mid360(), table).pattern;
+    return clients::scan_for(key.model, 0, "", std::string(core::kTestPatternName));
   }
   return clients::scan_for(key.model, 0, key.mode);
 }

@@ -13,7 +13,6 @@
 #include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/scan_table.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "scan_table_pattern.hpp"
 
 using namespace lidaremu::core;
 
@@ -73,10 +72,9 @@ TEST_CASE("Livox scan tables: livox_laser_simulation's CSV read; malformed files
   CHECK_THAT(load_scan_table_csv("/dev/zero", 4).error, Catch::Contains("not a regular file"));
 
   // A pattern needs the model's lasers and at least a frame of firings.
-  const SensorModel& mid360 = livox::mid360();
+  const SensorModel& mid360 = *find_sensor_model("livox-mid360");
   CHECK_THAT(make_table_scan(mid360, ok.table).error, Catch::Contains("fewer than one frame"));
-  const auto three =
-      parse_scan_table_csv(lidaremu::test::golden_angle_pattern_csv(3750), 3, "three.csv");
+  const auto three = parse_scan_table_csv(golden_angle_test_pattern_csv(3750, 4), 3, "three.csv");
   REQUIRE(three.table);
   CHECK_THAT(make_table_scan(mid360, three.table).error, Catch::Contains("4 lasers"));
   CHECK_THAT(make_table_scan(mid360, nullptr).error, Catch::Contains("4 lasers"));
@@ -87,17 +85,16 @@ TEST_CASE("Livox scan tables: livox_laser_simulation's CSV read; malformed files
 TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on its hit",
           "[format][livox]") {
   // Two and a half frames of firings: frame 2 runs past the table's end into its start.
-  const auto parsed =
-      parse_scan_table_csv(lidaremu::test::golden_angle_pattern_csv(12'500), 4, "test.csv");
+  const auto parsed = parse_scan_table_csv(golden_angle_test_pattern_csv(12'500, 4), 4, "test.csv");
   REQUIRE(parsed.table);
-  const auto made = make_table_scan(livox::mid360(), parsed.table);
+  const auto made = make_table_scan(*find_sensor_model("livox-mid360"), parsed.table);
   REQUIRE(made.pattern);
   const ScanPattern& pattern = *made.pattern;
   // 200,000 points/s of 4 lasers: a firing every 20 us, 5,000 a 0.1 s frame.
   CHECK(pattern.columns_per_frame == 5000);
   CHECK(pattern.column_period_s == Approx(20e-6));
   CHECK(pattern.frame_period_s == Approx(0.1));
-  CHECK(default_echoes(livox::mid360()) == EchoMode::kFirst);
+  CHECK(default_echoes(*find_sensor_model("livox-mid360")) == EchoMode::kFirst);
   CHECK(make_encoder(pattern, {}, EchoMode::kStrongest) == nullptr);  // first return only
 
   for (std::uint32_t frame = 0; frame < 3; ++frame) {

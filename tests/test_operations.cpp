@@ -33,9 +33,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Two sensors, the live view and traffic: every family /metrics can show has samples.
+// Three sensors (a Livox unit's side channels have families of their own), the live view and
+// traffic: every family /metrics can show has samples.
 struct BusyDaemon {
-  test::UdpReceiver out_a, out_b;
+  test::UdpReceiver out_a, out_b, out_c;
   std::string config = "/tmp/lidaremu-ops-" + std::to_string(::getpid()) + ".toml";
   std::unique_ptr<test::DaemonProcess> daemon;
   std::string base;
@@ -47,7 +48,10 @@ struct BusyDaemon {
         << "[[sensor]]\nname = \"roof\"\nmodel = \"vlp16\"\nhits = \"udp://127.0.0.1:0\"\n"
         << "out = \"" << out_a.url() << "\"\napi_port = 0\npace = \"afap\"\n"
         << "[[sensor]]\nname = \"front\"\nmodel = \"os1-32\"\nsensor_id = 1\n"
-        << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out_b.url() << "\"\napi_port = 0\n";
+        << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out_b.url() << "\"\napi_port = 0\n"
+        << "[[sensor]]\nname = \"side\"\nmodel = \"livox-mid360\"\nsensor_id = 2\n"
+        << "scan_pattern = \"test-pattern\"\nhits = \"udp://127.0.0.1:0\"\nout = \"" << out_c.url()
+        << "\"\ntelemetry = \"" << out_c.url() << "\"\n";
     }
     daemon = std::make_unique<test::DaemonProcess>(std::vector<std::string>{"--config", config});
     REQUIRE(daemon->wait_for_output("/api/v1/sensors)", 5s));

@@ -150,6 +150,9 @@ TEST_CASE("Scan patterns: VLP-16 timing and rpm limits, Ouster modes", "[sensor]
 TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the point back",
           "[sensor]") {
   for (const SensorModel* model : all_sensor_models()) {
+    // A table scan's beams are found by the batch's numbering, never located (test_livox_scan
+    // puts its points back on their hits).
+    if (model->family == SensorFamily::kLivox) continue;
     const std::string name(model->name);
     const auto pattern = rpm_driven(*model) ? *make_rpm_scan(*model, 600).pattern
                                             : *make_ouster_scan(*model, 1024, 10).pattern;

@@ -1,6 +1,7 @@
 #include "lidaremu/clients/packet_inspector.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace lidaremu::clients {
@@ -50,7 +51,8 @@ PacketInspector::PacketInspector(const core::SensorModel& model,
     case core::SensorFamily::kRoboSense:
       robosense_.emplace(model);
       break;
-    case core::SensorFamily::kLivox:  // not yet: no Livox model in the registry
+    case core::SensorFamily::kLivox:
+      livox_ = true;
       break;
   }
 }
@@ -91,6 +93,30 @@ void PacketInspector::finish_frame() {
 }
 
 void PacketInspector::flush() { finish_frame(); }
+
+// A frame is the packets of one frame count; a beam without a return is the point (0, 0, 0).
+bool PacketInspector::feed_livox(std::span<const std::uint8_t> packet, double arrival_s) {
+  scratch_livox_.clear();
+  core::livox::PacketInfo info;
+  if (core::livox::decode_points(packet, scratch_livox_, &info) !=
+      core::livox::DecodeError::kNone) {
+    ++bad_packets_;
+    return false;
+  }
+  if (frame_id_ && *frame_id_ != info.frame_count) finish_frame();
+  frame_id_ = info.frame_count;
+  start_if_needed(arrival_s);
+  ++current_.packets;
+  current_.last_arrival_s = arrival_s;
+  for (std::size_t i = 0; i < scratch_livox_.size(); ++i) {
+    const auto& p = scratch_livox_[i];
+    if (p.x == 0 && p.y == 0 && p.z == 0) continue;
+    const float range = std::sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
+    current_.points.push_back(
+        {p.x, p.y, p.z, range, p.reflectivity, static_cast<std::uint16_t>(i % 4), info.udp_count});
+  }
+  return true;
+}
 
 bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_s) {
   const auto take_packet = [&] {
@@ -142,6 +168,7 @@ bool PacketInspector::feed(std::span<const std::uint8_t> packet, double arrival_
     }
     return true;
   }
+  if (livox_) return feed_livox(packet, arrival_s);
   scratch_columns_.clear();
   if (!ouster_ || ouster_->decode(packet, scratch_columns_) != core::ouster::DecodeError::kNone) {
     ++bad_packets_;

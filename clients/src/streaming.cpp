@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "lidaremu/core/scan_table.hpp"
+
 namespace lidaremu::clients {
 namespace {
 double now_s() {
@@ -11,13 +13,18 @@ double now_s() {
 }
 }  // namespace
 
-core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::string& mode) {
+core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::string& mode,
+                           const std::string& scan_pattern) {
   const core::SensorModel* model = core::find_sensor_model(model_name);
   if (!model)
     throw std::runtime_error("unknown model '" + model_name + "' (" + core::sensor_model_names() +
                              ")");
   core::ScanPatternResult r;
-  if (core::rpm_driven(*model)) {
+  if (model->family == core::SensorFamily::kLivox) {
+    auto table = core::scan_table_named(scan_pattern, model->channels);
+    if (!table.table) throw std::runtime_error("scan pattern: " + table.error);
+    r = core::make_table_scan(*model, table.table);
+  } else if (core::rpm_driven(*model)) {
     r = core::make_rpm_scan(*model, rpm ? rpm : model->spin.default_rpm);
   } else {
     int columns = model->ouster.default_columns, fps = model->ouster.default_fps;

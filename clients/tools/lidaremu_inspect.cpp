@@ -22,8 +22,8 @@
 int main(int argc, char** argv) {
   using namespace lidaremu;
   CLI::App app{
-      "lidaremu-inspect: decode a Velodyne, Ouster, Hesai or RoboSense UDP stream and summarise "
-      "each frame"};
+      "lidaremu-inspect: decode a Velodyne, Ouster, Hesai, RoboSense or Livox UDP stream and "
+      "summarise each frame"};
   std::string model_name = "vlp16", metadata_file;
   int port = 0;
   int difop_port = 7788;
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_name, core::sensor_model_names())->capture_default_str();
   app.add_option("--port", port,
                  "UDP port on 127.0.0.1 (default 2368 Velodyne and Hesai, 7502 Ouster, 6699 "
-                 "RoboSense MSOP)");
+                 "RoboSense MSOP, 56301 Livox points)");
   app.add_option("--difop-port", difop_port,
                  "RoboSense: the DIFOP port on 127.0.0.1; no point is decoded before a DIFOP, "
                  "as rs_driver waits for one")
@@ -64,7 +64,13 @@ int main(int argc, char** argv) {
     }
   }
   const bool robosense = model->family == core::SensorFamily::kRoboSense;
-  if (port == 0) port = robosense ? 6699 : core::rpm_driven(*model) ? 2368 : 7502;
+  const bool livox = model->family == core::SensorFamily::kLivox;
+  if (port == 0) {
+    port = robosense                  ? 6699
+           : livox                    ? core::livox::kPointPorts.host
+           : core::rpm_driven(*model) ? 2368
+                                      : 7502;
+  }
   const auto listen_on = [](int udp_port) {
     const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
     sockaddr_in addr{};

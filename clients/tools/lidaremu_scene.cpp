@@ -13,12 +13,14 @@
 int main(int argc, char** argv) {
   using namespace lidaremu;
   CLI::App app{"lidaremu-scene: stream the built-in demo scene to lidaremud"};
-  std::string model = "vlp16", mode, hits = "udp://127.0.0.1:9870", format = "framed";
+  std::string model = "vlp16", mode, scan_pattern, hits = "udp://127.0.0.1:9870", format = "framed";
   int rpm = 0, frames = 0, sensor_id = 0;
   double speed = 1.0, duration = 0, height = 1.8;
   app.add_option("--model", model, core::sensor_model_names())->capture_default_str();
   app.add_option("--rpm", rpm, "Velodyne rotation rate (default 600)");
   app.add_option("--mode", mode, "Ouster lidar mode (default 1024x10)");
+  app.add_option("--scan-pattern", scan_pattern,
+                 "Livox: the scan table (a CSV file, or test-pattern), the daemon's");
   app.add_option("--hits", hits, "the daemon's hit port")->capture_default_str();
   app.add_option("--format", format, "framed|raw7")->capture_default_str();
   app.add_option("--frames", frames, "frames to send (0: until --duration, or forever)");
@@ -33,7 +35,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto pattern = clients::scan_for(model, rpm, mode);
+    const auto pattern = clients::scan_for(model, rpm, mode, scan_pattern);
     const core::BeamGeometry geometry(pattern);
     const clients::DemoScene scene(height);
     std::vector<float> rows;
@@ -50,6 +52,10 @@ int main(int argc, char** argv) {
     std::cout << "lidaremu-scene: " << model << ", " << pattern.columns_per_frame << " columns x "
               << pattern.model->channels << " channels per frame, to " << hits << std::endl;
     for (int f = 0; frames == 0 || f < frames; ++f) {
+      // A table scan looks elsewhere every frame: the scene is cast again along its beams.
+      if (pattern.table) {
+        scene.render(geometry, rows, &object_ids, 1, 0.001, streamer.frames_sent());
+      }
       streamer.send_frame(rows, options.raw ? std::span<const std::uint32_t>{} : object_ids);
     }
     std::cout << "lidaremu-scene: sent " << frames << " frames in " << streamer.datagrams_sent()

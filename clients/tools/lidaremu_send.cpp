@@ -49,7 +49,8 @@ int replay(const std::string& file, const std::string& hits, double speed) {
 int main(int argc, char** argv) {
   using namespace lidaremu;
   CLI::App app{"lidaremu-send: send float32 hit rows from a file to lidaremud"};
-  std::string file, model = "vlp16", mode, hits = "udp://127.0.0.1:9870", format = "framed";
+  std::string file, model = "vlp16", mode, scan_pattern, hits = "udp://127.0.0.1:9870",
+                    format = "framed";
   std::string replay_file;
   int rpm = 0, floats = 7, sensor_id = 0, repeat = 1;
   double speed = 1.0;
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", model, core::sensor_model_names())->capture_default_str();
   app.add_option("--rpm", rpm, "Velodyne rotation rate (default 600)");
   app.add_option("--mode", mode, "Ouster lidar mode (default 1024x10)");
+  app.add_option("--scan-pattern", scan_pattern,
+                 "Livox: the scan table (a CSV file, or test-pattern), the daemon's");
   app.add_option("--hits", hits, "the daemon's hit port")->capture_default_str();
   app.add_option("--format", format, "framed|raw")->capture_default_str();
   app.add_option("--speed", speed, "1: the sensor's rate, 0: as fast as possible")
@@ -85,7 +88,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto pattern = clients::scan_for(model, rpm, mode);
+    const auto pattern = clients::scan_for(model, rpm, mode, scan_pattern);
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + file);
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -53,7 +53,8 @@ CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Met
                                                    mode != nullptr ? mode->difop_code : 0, 0, {}));
       break;
     }
-    case SensorFamily::kLivox:  // not yet: the daemon does not serve Livox units
+    case SensorFamily::kLivox:
+      livox_geometry_.emplace(pattern);
       break;
   }
 }
@@ -65,6 +66,7 @@ int CloudDecoder::decode(std::span<const std::span<const std::uint8_t>> packets,
   if (velodyne_) return decode_velodyne(packets, truth, previous, out);
   if (hesai_) return decode_hesai(packets, truth, previous, out);
   if (robosense_) return decode_robosense(packets, truth, previous, out);
+  if (livox_geometry_) return decode_livox(packets, truth, previous, out);
   return ouster_ ? decode_ouster(packets, truth, out) : 0;
 }
 

@@ -2,7 +2,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <numbers>
+#include <sstream>
 
 #include "lidaremu/core/config_text.hpp"
 
@@ -75,6 +78,43 @@ ScanTableResult load_scan_table_csv(const std::filesystem::path& file, int chann
   const ConfigText text = read_config_file(file, kMaxScanTableBytes);
   if (text.error) return {nullptr, *text.error};
   return parse_scan_table_csv(text.text, channels, file.string());
+}
+
+std::string golden_angle_test_pattern_csv(std::size_t firings, int lasers) {
+  std::ostringstream csv;
+  csv << "Time/s,Azimuth/deg,Zenith/deg\n";
+  for (std::size_t f = 0; f < firings; ++f) {
+    for (int k = 0; k < lasers; ++k) {
+      const double azimuth = std::fmod(static_cast<double>(f) * 137.508, 360.0);
+      const double wander = static_cast<double>(f) * 0.00618 + static_cast<double>(k) / lasers;
+      const double elevation = -7.0 + 59.0 * (wander - std::floor(wander));
+      csv << f * static_cast<std::size_t>(lasers) + static_cast<std::size_t>(k) << ',' << azimuth
+          << ',' << 90.0 - elevation << '\n';
+    }
+  }
+  return csv.str();
+}
+
+ScanTableResult scan_table_named(std::string_view spec, int channels) {
+  if (spec == kTestPatternName) {
+    // Made once per lasers count (a few hundred milliseconds of text): every start-up, reload
+    // and client shares it.
+    static std::mutex made_mutex;
+    static std::map<int, ScanTableResult> made;
+    const std::scoped_lock lock(made_mutex);
+    auto [at, fresh] = made.try_emplace(channels);
+    if (fresh) {
+      at->second =
+          parse_scan_table_csv(golden_angle_test_pattern_csv(kTestPatternFirings, channels),
+                               channels, "the built-in test pattern");
+    }
+    return at->second;
+  }
+  if (spec.empty()) {
+    return {nullptr, "no scan table: a CSV file (livox_laser_simulation's form) or \"" +
+                         std::string(kTestPatternName) + "\""};
+  }
+  return load_scan_table_csv(std::filesystem::path(spec), channels);
 }
 
 }  // namespace lidaremu::core

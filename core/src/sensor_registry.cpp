@@ -10,6 +10,7 @@
 #include "lidaremu/core/hesai/ptc.hpp"
 #include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "livox/models.hpp"
 #include "ouster/beam_tables.hpp"
 #include "robosense/models.hpp"
 #include "velodyne/beam_tables.hpp"
@@ -536,6 +537,7 @@ struct Registry {
     models.push_back(robosense::make_rs_helios(velodyne_optics(110)));
     models.push_back(robosense::make_rs_bpearl(velodyne_optics(30)));
     models.push_back(robosense::make_rs_bpearl_v3(velodyne_optics(30)));
+    models.push_back(livox::make_mid360(velodyne_optics(40)));
     for (const SensorModel& m : models) index.push_back(&m);
   }
 };

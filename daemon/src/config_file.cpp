@@ -286,6 +286,8 @@ DaemonSettings load_config_text(const std::string& text, const std::string& sour
          [&](const toml::node& n, const std::string& p) { read_value(n, p, f.rpm, problems); }},
         {"mode",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, f.mode, problems); }},
+        {"scan_pattern", [&](const toml::node& n,
+                             const std::string& p) { read_value(n, p, f.scan_pattern, problems); }},
         {"engine",
          [&](const toml::node& n, const std::string& p) { read_value(n, p, f.engine, problems); }},
         {"clock",

@@ -94,7 +94,7 @@ EmulatedSensor* ControlApi::find(const std::string& name) const {
 
 std::string ControlApi::metrics() const {
   std::vector<SensorSnapshot> snapshots;
-  for (const auto& s : sensors_) snapshots.push_back(snapshot_of(s->runtime()));
+  for (const auto& s : sensors_) snapshots.push_back(s->snapshot());
   const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr;
   std::ostringstream out;
   write_exposition(out, snapshots, f ? &f->counters() : nullptr);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/livox/format.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 
@@ -94,6 +95,13 @@ void EmulatedSensor::start_api() {
             return api->handle(command, payload);
           });
       api_note_ = ", PTC tcp " + s.sensor_ip + ":" + std::to_string(ptc_->port());
+    } else if (s.model->family == core::SensorFamily::kLivox) {
+      livox_sdk_ = std::make_unique<LivoxSdkServer>(
+          services_.io, s.sensor_ip, core::livox::kDiscoveryPort,
+          static_cast<std::uint16_t>(s.api_port), std::to_string(s.identity.serial_number));
+      api_note_ = ", Livox SDK2 discovery udp " + std::to_string(livox_sdk_->discovery_port()) +
+                  ", commands udp " + s.sensor_ip + ":" +
+                  std::to_string(livox_sdk_->command_port());
     }
   } catch (const std::exception& e) {
     // Asked for explicitly: a failure is fatal. By default (port 80), the packets still flow.
@@ -102,6 +110,7 @@ void EmulatedSensor::start_api() {
     http_.reset();
     text_.reset();
     ptc_.reset();
+    livox_sdk_.reset();
     api_note_ = ", no API (" + std::string(e.what()) + ")";
   }
 }
@@ -167,6 +176,8 @@ void EmulatedSensor::stop_input() {
   http_.reset();
   text_.reset();
   ptc_.reset();
+  if (livox_sdk_) livox_sdk_counts_at_stop_ = livox_sdk_->counts();
+  livox_sdk_.reset();
 }
 void EmulatedSensor::join() { runtime_->join(); }
 
@@ -184,7 +195,14 @@ std::string EmulatedSensor::describe() const {
   line += ") hits " + runtime_->bound_hits().to_string() + " -> data " + st.out.to_string() +
           (robosense ? ", DIFOP " : ", telemetry ") + st.telemetry.to_string();
   if (!st.sensor_ip.empty()) line += ", from " + st.sensor_ip;
+  if (st.pattern.table) line += ", scan table " + st.pattern.table->source;
   return line + api_note_;
+}
+
+SensorSnapshot EmulatedSensor::snapshot() const {
+  SensorSnapshot s = snapshot_of(*runtime_);
+  s.livox_sdk = livox_sdk_ ? std::optional(livox_sdk_->counts()) : livox_sdk_counts_at_stop_;
+  return s;
 }
 
 }  // namespace lidaremu::daemon

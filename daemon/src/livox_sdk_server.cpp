@@ -65,9 +65,13 @@ LivoxSdkServer::LivoxSdkServer(asio::io_context& io, const std::string& address,
   boost::system::error_code ec;
   const auto ip = asio::ip::make_address_v4(address, ec);
   if (ec) throw std::runtime_error("Livox: '" + address + "' is not an IPv4 address");
-  state_ = std::make_shared<State>(
-      open_udp(io, asio::ip::address_v4::any(), discovery_port, "discovery"),
-      open_udp(io, ip, command_port, "command port"), std::move(serial), ip.to_uint());
+  // Broadcasts arrive at sockets bound to every address. None reaches a loopback address: there
+  // a host asks the unit's own address, and binding it keeps several units' discoveries apart
+  // (a unicast datagram goes to the most specifically bound socket).
+  const auto discovery_ip = ip.is_loopback() ? ip : asio::ip::address_v4::any();
+  state_ = std::make_shared<State>(open_udp(io, discovery_ip, discovery_port, "discovery"),
+                                   open_udp(io, ip, command_port, "command port"),
+                                   std::move(serial), ip.to_uint());
   receive_next(state_, state_->discovery);
   receive_next(state_, state_->command);
 }

@@ -162,7 +162,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   if (capture) capture->flush();
   if (record) record->flush();
   std::vector<daemon::SensorSnapshot> summary;
-  for (const auto& s : sensors) summary.push_back(daemon::snapshot_of(s->runtime()));
+  for (const auto& s : sensors) summary.push_back(s->snapshot());
   daemon::write_exposition(std::cout, summary, nullptr, false);
   std::cout.flush();
   http.reset();
@@ -274,6 +274,9 @@ int main(int argc, char** argv) {
   app.add_option("--rpm", f.rpm, "Velodyne rotation rate, 300..1200 (default 600)");
   app.add_option("--mode", f.mode,
                  "Ouster lidar mode: 512x10|1024x10|2048x10|512x20|1024x20 (default 1024x10)");
+  app.add_option("--scan-pattern", f.scan_pattern,
+                 "Livox: the scan table, a CSV in livox_laser_simulation's form (time, azimuth, "
+                 "zenith) or test-pattern (a built-in pattern that is not the unit's)");
   app.add_option("--engine", f.engine,
                  "row conventions: ros (m, x fwd z up) | unreal (cm, left-handed) | unity (m, "
                  "left-handed, y up)")
@@ -346,7 +349,7 @@ int main(int argc, char** argv) {
             "--pace",    "--seed",           "--metadata-out",   "--physics",   "--rpm",
             "--mode",    "--engine",         "--clock",          "--sensor-id", "--idle-timeout-ms",
             "--profile", "--azimuth-window", "--timestamp-mode", "--sensor-ip", "--api-port",
-            "--allow",   "--physics-stages", "--surface",        "--detection"}) {
+            "--allow",   "--physics-stages", "--surface",        "--detection", "--scan-pattern"}) {
         if (app.count(flag)) {
           std::cerr << "lidaremud: " << flag
                     << " and --config cannot be combined: put the sensor in " << config

@@ -197,6 +197,28 @@ void write_histogram(Writer& w, std::string_view name, std::string_view help,
   }
 }
 
+constexpr std::string_view kLivoxSdkFamily = "lidaremu_livox_sdk_datagrams_total";
+
+// Only for the sensors that have the ports (Livox units).
+void write_livox_sdk(Writer& w, std::span<const SensorSnapshot> sensors) {
+  bool any = false;
+  for (const auto& s : sensors) any |= s.livox_sdk.has_value();
+  if (!any) return;
+  w.family(kLivoxSdkFamily, "counter",
+           "Datagrams on a Livox unit's discovery and command ports, by outcome: answered, "
+           "malformed (dropped as Livox SDK2 drops them), not_request (acknowledgements, frames "
+           "from a lidar), unknown (a command whose answer the unit does not give).");
+  for (const auto& s : sensors) {
+    if (!s.livox_sdk) continue;
+    const auto& c = *s.livox_sdk;
+    for (const auto& [outcome, value] :
+         {std::pair{"answered", c.answered}, std::pair{"malformed", c.malformed},
+          std::pair{"not_request", c.not_requests}, std::pair{"unknown", c.unknown}}) {
+      w.sample(kLivoxSdkFamily, "{sensor=\"" + s.name + "\",outcome=\"" + outcome + "\"}", value);
+    }
+  }
+}
+
 }  // namespace
 
 void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors,
@@ -236,6 +258,7 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
                   "From a frame's input being complete to its last packet leaving, seconds.",
                   sensors, &SensorCounters::frame_age);
   for (const auto& f : view_families()) per_sensor(f, true);
+  write_livox_sdk(w, sensors);
   if (foxglove) {
     for (const auto& f : foxglove_families()) {
       w.family(f.name, "counter", f.help);
@@ -246,7 +269,7 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
 
 SensorSnapshot snapshot_of(const SensorRuntime& r) {
   return {r.settings().name,  &r.counters(),       r.input_kernel_drops(), r.frames_queued(),
-          r.packets_queued(), r.capture_dropped(), r.view_counters()};
+          r.packets_queued(), r.capture_dropped(), r.view_counters(),      std::nullopt};
 }
 
 std::span<const std::string_view> metric_family_names() {
@@ -258,6 +281,7 @@ std::span<const std::string_view> metric_family_names() {
     all.push_back("lidaremu_pacing_error_seconds");
     all.push_back("lidaremu_frame_age_seconds");
     for (const auto& f : view_families()) all.push_back(f.name);
+    all.push_back(kLivoxSdkFamily);
     for (const auto& f : foxglove_families()) all.push_back(f.name);
     return all;
   }();

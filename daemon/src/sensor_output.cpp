@@ -77,6 +77,40 @@ double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
 }
 
 namespace {
+// A socket packets leave from: the sensor's own address (the newest Ouster client drops any
+// other), and `port` when the family's drivers check it (Livox), else any port.
+asio::ip::udp::socket open_sender(asio::io_context& io, const SensorSettings& settings,
+                                  std::uint16_t port) {
+  asio::ip::udp::socket socket(io);
+  socket.open(asio::ip::udp::v4());
+  socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
+  boost::system::error_code ec;
+  if (!settings.sensor_ip.empty()) {
+    socket.bind({asio::ip::make_address_v4(settings.sensor_ip, ec), port}, ec);
+    if (ec) {
+      spdlog::error("sensor {}: cannot send from {}:{}: {}; packets leave from any address",
+                    settings.name, settings.sensor_ip, port, ec.message());
+    }
+  }
+  if (settings.sensor_ip.empty() || ec) {
+    socket.bind({asio::ip::address_v4::any(), port}, ec);
+    if (ec && port != 0) {
+      spdlog::error("sensor {}: cannot send from port {}: {}; packets leave from any port",
+                    settings.name, port, ec.message());
+      socket.bind({asio::ip::address_v4::any(), 0}, ec);
+    }
+  }
+  return socket;
+}
+
+// What a capture shows as the source: the bound address, or loopback when bound to any.
+core::UdpAddress source_of(const asio::ip::udp::socket& socket) {
+  boost::system::error_code ec;
+  auto source = socket.local_endpoint(ec);
+  if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
+  return {source.address().to_v4().to_uint(), source.port()};
+}
+
 double steady_s(Clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
@@ -266,24 +300,18 @@ void SensorRuntime::emit_loop() {
         settings_.name);
   }
   asio::io_context local_io;  // synchronous sends only; no handlers run here
-  asio::ip::udp::socket socket(local_io);
-  socket.open(asio::ip::udp::v4());
-  socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
-  // Packets come from the sensor's own address: the newest Ouster client drops any other.
-  boost::system::error_code ec;
-  if (!settings_.sensor_ip.empty()) {
-    socket.bind({asio::ip::make_address_v4(settings_.sensor_ip, ec), 0}, ec);
-    if (ec) {
-      spdlog::error("sensor {}: cannot send from {}: {}; packets leave from any address",
-                    settings_.name, settings_.sensor_ip, ec.message());
-    }
+  auto data_socket = open_sender(local_io, settings_, settings_.data_source_port);
+  // Telemetry shares the data socket unless the family sends it from a port of its own.
+  std::optional<asio::ip::udp::socket> own_telemetry_socket;
+  if (settings_.telemetry_source_port != settings_.data_source_port) {
+    own_telemetry_socket.emplace(open_sender(local_io, settings_, settings_.telemetry_source_port));
   }
-  if (settings_.sensor_ip.empty() || ec) socket.bind({asio::ip::address_v4::any(), 0}, ec);
+  auto& telemetry_socket = own_telemetry_socket ? *own_telemetry_socket : data_socket;
+  const core::UdpAddress data_source = source_of(data_socket);
+  const core::UdpAddress telemetry_source = source_of(telemetry_socket);
   const auto data_to = resolve(settings_.out, "output address");
   const auto telemetry_to = resolve(settings_.telemetry, "telemetry address");
-  // What a capture shows as the source: the bound address, or loopback when bound to any.
-  auto source = socket.local_endpoint(ec);
-  if (source.address().is_unspecified()) source.address(asio::ip::address_v4::loopback());
+  boost::system::error_code ec;
   std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
   Clock::time_point previous_deadline{};                       // of the packet before
   constexpr auto kResyncSlack = std::chrono::duration_cast<Clock::duration>(
@@ -347,11 +375,11 @@ void SensorRuntime::emit_loop() {
       counters_.pacing_error.observe(static_cast<double>(late_ns) * 1e-9);
     }
     const bool data = slot->channel == core::PacketChannel::kData;
-    socket.send_to(asio::buffer(slot->bytes.data(), slot->size), data ? data_to : telemetry_to, 0,
-                   ec);
+    const auto& to = data ? data_to : telemetry_to;
+    (data ? data_socket : telemetry_socket)
+        .send_to(asio::buffer(slot->bytes.data(), slot->size), to, 0, ec);
     if (!ec && output_lane_) {
-      const auto& to = data ? data_to : telemetry_to;
-      output_lane_->record(unix_now_s(), {source.address().to_v4().to_uint(), source.port()},
+      output_lane_->record(unix_now_s(), data ? data_source : telemetry_source,
                            {to.address().to_v4().to_uint(), to.port()},
                            std::span(slot->bytes.data(), slot->size));
     }

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "lidaremu/core/livox/format.hpp"
+#include "lidaremu/core/scan_table.hpp"
 #include "settings_build.hpp"
 
 namespace lidaremu::daemon {
@@ -190,6 +192,71 @@ void read_ouster_output(const SensorFlags& f, bool ouster, SensorSettings& s, co
   }
 }
 
+// Where a family's data and telemetry go unless told: the ports its drivers listen on.
+std::pair<std::uint16_t, std::uint16_t> default_output_ports(core::SensorFamily family) {
+  switch (family) {
+    case core::SensorFamily::kVelodyne:
+      return {2368, 8308};
+    case core::SensorFamily::kOuster:
+      return {7502, 7503};
+    case core::SensorFamily::kHesai:
+      return {2368, 10110};  // GPS/PPS packets on 10110
+    case core::SensorFamily::kRoboSense:
+      return {6699, 7788};  // MSOP, DIFOP
+    case core::SensorFamily::kLivox:
+      return {core::livox::kPointPorts.host, core::livox::kImuPorts.host};
+  }
+  return {2368, 8308};
+}
+
+// The scan: a rotation rate (spinning heads), a lidar mode (Ouster) or a scan table (Livox).
+void read_scan(const SensorFlags& f, const std::string& at, SensorSettings& s, const BadValue& bad,
+               Problems& problems) {
+  const std::string family = core::family_name(s.model->family);
+  const bool livox = s.model->family == core::SensorFamily::kLivox;
+  if (!f.scan_pattern.empty() && !livox) {
+    bad("scan_pattern", f.scan_pattern, "nothing for a " + family + " model (Livox only)");
+  }
+  if (livox) {
+    if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for a Livox model (use scan_pattern)");
+    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a Livox model (use scan_pattern)");
+    const auto table = core::scan_table_named(f.scan_pattern, s.model->channels);
+    if (!table.table) {
+      problems.push_back(at + (at == "--" ? "scan-pattern" : "scan_pattern") + ": " + table.error);
+      return;
+    }
+    const auto r = core::make_table_scan(*s.model, table.table);
+    if (!r.pattern)
+      problems.push_back(at + "scan_pattern: " + r.error);
+    else
+      s.pattern = *r.pattern;
+  } else if (core::rpm_driven(*s.model)) {
+    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a " + family + " model (use rpm)");
+    const auto r = core::make_rpm_scan(*s.model, f.rpm ? f.rpm : s.model->spin.default_rpm);
+    if (!r.pattern)
+      problems.push_back(at + "rpm: " + r.error);
+    else
+      s.pattern = *r.pattern;
+  } else {
+    if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for an Ouster model (use mode)");
+    int columns = s.model->ouster.default_columns, fps = s.model->ouster.default_fps;
+    if (!f.mode.empty()) {
+      const auto x = f.mode.find('x');
+      if (x == std::string::npos) {
+        columns = fps = 0;
+      } else {
+        std::from_chars(f.mode.data(), f.mode.data() + x, columns);
+        std::from_chars(f.mode.data() + x + 1, f.mode.data() + f.mode.size(), fps);
+      }
+    }
+    const auto r = core::make_ouster_scan(*s.model, columns, fps);
+    if (!r.pattern)
+      problems.push_back(at + "mode: " + r.error);
+    else
+      s.pattern = *r.pattern;
+  }
+}
+
 void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
   for (const std::string& sender : f.allow) {
     boost::system::error_code ec;
@@ -205,10 +272,13 @@ void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& ba
 void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
   s.api_port_explicit = f.api_port >= 0;
   // Hesai units answer PTC on TCP 9347; RoboSense drivers ask the unit nothing (its DIFOP tells
-  // them); the others serve HTTP on 80.
+  // them); a Livox unit takes SDK2 commands on UDP 56100 (and discovery on 56000); the others
+  // serve HTTP on 80.
   const int default_port = s.model->family == core::SensorFamily::kHesai       ? 9347
                            : s.model->family == core::SensorFamily::kRoboSense ? 0
-                                                                               : 80;
+                           : s.model->family == core::SensorFamily::kLivox
+                               ? core::livox::kCommandPorts.lidar
+                               : 80;
   s.api_port = f.api_port < 0 ? default_port : f.api_port;
   if (f.api_port > 65535) bad("api_port", std::to_string(f.api_port), "0..65535 (0: no web API)");
   boost::system::error_code ec;
@@ -290,33 +360,8 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     return;
   }
   s.name = s.name.empty() ? std::string(s.model->name) + "-" + std::to_string(f.sensor_id) : s.name;
-  const bool spinning = core::rpm_driven(*s.model);
   const std::string family = core::family_name(s.model->family);
-  if (spinning) {
-    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a " + family + " model (use rpm)");
-    const auto r = core::make_rpm_scan(*s.model, f.rpm ? f.rpm : s.model->spin.default_rpm);
-    if (!r.pattern)
-      problems.push_back(at + "rpm: " + r.error);
-    else
-      s.pattern = *r.pattern;
-  } else {
-    if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for an Ouster model (use mode)");
-    int columns = s.model->ouster.default_columns, fps = s.model->ouster.default_fps;
-    if (!f.mode.empty()) {
-      const auto x = f.mode.find('x');
-      if (x == std::string::npos) {
-        columns = fps = 0;
-      } else {
-        std::from_chars(f.mode.data(), f.mode.data() + x, columns);
-        std::from_chars(f.mode.data() + x + 1, f.mode.data() + f.mode.size(), fps);
-      }
-    }
-    const auto r = core::make_ouster_scan(*s.model, columns, fps);
-    if (!r.pattern)
-      problems.push_back(at + "mode: " + r.error);
-    else
-      s.pattern = *r.pattern;
-  }
+  read_scan(f, at, s, bad, problems);
   if (f.sensor_id < 0 || f.sensor_id > 65535)
     bad("sensor_id", std::to_string(f.sensor_id), "0..65535");
   s.sensor_id = static_cast<std::uint16_t>(f.sensor_id);
@@ -334,13 +379,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   } else {
     bad("hits", f.hits, "udp://HOST:PORT");
   }
-  // RoboSense: MSOP on 6699, DIFOP (the "telemetry") on 7788.
-  const bool robosense_ports = s.model->family == core::SensorFamily::kRoboSense;
-  const std::uint16_t default_data = robosense_ports ? 6699 : spinning ? 2368 : 7502;
-  const std::uint16_t default_telemetry = s.model->family == core::SensorFamily::kVelodyne ? 8308
-                                          : s.model->family == core::SensorFamily::kHesai  ? 10110
-                                          : robosense_ports                                ? 7788
-                                                                                           : 7503;
+  const auto [default_data, default_telemetry] = default_output_ports(s.model->family);
   if (f.out.empty())
     s.out = {"127.0.0.1", default_data};
   else if (auto e = parse_endpoint(f.out)) {
@@ -358,6 +397,11 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("telemetry", f.telemetry, "udp://HOST:PORT");
   }
   if (s.out.port == 0) bad("out", f.out, "a non-zero port");
+  if (s.model->family == core::SensorFamily::kLivox) {
+    // Livox SDK2 takes points only from the unit's point port, and IMU packets from its IMU port.
+    s.data_source_port = core::livox::kPointPorts.lidar;
+    s.telemetry_source_port = core::livox::kImuPorts.lidar;
+  }
 
   if (f.hits_format == "framed")
     s.hits_format = HitsFormat::kFramed;
@@ -367,6 +411,11 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     s.hits_format = HitsFormat::kRaw8;
   else
     bad("hits_format", f.hits_format, "framed|raw7|raw8");
+  if (s.hits_format != HitsFormat::kFramed && s.model->family == core::SensorFamily::kLivox) {
+    bad("hits_format", f.hits_format,
+        "framed for a Livox model (a raw row carries no beam, and a table scan's beam cannot be "
+        "found from where it hit)");
+  }
 
   if (f.pace == "realtime")
     s.pace = Pace::kRealtime;
@@ -386,6 +435,8 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   read_physics_chain(f, at, s, bad, problems);
   const bool hesai = s.model->family == core::SensorFamily::kHesai;
   const bool robosense = s.model->family == core::SensorFamily::kRoboSense;
+  const bool ouster = s.model->family == core::SensorFamily::kOuster;
+  const bool livox = s.model->family == core::SensorFamily::kLivox;
   const std::string echoes = f.echoes.empty()
                                  ? std::string(core::echo_mode_name(core::default_echoes(*s.model)))
                                  : f.echoes;
@@ -400,15 +451,21 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
                (robosense && s.model->robosense.return_mode(*e) == nullptr)) {
       bad("return_mode", echoes, model_return_modes(*s.model) + " (this model's return modes)");
     }
-    if (!spinning && *e != core::EchoMode::kStrongest) {
+    if (ouster && *e != core::EchoMode::kStrongest) {
       bad("return_mode", echoes,
           "strongest for Ouster (the rng19-dual profile reports the two strongest)");
     }
+    if (livox && *e != core::EchoMode::kFirst) {
+      bad("return_mode", echoes,
+          "first for a Livox model (its datasheet's points are first returns)");
+    }
   } else {
     bad("return_mode", echoes,
-        hesai || robosense ? model_return_modes(*s.model) : "strongest|last|dual");
+        hesai || robosense ? model_return_modes(*s.model)
+        : livox            ? "first"
+                           : "strongest|last|dual");
   }
-  read_ouster_output(f, !spinning, s, bad);
+  read_ouster_output(f, ouster, s, bad);
   auto& weather = s.pipeline.params.weather;
   if (!(f.rain_mm_per_h >= 0 && f.rain_mm_per_h <= 500))
     bad("rain", std::to_string(f.rain_mm_per_h), "0..500 mm/h");
@@ -439,7 +496,7 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("segments_per_path", std::to_string(f.segments_per_path), "1..16");
   s.layout = core::HitLayout{static_cast<std::uint8_t>(std::clamp(f.rays_per_beam, 1, 12)),
                              static_cast<std::uint8_t>(std::clamp(f.segments_per_path, 1, 16))};
-  if (!f.metadata_out.empty() && spinning) {
+  if (!f.metadata_out.empty() && !ouster) {
     bad("metadata_out", f.metadata_out, "nothing for a " + family + " model (Ouster only)");
   }
   s.metadata_out = f.metadata_out;

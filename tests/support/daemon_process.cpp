@@ -75,7 +75,8 @@ std::vector<UdpReceiver::Datagram> UdpReceiver::receive(std::size_t count,
     last = Clock::now();
     out.push_back({{buf.begin(), buf.begin() + n},
                    std::chrono::duration<double>(last - start).count(),
-                   ntohl(from.sin_addr.s_addr)});
+                   ntohl(from.sin_addr.s_addr),
+                   ntohs(from.sin_port)});
   }
   return out;
 }

@@ -42,6 +42,7 @@ class UdpReceiver {
     std::vector<std::uint8_t> bytes;
     double arrival_s;
     std::uint32_t source_ip;  // host order
+    std::uint16_t source_port;
   };
   // Receives until `count` datagrams arrived or nothing came for `quiet`, or `deadline` passed.
   std::vector<Datagram> receive(std::size_t count, std::chrono::milliseconds quiet,

@@ -1,6 +1,7 @@
 #pragma once
 // Decodes a sensor's packet stream with the spec decoders and cuts it into frames the way
-// drivers do (Velodyne, Hesai, RoboSense: azimuth wrap; Ouster: frame_id), summarising each
+// drivers do (Velodyne, Hesai, RoboSense: azimuth wrap; Ouster: frame_id; Livox: frame_cnt),
+// summarising each
 // frame. RoboSense streams decode only after a DIFOP, as rs_driver's.
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/velodyne.hpp"
@@ -21,7 +23,7 @@ struct FramePoint {
   float range_m = 0;
   std::uint16_t reflectivity = 0;
   std::uint16_t channel = 0;
-  std::uint32_t column = 0;  // Ouster measurement id; spinning heads: none
+  std::uint32_t column = 0;  // Ouster measurement id; Livox the packet's udp_cnt; else none
 };
 
 struct FrameSummary {
@@ -57,6 +59,9 @@ class PacketInspector {
   std::optional<core::hesai::SpecDecoder> hesai_;
   std::optional<core::ouster::SpecDecoder> ouster_;
   std::optional<core::robosense::SpecDecoder> robosense_;
+  bool livox_ = false;  // Livox packets need no decoder state
+  std::vector<core::livox::Point> scratch_livox_;
+  bool feed_livox(std::span<const std::uint8_t> packet, double arrival_s);
   std::uint64_t waiting_packets_ = 0;
   std::vector<core::robosense::Point> scratch_robosense_;
   OnFrame on_frame_;

@@ -11,8 +11,10 @@
 
 namespace lidaremu::clients {
 
-// Throws std::runtime_error with the accepted values when a flag is wrong.
-core::ScanPattern scan_for(const std::string& model, int rpm, const std::string& mode);
+// Throws std::runtime_error with the accepted values when a flag is wrong. `scan_pattern`: a
+// Livox model's scan table, a CSV file or "test-pattern" (core/scan_table.hpp).
+core::ScanPattern scan_for(const std::string& model, int rpm, const std::string& mode,
+                           const std::string& scan_pattern = "");
 
 struct StreamOptions {
   std::uint16_t sensor_id = 0;
@@ -37,6 +39,8 @@ class FrameStreamer {
   // object_ids: none, or one per row (framed batches only; raw rows have no room for them).
   void send_frame(std::span<const float> rows, std::span<const std::uint32_t> object_ids = {});
   [[nodiscard]] std::uint64_t datagrams_sent() const { return datagrams_; }
+  // Also the number the next frame's batches carry.
+  [[nodiscard]] std::uint32_t frames_sent() const { return frame_; }
   [[nodiscard]] std::uint64_t send_failures() const { return failures_; }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/sensor_model.hpp"
@@ -79,6 +80,10 @@ class CloudDecoder {
                        const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
   int decode_ouster(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
                     Cloud& out);
+  // livox/cloud.cpp: a table scan's packets carry no beam numbers; the frame's firings are found
+  // by direction.
+  int decode_livox(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
+                   const FrameTruth& previous, Cloud& out);
   ScanPattern pattern_;
   std::optional<velodyne::SpecDecoder> velodyne_;
   std::optional<ouster::SpecDecoder> ouster_;
@@ -88,6 +93,8 @@ class CloudDecoder {
   std::vector<robosense::Point> robosense_points_;
   std::vector<velodyne::Point> velodyne_points_;
   std::vector<ouster::Column> ouster_columns_;
+  std::optional<BeamGeometry> livox_geometry_;
+  std::vector<livox::Point> livox_points_;
 };
 
 }  // namespace lidaremu::core

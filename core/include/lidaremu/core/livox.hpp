@@ -1,10 +1,10 @@
 #pragma once
 // Livox Mid-360 (FORMATS-HESAI-ROBOSENSE.md section 3, the Livox SDK2 protocol): writers of the
 // point and IMU packets and of the command frames (discovery answer included), and the spec
-// decoder that reads them as Livox SDK2 and livox_ros_driver2 do; the Mid-360's model row and its
-// encoder, on a scan table the user supplies (no Mid-360 scan pattern is among the facts). The
-// row is not in the registry yet: the daemon does not serve it until its settings, source ports
-// and side channels (daemon/livox_sdk_server.hpp) are wired (docs/models.md).
+// decoder that reads them as Livox SDK2 and livox_ros_driver2 do; the Mid-360's encoder, on a scan
+// table the user supplies (no Mid-360 scan pattern is among the facts). Its registry row is
+// "livox-mid360" (livox/models.cpp); the daemon's side of the command port is
+// daemon/livox_sdk_server.hpp.
 #include <array>
 #include <cstdint>
 #include <span>
@@ -17,11 +17,6 @@
 #include "lidaremu/core/sensor_model.hpp"
 
 namespace lidaremu::core::livox {
-
-// The Mid-360's row: 4 lasers firing together every 20 us (the datasheet's 200,000 points/s),
-// 10 frames/s, 24 firings (96 points) a packet, first return only; it needs a scan table
-// (make_table_scan).
-const SensorModel& mid360();
 
 // CRC-16/CCITT-FALSE (polynomial 0x1021, initial 0xFFFF, not reflected, no final xor): the
 // command frames' header CRC.

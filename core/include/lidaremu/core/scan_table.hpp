@@ -47,4 +47,17 @@ struct ScanTableResult {
 ScanTableResult parse_scan_table_csv(std::string_view text, int channels, std::string_view name);
 ScanTableResult load_scan_table_csv(const std::filesystem::path& file, int channels);
 
+// The spelling that picks the built-in test pattern instead of a file (a file of that name is
+// given as "./test-pattern").
+inline constexpr std::string_view kTestPatternName = "test-pattern";
+// A test pattern in the same CSV form, NOT any unit's: the firings sweep the azimuth by a golden
+// angle (137.508 degrees) each while the lasers' elevations wander over -7 to +52 degrees (the
+// Mid-360's field of view), so every frame looks elsewhere. For demos, tests and benchmarks where
+// the unit's own table is not at hand; the start-up line says when it is in use.
+std::string golden_angle_test_pattern_csv(std::size_t firings, int lasers);
+// One second of the Mid-360's firings (50,000): ten frames before the cycle repeats.
+inline constexpr std::size_t kTestPatternFirings = 50'000;
+// `spec`: kTestPatternName (the test pattern, kTestPatternFirings long) or a CSV file's path.
+ScanTableResult scan_table_named(std::string_view spec, int channels);
+
 }  // namespace lidaremu::core

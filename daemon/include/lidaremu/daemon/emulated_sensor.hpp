@@ -1,6 +1,7 @@
 #pragma once
 // One emulated unit as the network sees it: its packet pipeline (SensorRuntime) and what it
-// answers on its own address (the Ouster HTTP API and TCP 7501, the Velodyne web interface).
+// answers on its own address (the Ouster HTTP API and TCP 7501, the Velodyne web interface, the
+// Hesai PTC port, the Livox SDK2 discovery and command ports).
 // A reinitialisation through the API replaces the pipeline with one built from the new settings,
 // keeping the input port, so the engine keeps sending where it did.
 #include <boost/asio/io_context.hpp>
@@ -13,6 +14,8 @@
 #include "lidaremu/daemon/capture.hpp"
 #include "lidaremu/daemon/hesai_api.hpp"
 #include "lidaremu/daemon/http_server.hpp"
+#include "lidaremu/daemon/livox_sdk_server.hpp"
+#include "lidaremu/daemon/metrics.hpp"
 #include "lidaremu/daemon/reaper.hpp"
 #include "lidaremu/daemon/sensor_api.hpp"
 #include "lidaremu/daemon/sensor_runtime.hpp"
@@ -45,6 +48,8 @@ class EmulatedSensor {
   [[nodiscard]] SensorRuntime& runtime() { return *runtime_; }
   // One line for the start-up log: model, scan, where hits arrive and packets go, the API.
   [[nodiscard]] std::string describe() const;
+  // What /metrics shows of it: its pipeline's counters, and its side channels' own.
+  [[nodiscard]] SensorSnapshot snapshot() const;
 
  private:
   std::string reconfigure(const SensorSettings& next);
@@ -69,6 +74,8 @@ class EmulatedSensor {
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<LineServer> text_;
   std::unique_ptr<PtcServer> ptc_;
+  std::unique_ptr<LivoxSdkServer> livox_sdk_;
+  std::optional<LivoxSdkCounts> livox_sdk_counts_at_stop_;  // once its ports are closed
   std::string api_note_;
 };
 

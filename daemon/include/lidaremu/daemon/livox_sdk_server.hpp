@@ -2,8 +2,7 @@
 // What an emulated Livox unit answers over UDP (FORMATS-HESAI-ROBOSENSE.md section 3): a host's
 // discovery broadcast (port 56000) and its commands on the unit's command port (56100), each
 // answered from the port it arrived at to where it came from (core::livox::answer_command).
-// What it leaves unanswered is counted by kind. Not yet attached to a sensor: the Mid-360 is not
-// in the registry (docs/models.md).
+// What it leaves unanswered is counted by kind (/metrics: lidaremu_livox_sdk_datagrams_total).
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <memory>
@@ -21,7 +20,8 @@ struct LivoxSdkCounts {
 class LivoxSdkServer {
  public:
   // `address`: the unit's (the command port binds it; discovery listens on every address, where
-  // broadcasts arrive). Port 0: any free one (tests). Throws, naming the port, when it cannot bind.
+  // broadcasts arrive, or on the unit's own when it is a loopback one). Port 0: any free one
+  // (tests). Throws, naming the port, when it cannot bind.
   LivoxSdkServer(boost::asio::io_context& io, const std::string& address,
                  std::uint16_t discovery_port, std::uint16_t command_port, std::string serial);
   ~LivoxSdkServer();

@@ -3,6 +3,7 @@
 // its # HELP and # TYPE lines, its samples for every sensor together (promtool check metrics
 // passes on it). Families and their meaning: docs/metrics.md.
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 #include "lidaremu/daemon/counters.hpp"
 #include "lidaremu/daemon/foxglove_server.hpp"
 #include "lidaremu/daemon/live_view.hpp"
+#include "lidaremu/daemon/livox_sdk_server.hpp"
 #include "lidaremu/daemon/sensor_runtime.hpp"
 
 namespace lidaremu::daemon {
@@ -21,8 +23,9 @@ struct SensorSnapshot {
   std::uint64_t kernel_drops = 0;   // SensorRuntime::input_kernel_drops
   std::uint64_t frames_queued = 0;  // waiting for physics
   std::uint64_t packets_queued = 0;
-  std::uint64_t capture_dropped = 0;   // SensorRuntime::capture_dropped
-  const ViewCounters* view = nullptr;  // null without a live view
+  std::uint64_t capture_dropped = 0;        // SensorRuntime::capture_dropped
+  const ViewCounters* view = nullptr;       // null without a live view
+  std::optional<LivoxSdkCounts> livox_sdk;  // a Livox unit's discovery and command ports
 };
 
 // The exposition for these sensors, and the Foxglove server's families when there is one.

@@ -41,6 +41,9 @@ struct SensorSettings {
   HitsFormat hits_format = HitsFormat::kFramed;
   Endpoint out;
   Endpoint telemetry;
+  // The ports packets leave from (0: any): a Livox unit's own, which SDK2 checks.
+  std::uint16_t data_source_port = 0;
+  std::uint16_t telemetry_source_port = 0;
   Pace pace = Pace::kRealtime;
   ClockSource clock = ClockSource::kWall;
   core::PipelineSettings pipeline;
@@ -136,6 +139,7 @@ struct SensorFlags {
   double sun_irradiance_w_per_m2 = 0;
   int rpm = 0;
   std::string mode;
+  std::string scan_pattern;  // Livox: a scan-table CSV or "test-pattern"
   std::string engine = "ros";
   std::string clock = "wall";
   int sensor_id = 0;
@@ -147,7 +151,7 @@ struct SensorFlags {
   std::string azimuth_window;  // "START,END" millidegrees; empty: the whole turn
   std::string timestamp_mode = "internal-osc";
   std::string sensor_ip;           // empty: 127.0.0.(2 + sensor_id) when the output is on loopback
-  int api_port = -1;               // -1: 80 (Hesai: 9347)
+  int api_port = -1;               // -1: the family's (80; Hesai 9347; RoboSense none; Livox 56100)
   std::vector<std::string> allow;  // sender allow-list (IPv4 addresses); empty: anyone
 };
 // The address an emulated sensor gets by default: its own loopback address, 127.0.0.2 onwards.
