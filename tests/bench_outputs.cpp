@@ -58,6 +58,8 @@ std::vector<std::string> digest_lines() {
       {"pandar-xt32 dual rain 10 mm/h", {"pandar-xt32", ""}, core::EchoMode::kDual, {}},
       {"pandar-qt128 first", {"pandar-qt128", ""}, core::EchoMode::kFirst, {}},
       {"pandar-40p last", {"pandar-40p", ""}, core::EchoMode::kLast, {}},
+      // A table scan: each frame's beams elsewhere (the built-in test pattern).
+      {"livox-mid360 test pattern rain 10 mm/h", {"livox-mid360", ""}, core::EchoMode::kFirst, {}},
       {"os0-64-1024x10 ideal",
        {"os0-64", "1024x10"},
        core::EchoMode::kStrongest,

@@ -112,6 +112,37 @@ TEST_CASE("Rays and hits agree for every model, every engine and any pose", "[en
   }
 }
 
+TEST_CASE("A table scan's rays follow the frame: each frame's hits lie on its own beams",
+          "[engines][livox]") {
+  for (const char* engine : {"ros", "unreal", "unity"}) {
+    INFO(engine);
+    clients::SensorRig rig("livox-mid360", 0, "test-pattern", engine);
+    rig.set_pose({3, -7, 11}, {0.1, 0.2, 0.3, std::sqrt(1 - 0.14)});
+    const core::BeamGeometry geometry(rig.pattern());
+    const double unit = std::string(engine) == "unreal" ? 100.0 : 1.0;
+    for (int frame = 0; frame < 3; ++frame) {
+      CHECK(rig.frame() == static_cast<std::uint32_t>(frame));
+      std::size_t wrong = 0, moved = 0;
+      for (std::uint32_t c = 0; c < rig.columns(); c += 37) {
+        for (std::uint16_t ch = 0; ch < rig.channels(); ++ch) {
+          const auto ray = rig.ray(c, ch);
+          std::array<double, 3> hit{};
+          for (int k = 0; k < 3; ++k) hit[k] = ray.start[k] + 9.0 * unit * ray.direction[k];
+          rig.set_hit(c, ch, hit, {-ray.direction[0], -ray.direction[1], -ray.direction[2]}, 8, 1);
+          const auto row = rig.row(c, ch);
+          const Eigen::Vector3d p(row[0], row[1], row[2]);
+          const auto beam = geometry.ray_in_frame(rig.frame(), c, ch).direction;
+          wrong += p.normalized().dot(beam) < 0.999999 || std::fabs(p.norm() - 9.0) > 1e-4;
+          moved += beam.dot(geometry.ray(c, ch).direction) < 0.99;
+        }
+      }
+      CHECK(wrong == 0);
+      if (frame > 0) CHECK(moved > 0);  // the frame's beams are not frame 0's
+      rig.next_frame();
+    }
+  }
+}
+
 TEST_CASE("Columns due each engine tick cover the rotation once", "[engines]") {
   clients::SensorRig rig("vlp16", 600, "", "ros");
   // VLP-16 columns are 55.296 µs apart: 19 fire in the first millisecond (0 .. 18).

@@ -30,6 +30,7 @@
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/scan_table.hpp"
 
 namespace lidaremu::clients {
 namespace {
@@ -46,8 +47,10 @@ struct SensorLoad {
   bool ouster = false;
   const core::hesai::ModelFormat* hesai = nullptr;          // a Hesai model's packet table
   const core::robosense::ModelFormat* robosense = nullptr;  // a RoboSense model's
-  int columns_per_packet = 1;                               // Hesai
-  core::EchoMode echoes = core::EchoMode::kStrongest;       // Velodyne, Hesai
+  bool livox = false;
+  std::string scan_table;      // Livox: the --scan-pattern the daemon and the bench share
+  int columns_per_packet = 1;  // Hesai
+  core::EchoMode echoes = core::EchoMode::kStrongest;  // Velodyne, Hesai
   std::string profile = "legacy";
   std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
   std::vector<std::uint64_t> datagram_sim_ns;        // each batch's own time in frame 1
@@ -95,8 +98,9 @@ double hesai_first_column_s(const SensorLoad& l, double stamp_s) {
 std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
   const double stamp = l.hesai ? hesai_first_column_s(l, hesai_packet_time_s(packet, *l.hesai))
                        : l.robosense ? robosense_packet_time_s(packet, *l.robosense)
+                       : l.livox     ? livox_packet_time_s(packet)
                                      : packet_sensor_time_s(packet, l.ouster, l.profile);
-  const bool past_the_hour = !l.hesai && !l.robosense && !l.ouster;  // Velodyne
+  const bool past_the_hour = !l.hesai && !l.robosense && !l.ouster && !l.livox;  // Velodyne
   const double t = stamp - (past_the_hour ? std::fmod(kFirstFrameSimS, 3600.0) : kFirstFrameSimS);
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
   const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
@@ -124,7 +128,11 @@ std::string config_for(const BenchOptions& o,
       << "\nrays_per_beam = " << o.rays_per_beam << "\napi_port = 0\n"
       << "idle_timeout_ms = " << kIdleTimeoutMs << "\n"
       << "weather = { rain_mm_per_h = " << o.rain_mm_per_h << " }\n";
-    if (!l.spec.mode.empty()) c << "mode = \"" << l.spec.mode << "\"\n";
+    if (l.livox) {
+      c << "scan_pattern = \"" << l.scan_table << "\"\n";
+    } else if (!l.spec.mode.empty()) {
+      c << "mode = \"" << l.spec.mode << "\"\n";
+    }
     if (!l.spec.variant.empty()) {
       c << (l.ouster ? "profile" : "return_mode") << " = \"" << l.spec.variant << "\"\n";
     }
@@ -135,7 +143,14 @@ std::string config_for(const BenchOptions& o,
 // The demo scene for one sensor as the datagrams of one frame (frame 1), built once: the
 // generator replays them, restamping frame number and time, so it spends its time sending.
 void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
-  l.pattern = scan_for(l.spec.model, 0, l.spec.mode);
+  const core::SensorModel* model = core::find_sensor_model(l.spec.model);
+  l.livox = model != nullptr && model->family == core::SensorFamily::kLivox;
+  // Livox: the spec's mode is the scan table. Frame 1's hits are replayed in every frame, each
+  // put along that frame's beams: the load is a frame's, its geometry is test_livox_daemon's.
+  if (l.livox)
+    l.scan_table = l.spec.mode.empty() ? std::string(core::kTestPatternName) : l.spec.mode;
+  l.pattern = l.livox ? scan_for(l.spec.model, 0, "", l.scan_table)
+                      : scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
   l.hesai = l.pattern.model->hesai.format;
   l.robosense = l.pattern.model->robosense.format;
@@ -221,6 +236,7 @@ void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::at
             l.ouster      ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
             : l.hesai     ? count_returns_hesai(packet, *l.hesai)
             : l.robosense ? count_returns_robosense(packet)
+            : l.livox     ? count_returns_livox(packet)
                           : count_returns_velodyne(packet),
             std::memory_order_relaxed);
         const std::uint64_t complete = frames_complete_after(l, packets);

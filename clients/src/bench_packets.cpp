@@ -7,6 +7,7 @@
 #include "lidaremu/clients/bench.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 
@@ -108,6 +109,20 @@ double hesai_packet_time_s(std::span<const std::uint8_t> packet,
 double robosense_packet_time_s(std::span<const std::uint8_t> packet,
                                const core::robosense::ModelFormat& format) {
   return core::robosense::msop_time_s(packet, format).value_or(-1.0);
+}
+
+std::size_t count_returns_livox(std::span<const std::uint8_t> packet) {
+  std::vector<core::livox::Point> points;
+  if (core::livox::decode_points(packet, points) != core::livox::DecodeError::kNone) return 0;
+  return static_cast<std::size_t>(std::count_if(points.begin(), points.end(), [](const auto& p) {
+    return p.x != 0 || p.y != 0 || p.z != 0;
+  }));
+}
+
+double livox_packet_time_s(std::span<const std::uint8_t> packet) {
+  core::livox::PacketInfo info;
+  if (core::livox::read_header(packet, info) != core::livox::DecodeError::kNone) return -1;
+  return static_cast<double>(info.timestamp_ns) * 1e-9;
 }
 
 std::size_t count_returns_robosense(std::span<const std::uint8_t> packet) {

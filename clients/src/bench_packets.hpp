@@ -28,4 +28,8 @@ double hesai_packet_time_s(std::span<const std::uint8_t> packet,
 double robosense_packet_time_s(std::span<const std::uint8_t> packet,
                                const core::robosense::ModelFormat& format);
 
+// Livox: the point packet's timestamp, its first firing (seconds; -1 for a packet that is no
+// Livox packet).
+double livox_packet_time_s(std::span<const std::uint8_t> packet);
+
 }  // namespace lidaremu::clients

@@ -1,6 +1,7 @@
 // lidaremu-bench's vocabulary and report: sensor specs, latency summaries, the printed table.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -27,7 +28,8 @@ BenchSensor BenchSensor::parse(const std::string& spec) {
 
 std::string BenchSensor::label() const {
   std::string l = model;
-  if (!mode.empty()) l += "-" + mode;
+  // A scan table's file by its name alone: a sensor name holds no path.
+  if (!mode.empty()) l += "-" + std::filesystem::path(mode).stem().string();
   if (!variant.empty()) l += "-" + variant;
   return l;
 }

@@ -18,11 +18,18 @@ protocol::EngineConventions conventions_for(const std::string& engine) {
 Eigen::Vector3d vec(const std::array<double, 3>& a) { return {a[0], a[1], a[2]}; }
 std::array<double, 3> arr(const Eigen::Vector3d& v) { return {v.x(), v.y(), v.z()}; }
 
+// A Livox model's mode is its scan table.
+core::ScanPattern scan_for_rig(const std::string& model, int rpm, const std::string& mode) {
+  const core::SensorModel* m = core::find_sensor_model(model);
+  if (m != nullptr && m->family == core::SensorFamily::kLivox) return scan_for(model, 0, "", mode);
+  return scan_for(model, rpm, mode);
+}
+
 }  // namespace
 
 SensorRig::SensorRig(const std::string& model, int rpm, const std::string& mode,
                      const std::string& engine)
-    : pattern_(scan_for(model, rpm, mode)),
+    : pattern_(scan_for_rig(model, rpm, mode)),
       geometry_(pattern_),
       conventions_(conventions_for(engine)),
       shape_columns_(static_cast<std::uint32_t>(pattern_.columns_per_frame)),
@@ -38,7 +45,8 @@ void SensorRig::set_pose(const std::array<double, 3>& position,
 }
 
 EngineRay SensorRig::ray(std::uint32_t column, std::uint16_t channel) const {
-  const core::BeamRay beam = geometry_.ray(column % shape_columns_, channel % channels_);
+  const core::BeamRay beam =
+      geometry_.ray_in_frame(frame_, column % shape_columns_, channel % channels_);
   // Sensor frame -> ROS world -> the engine's axes and units (the conventions' inverse: their
   // axes matrix is orthogonal).
   const Eigen::Vector3d start = world_from_sensor_ * beam.origin;

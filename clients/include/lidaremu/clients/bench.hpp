@@ -15,7 +15,8 @@ namespace lidaremu::clients {
 
 struct BenchSensor {
   std::string model;    // a --model name
-  std::string mode;     // Ouster "2048x10"; empty: the model's default
+  std::string mode;     // Ouster "2048x10"; Livox the scan table (a CSV file, or
+                        // test-pattern, the default); empty: the model's default
   std::string variant;  // Velodyne return mode (strongest|last|dual), Ouster profile
                         // (legacy|rng19|rng19-dual|rng15); empty: the default
   // "MODEL[:MODE][:VARIANT]", e.g. "os1-128:2048x10", "vls128::dual", "os1-64::rng19".
@@ -145,5 +146,7 @@ std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
                                 const core::hesai::ModelFormat& format);
 // RoboSense: every MSOP record's distance (big-endian), 12 blocks of 32.
 std::size_t count_returns_robosense(std::span<const std::uint8_t> packet);
+// Livox: the points that are not (0, 0, 0).
+std::size_t count_returns_livox(std::span<const std::uint8_t> packet);
 
 }  // namespace lidaremu::clients

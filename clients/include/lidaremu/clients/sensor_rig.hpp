@@ -21,8 +21,10 @@ struct EngineRay {
 
 class SensorRig {
  public:
-  // model: a registry name; rpm (Velodyne, 0: default) or mode "1024x10" (Ouster, "": default);
-  // engine: "ros", "unreal" or "unity". Throws std::runtime_error naming what is accepted.
+  // model: a registry name; rpm (spinning heads, 0: default) or mode "1024x10" (Ouster, "":
+  // default) or, for a Livox model, mode its scan table (a CSV file or "test-pattern", as the
+  // daemon's --scan-pattern; its beams point elsewhere every frame); engine: "ros", "unreal" or
+  // "unity". Throws std::runtime_error naming what is accepted.
   SensorRig(const std::string& model, int rpm, const std::string& mode, const std::string& engine);
 
   [[nodiscard]] const core::ScanPattern& pattern() const { return pattern_; }
@@ -65,7 +67,8 @@ class SensorRig {
   bool next_slice(std::uint32_t& first, std::uint32_t& count);
   [[nodiscard]] std::vector<std::vector<std::uint8_t>> finish_slice(std::uint16_t sensor_id = 0);
   // The beam nearest a point given in the sensor frame (ROS convention), for engines whose
-  // lidar reports points rather than beams (CARLA's semantic lidar). {column, channel}.
+  // lidar reports points rather than beams (CARLA's semantic lidar). {column, channel}. Not for
+  // a table scan (Livox), whose beams follow no grid: {0, 0} there; cast its rays instead.
   [[nodiscard]] std::pair<std::uint32_t, std::uint16_t> nearest_beam(
       const std::array<double, 3>& point_in_sensor) const;
   // A row as the daemon receives it (sensor frame, metres), for tests and tools.
