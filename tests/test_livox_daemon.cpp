@@ -1,6 +1,7 @@
 // The Livox Mid-360 in the daemon: its settings, and the real lidaremud on loopback fed by an
 // engine over UDP, a host doing Livox SDK2's discovery against it and reading its points from the
 // unit's point port (56300, the only source SDK2 takes points from) onto the engine's hits.
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <catch2/catch.hpp>
@@ -229,4 +230,49 @@ TEST_CASE(
     CHECK(livox::decode_imu(d.bytes, sample) == livox::DecodeError::kNone);
   }
   if (!test::kSanitized) CHECK(test::steady_rate(imu, 20, 20) == Approx(200).epsilon(0.03));
+}
+
+TEST_CASE("Livox across a reload: the new pipeline sends from port 56300 while the old drains",
+          "[e2e][livox][reload]") {
+  // The mended fault: a reload's new pipeline could not bind 56300 while the old one still held
+  // it, and sent from an ephemeral port, whose packets Livox SDK2 drops.
+  test::UdpReceiver points_socket;
+  const std::uint16_t hits_port = test::free_udp_port();
+  const std::string config = "/tmp/lidaremu-livox-reload-" + std::to_string(::getpid()) + ".toml";
+  const auto write = [&](double rain) {
+    std::ofstream(config) << "[daemon]\nhttp = \"off\"\nfoxglove = \"off\"\n[[sensor]]\n"
+                          << "model = \"livox-mid360\"\nscan_pattern = \"test-pattern\"\n"
+                          << "sensor_id = 6\napi_port = 0\nhits = \"udp://127.0.0.1:" << hits_port
+                          << "\"\nout = \"" << points_socket.url()
+                          << "\"\nweather = { rain_mm_per_h = " << rain << " }\n";
+  };
+  write(0);
+  test::DaemonProcess daemon({"--config", config});
+  const auto pattern = clients::scan_for("livox-mid360", 0, "", "test-pattern");
+  const core::BeamGeometry geometry(pattern);
+  std::vector<float> rows;
+  clients::DemoScene().render(geometry, rows);
+  std::atomic<bool> sending{true};
+  std::thread engine([&] {
+    clients::UdpSender sender("udp://127.0.0.1:" + std::to_string(hits_port));
+    clients::FrameStreamer streamer(sender, pattern, {.sensor_id = 6, .speed = 1.0});
+    while (sending) streamer.send_frame(rows);
+  });
+  std::vector<test::UdpReceiver::Datagram> packets;
+  std::thread listener([&] { packets = points_socket.receive(100'000, 2s, 4s); });
+  std::this_thread::sleep_for(1500ms);
+  write(5);
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("reloaded", 30s));
+  listener.join();
+  sending = false;
+  engine.join();
+  REQUIRE(daemon.stop() == 0);
+  std::filesystem::remove(config);
+  // Sent before, during and after the reload: every packet from the unit's point port.
+  REQUIRE(packets.size() > (test::kSanitized ? 200U : 4000U));
+  std::size_t elsewhere = 0;
+  for (const auto& p : packets) elsewhere += p.source_port != livox::kPointPorts.lidar;
+  CHECK(elsewhere == 0);
+  CHECK_THAT(daemon.output(), !Catch::Contains("cannot send from"));
 }

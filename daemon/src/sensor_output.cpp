@@ -85,6 +85,9 @@ asio::ip::udp::socket open_sender(asio::io_context& io, const SensorSettings& se
   socket.open(asio::ip::udp::v4());
   socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
   boost::system::error_code ec;
+  // A reload or reinitialisation starts the new pipeline while the old one still sends its last
+  // frames from the same port: both may hold it (nothing is received on it).
+  if (port != 0) socket.set_option(asio::socket_base::reuse_address(true), ec);
   if (!settings.sensor_ip.empty()) {
     socket.bind({asio::ip::make_address_v4(settings.sensor_ip, ec), port}, ec);
     if (ec) {
