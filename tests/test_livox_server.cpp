@@ -87,6 +87,8 @@ TEST_CASE("Livox side channels: discovery and commands answered over UDP, the re
   CHECK(view.data[1] == 9);
   CHECK(std::vector<int>(view.data.begin() + 18, view.data.begin() + 22) ==
         std::vector<int>{127, 0, 0, 1});
+  // The command port it states is the one it listens on (not always 56100: --api-port).
+  CHECK((view.data[22] | view.data[23] << 8) == command);
   // A configuration on the command port: accepted, from the command port.
   const std::array<std::uint8_t, 4> no_keys{0, 0, 0, 0};
   host.send(request(0x0100, 6, no_keys), command);

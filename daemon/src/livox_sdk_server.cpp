@@ -42,14 +42,17 @@ struct LivoxSdkServer::State {
   Port discovery;
   Port command;
   std::string serial;
-  std::uint32_t address = 0;
+  // What discovery says of the unit: the command port is the one bound (--api-port may move it).
+  core::livox::UnitInfo unit;
   std::atomic<std::uint64_t> answered{0}, malformed{0}, not_requests{0}, unknown{0};
 
-  State(udp::socket d, udp::socket c, std::string s, std::uint32_t a)
+  State(udp::socket d, udp::socket c, std::string s, std::uint32_t address)
       : discovery{std::move(d), {}, {}, {}},
         command{std::move(c), {}, {}, {}},
         serial(std::move(s)),
-        address(a) {}
+        unit{.serial = serial,
+             .address = address,
+             .command_port = command.socket.local_endpoint().port()} {}
 };
 
 namespace {
@@ -106,9 +109,8 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
       [state, &port](const boost::system::error_code& ec, std::size_t size) {
         if (ec == asio::error::operation_aborted || !port.socket.is_open()) return;
         if (!ec) {
-          const core::livox::UnitInfo unit{.serial = state->serial, .address = state->address};
           const auto answer =
-              core::livox::answer_command(std::span(port.in).first(size), unit, port.out);
+              core::livox::answer_command(std::span(port.in).first(size), state->unit, port.out);
           switch (answer.outcome) {
             case core::livox::CommandOutcome::kAnswered:
               ++state->answered;
