@@ -112,7 +112,9 @@ double robosense_packet_time_s(std::span<const std::uint8_t> packet,
 }
 
 std::size_t count_returns_livox(std::span<const std::uint8_t> packet) {
-  std::vector<core::livox::Point> points;
+  // The receive loop's one thread counts every packet: its scratch is allocated once.
+  thread_local std::vector<core::livox::Point> points;
+  points.clear();
   if (core::livox::decode_points(packet, points) != core::livox::DecodeError::kNone) return 0;
   return static_cast<std::size_t>(std::count_if(points.begin(), points.end(), [](const auto& p) {
     return p.x != 0 || p.y != 0 || p.z != 0;
