@@ -36,7 +36,7 @@ TEST_CASE("Hesai settings: ports, rotation rates and return modes a real unit ha
   CHECK(daemon::sensor_from_flags(f).pattern.columns_per_frame == 1000);
   for (const auto& [key, value, expected] :
        {std::tuple{"rpm", "900", "--rpm: rpm 900 is not one of 600..1200 in steps of 600"},
-        std::tuple{"mode", "1024x10", "no mode for a Hesai model (use rpm)"},
+        std::tuple{"mode", "1024x10", "nothing for a Hesai model (Ouster only)"},
         std::tuple{"return_mode", "triple",
                    "last|strongest|dual|first|first-strongest (this model's return modes)"},
         std::tuple{"metadata_out", "/tmp/x.json", "nothing for a Hesai model (Ouster only)"},

@@ -200,7 +200,7 @@ weather = { rain_mm_per_h = -3.0 }
     FAIL("accepted a bad physics config");
   } catch (const SettingsError& e) {
     const std::string msg = e.what();
-    CHECK_THAT(msg, Catch::Contains("sensor[0].rays_per_beam = '40': expected 1..12"));
+    CHECK_THAT(msg, Catch::Contains("sensor[0].rays_per_beam = 40: expected 1..12"));
     CHECK_THAT(msg, Catch::Contains("sensor[0].surface = 'mirror': expected brdf|ipsp"));
     CHECK_THAT(msg, Catch::Contains("sensor[0].weather.rain_mm_per_h"));
   }
@@ -339,7 +339,7 @@ TEST_CASE("Daemon keys and sensor names that would hurt are refused, each named"
   CHECK_THAT(refused("[daemon]\nstats_interval_s = 1e-9\n" + sensor),
              Catch::Contains("daemon.stats_interval_s") && Catch::Contains("0.1 .. 86400"));
   CHECK_THAT(refused("[daemon]\nduration_s = 1e16\n" + sensor),
-             Catch::Contains("daemon.duration_s") && Catch::Contains("3.2e8"));
+             Catch::Contains("daemon.duration_s") && Catch::Contains("0..320000000 s"));
   CHECK(refused("[daemon]\nlog_level = \"warn\"\nstats_interval_s = 5.0\nduration_s = 60.0\n" +
                 sensor) == "accepted");
   for (const char* name : {"../x", ".hidden", "a b", "quote\\\""}) {

@@ -6,6 +6,7 @@
 
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/daemon/metrics.hpp"
+#include "lidaremu/daemon/settings_schema.hpp"
 #include "lidaremu/daemon/web_assets.hpp"
 
 namespace lidaremu::daemon {
@@ -117,29 +118,33 @@ HttpResponse ControlApi::weather(EmulatedSensor& sensor, const HttpRequest& requ
   const json body = json::parse(request.body, nullptr, false);
   if (!body.is_object()) return error_reply(400, "body must be a JSON object");
   core::Weather w = runtime.weather();
-  // The same ranges the config file accepts.
-  const auto number = [&](const char* key, double lo, double hi, double& out) -> std::string {
+  // The keys and ranges of the settings schema's rows this API may change (weather.*).
+  const auto row_of = [](const std::string& key) -> const SettingRow* {
+    const SettingRow* row = setting_by_key(SettingScope::kSensor, "weather." + key);
+    return row != nullptr && (row->change & kByControlApi) != 0 ? row : nullptr;
+  };
+  const auto number = [&](const char* key, double& out) -> std::string {
     if (!body.contains(key)) return {};
-    if (!body[key].is_number() || !(body[key].get<double>() >= lo) ||
-        !(body[key].get<double>() <= hi)) {
+    const auto range = *row_of(key)->range;
+    if (!body[key].is_number() || !(body[key].get<double>() >= range.lo) ||
+        !(body[key].get<double>() <= range.hi)) {
       std::ostringstream why;
-      why << key << ": expected a number in " << lo << ".." << hi;
+      why << key << ": expected a number in " << range.lo << ".." << range.hi;
       return why.str();
     }
     out = body[key].get<double>();
     return {};
   };
   for (const auto& [key, value] : body.items()) {
-    if (key != "rain_mm_per_h" && key != "visibility_m" && key != "sun_irradiance_w_per_m2") {
+    if (row_of(key) == nullptr) {
       return error_reply(400, "unknown key '" + key +
                                   "' (accepted: rain_mm_per_h, visibility_m, "
                                   "sun_irradiance_w_per_m2)");
     }
   }
   for (const auto& problem :
-       {number("rain_mm_per_h", 0, 500, w.rain_mm_per_h),
-        number("visibility_m", 10, 1e6, w.visibility_m),
-        number("sun_irradiance_w_per_m2", 0, 2000, w.sun_irradiance_w_per_m2)}) {
+       {number("rain_mm_per_h", w.rain_mm_per_h), number("visibility_m", w.visibility_m),
+        number("sun_irradiance_w_per_m2", w.sun_irradiance_w_per_m2)}) {
     if (!problem.empty()) return error_reply(400, problem);
   }
   runtime.set_weather(w);

@@ -17,6 +17,7 @@
 
 #include "lidaremu/core/livox/format.hpp"
 #include "lidaremu/core/scan_table.hpp"
+#include "lidaremu/daemon/settings_schema.hpp"
 #include "settings_build.hpp"
 
 namespace lidaremu::daemon {
@@ -63,46 +64,33 @@ std::optional<std::vector<core::CloudFormat>> parse_export_formats(const std::st
 
 std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const std::string& at) {
   std::vector<std::string> problems;
-  if (d.foxglove != "off" && !parse_http_address(d.foxglove)) {
-    problems.push_back(
-        at + "foxglove = '" + d.foxglove +
-        "': expected HOST:PORT (an IPv4 address or a host name that resolves) or \"off\"");
+  const auto path = [&](std::string_view key) {
+    return setting_path(*setting_by_key(SettingScope::kDaemon, key), at);
+  };
+  for (const auto& [key, address] : {std::pair{"http", &d.http}, {"foxglove", &d.foxglove}}) {
+    if (*address != "off" && !parse_http_address(*address)) {
+      problems.push_back(
+          path(key) + " = '" + *address +
+          "': expected HOST:PORT (an IPv4 address or a host name that resolves) or \"off\"");
+    }
   }
   if (!parse_export_formats(d.export_formats)) {
-    problems.push_back(at + "export_formats = '" + d.export_formats +
+    problems.push_back(path("export_formats") + " = '" + d.export_formats +
                        "': expected a comma-separated list of pcd, ply, bin");
   }
-  if (d.export_every < 1 || d.export_every > 1'000'000) {
-    problems.push_back(at + "export_every = " + std::to_string(d.export_every) +
-                       ": expected 1..1000000 (frames between exports)");
-  }
-  if (d.export_frames < 1 || d.export_frames > 100'000) {
-    problems.push_back(at + "export_frames = " + std::to_string(d.export_frames) +
-                       ": expected 1..100000 (frames written per sensor)");
-  }
-  static constexpr std::array<std::string_view, 7> kLevels{"trace", "debug",    "info", "warn",
-                                                           "error", "critical", "off"};
-  if (std::find(kLevels.begin(), kLevels.end(), d.log_level) == kLevels.end()) {
-    problems.push_back(at + "log_level = '" + d.log_level +
-                       "': expected trace|debug|info|warn|error|critical|off");
-  }
-  // A run of up to ten years; counters at most every 0.1 s (a shorter interval is a log storm).
-  const bool flags = at == "--";  // the flags' names differ from the keys'
-  if (!(d.duration_s >= 0 && d.duration_s <= 3.2e8)) {
-    problems.push_back(at + (flags ? "duration" : "duration_s") + " = " +
-                       std::to_string(d.duration_s) +
-                       ": expected 0 (run until stopped) .. 3.2e8 seconds");
-  }
+  // A run of up to ten years (the row's range); counters at most every 0.1 s (a shorter
+  // interval is a log storm).
+  check_daemon_values(d, at, problems);
   if (!(d.stats_interval_s == 0 || (d.stats_interval_s >= 0.1 && d.stats_interval_s <= 86400))) {
-    problems.push_back(at + (flags ? "stats-interval" : "stats_interval_s") + " = " +
-                       std::to_string(d.stats_interval_s) +
-                       ": expected 0 (never) or 0.1 .. 86400 seconds");
+    problems.push_back(
+        setting_path(*setting_by_key(SettingScope::kDaemon, "stats_interval_s"), at) + " = " +
+        std::to_string(d.stats_interval_s) + ": expected 0 (never) or 0.1 .. 86400 seconds");
   }
   for (const auto& host : d.http_allowed_hosts) {
     if (host.empty() || host.size() > 253 || !std::all_of(host.begin(), host.end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
         })) {
-      problems.push_back(at + "http_allowed_hosts: '" + host +
+      problems.push_back(path("http_allowed_hosts") + ": '" + host +
                          "': expected a host name (letters, digits, '-', '.'), without a port");
     }
   }
@@ -111,7 +99,7 @@ std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const st
     const std::string scheme_name = origin.substr(0, scheme);
     if (scheme == std::string::npos || (scheme_name != "http" && scheme_name != "https") ||
         origin.size() == scheme + 3 || origin.find('/', scheme + 3) != std::string::npos) {
-      problems.push_back(at + "http_allowed_origins: '" + origin +
+      problems.push_back(path("http_allowed_origins") + ": '" + origin +
                          "': expected an origin as browsers send it: http://HOST[:PORT] or "
                          "https://HOST[:PORT], no path");
     }
@@ -151,38 +139,27 @@ std::string model_return_modes(const core::SensorModel& model) {
 using BadValue = std::function<void(const std::string&, const std::string&, const std::string&)>;
 
 // Ouster: profile (which fixes the echoes reported), azimuth window, timestamp mode.
+// (The schema's rows refuse them on other families and check their choices.)
 void read_ouster_output(const SensorFlags& f, bool ouster, SensorSettings& s, const BadValue& bad) {
-  const std::string not_ouster =
-      "nothing for a " + std::string(core::family_name(s.model->family)) + " model (Ouster only)";
+  if (!ouster) return;
   static const std::map<std::string, core::OusterProfile> profiles{
       {"legacy", core::OusterProfile::kLegacy},
       {"rng19", core::OusterProfile::kRng19},
       {"rng19-dual", core::OusterProfile::kRng19Dual},
       {"rng15", core::OusterProfile::kRng15}};
-  const auto profile = profiles.find(f.profile);
-  if (profile == profiles.end()) {
-    bad("profile", f.profile, "legacy|rng19|rng19-dual|rng15");
-  } else if (!ouster && profile->second != core::OusterProfile::kLegacy) {
-    bad("profile", f.profile, not_ouster);
-  } else if (ouster) {
+  if (const auto profile = profiles.find(f.profile); profile != profiles.end()) {
     s.ouster.profile = profile->second;
     s.pipeline.echoes = core::ouster_echoes(profile->second);
   }
-  if (f.timestamp_mode == "internal-osc" || f.timestamp_mode == "TIME_FROM_INTERNAL_OSC") {
-    s.ouster.timestamp_mode = core::OusterTimestampMode::kInternalOsc;
-  } else if (f.timestamp_mode == "ptp" || f.timestamp_mode == "TIME_FROM_PTP_1588") {
+  if (f.timestamp_mode == "ptp" || f.timestamp_mode == "TIME_FROM_PTP_1588") {
     s.ouster.timestamp_mode = core::OusterTimestampMode::kPtp;
-  } else {
-    bad("timestamp_mode", f.timestamp_mode, "internal-osc|ptp");
   }
   if (!f.azimuth_window.empty()) {
     unsigned start = 0, end = 0;
     char comma = 0;
     std::istringstream in(f.azimuth_window);
-    if (!ouster) {
-      bad("azimuth_window", f.azimuth_window, not_ouster);
-    } else if (!(in >> start >> comma >> end) || comma != ',' || !in.eof() || start > 360000 ||
-               end > 360000) {
+    if (!(in >> start >> comma >> end) || comma != ',' || !in.eof() || start > 360000 ||
+        end > 360000) {
       bad("azimuth_window", f.azimuth_window,
           "START,END in millidegrees, each 0..360000 (START > END wraps through 0)");
     } else {
@@ -210,16 +187,9 @@ std::pair<std::uint16_t, std::uint16_t> default_output_ports(core::SensorFamily 
 }
 
 // The scan: a rotation rate (spinning heads), a lidar mode (Ouster) or a scan table (Livox).
-void read_scan(const SensorFlags& f, const std::string& at, SensorSettings& s, const BadValue& bad,
-               Problems& problems) {
-  const std::string family = core::family_name(s.model->family);
-  const bool livox = s.model->family == core::SensorFamily::kLivox;
-  if (!f.scan_pattern.empty() && !livox) {
-    bad("scan_pattern", f.scan_pattern, "nothing for a " + family + " model (Livox only)");
-  }
-  if (livox) {
-    if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for a Livox model (use scan_pattern)");
-    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a Livox model (use scan_pattern)");
+void read_scan(const SensorFlags& f, const std::string& at, SensorSettings& s, Problems& problems) {
+  // (The schema's rows refuse a setting of another kind of scan.)
+  if (s.model->family == core::SensorFamily::kLivox) {
     const auto table = core::scan_table_named(f.scan_pattern, s.model->channels);
     if (!table.table) {
       problems.push_back(at + (at == "--" ? "scan-pattern" : "scan_pattern") + ": " + table.error);
@@ -231,14 +201,12 @@ void read_scan(const SensorFlags& f, const std::string& at, SensorSettings& s, c
     else
       s.pattern = *r.pattern;
   } else if (core::rpm_driven(*s.model)) {
-    if (!f.mode.empty()) bad("mode", f.mode, "no mode for a " + family + " model (use rpm)");
     const auto r = core::make_rpm_scan(*s.model, f.rpm ? f.rpm : s.model->spin.default_rpm);
     if (!r.pattern)
       problems.push_back(at + "rpm: " + r.error);
     else
       s.pattern = *r.pattern;
   } else {
-    if (f.rpm) bad("rpm", std::to_string(f.rpm), "no rpm for an Ouster model (use mode)");
     int columns = s.model->ouster.default_columns, fps = s.model->ouster.default_fps;
     if (!f.mode.empty()) {
       const auto x = f.mode.find('x');
@@ -280,7 +248,6 @@ void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue
                                ? core::livox::kCommandPorts.lidar
                                : 80;
   s.api_port = f.api_port < 0 ? default_port : f.api_port;
-  if (f.api_port > 65535) bad("api_port", std::to_string(f.api_port), "0..65535 (0: no web API)");
   boost::system::error_code ec;
   if (!f.sensor_ip.empty()) {
     boost::asio::ip::make_address_v4(f.sensor_ip, ec);
@@ -296,7 +263,7 @@ void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue
 // The physics chain: the stages `physics_stages` lists, or the preset `physics` names with the
 // surface and detection models substituted.
 void read_physics_chain(const SensorFlags& f, const std::string& at, SensorSettings& s,
-                        const BadValue& bad, Problems& problems) {
+                        Problems& problems) {
   const bool flags = at == "--";
   std::vector<std::string> chain;
   if (!f.physics_stages.empty()) {
@@ -315,20 +282,13 @@ void read_physics_chain(const SensorFlags& f, const std::string& at, SensorSetti
     } else if (f.physics == "ideal") {
       chain = core::stage_chain(core::PhysicsMode::kIdeal);
     } else {
-      bad("physics", f.physics, "ideal|default");
-      return;
-    }
-    if (f.surface == "brdf" || f.surface == "ipsp") {
-      core::use_stage(chain, "surface." + f.surface);
-    } else {
-      bad("surface", f.surface, "brdf|ipsp");
-    }
-    if (f.detection == "threshold" || f.detection == "capability") {
-      if (f.physics != "ideal") core::use_stage(chain, "detection." + f.detection);
-    } else {
-      bad("detection", f.detection, "threshold|capability");
+      return;  // the schema's choices name it
     }
     if (f.surface != "brdf" && f.surface != "ipsp") return;
+    core::use_stage(chain, "surface." + f.surface);
+    if (f.detection == "threshold" || f.detection == "capability") {
+      if (f.physics != "ideal") core::use_stage(chain, "detection." + f.detection);
+    }
   }
   try {
     core::check_chain(chain);
@@ -348,22 +308,20 @@ void raise(const Problems& problems, const std::string& source) {
 
 void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s,
                   Problems& problems) {
-  const bool flags = at == "--";
   auto bad = [&](const std::string& key, const std::string& value, const std::string& accepted) {
-    std::string name = key;  // the flag's spelling on a command line, the key's in a file
-    if (flags) std::replace(name.begin(), name.end(), '_', '-');
-    problems.push_back(at + name + " = '" + value + "': expected " + accepted);
+    // The flag's spelling on a command line, the key's in a file.
+    const SettingRow* row = setting_by_key(SettingScope::kSensor, key);
+    problems.push_back((row != nullptr ? setting_path(*row, at) : at + key) + " = '" + value +
+                       "': expected " + accepted);
   };
   s.model = core::find_sensor_model(f.model);
   if (!s.model) {
     bad("model", f.model, core::sensor_model_names());
     return;
   }
-  s.name = s.name.empty() ? std::string(s.model->name) + "-" + std::to_string(f.sensor_id) : s.name;
-  const std::string family = core::family_name(s.model->family);
-  read_scan(f, at, s, bad, problems);
-  if (f.sensor_id < 0 || f.sensor_id > 65535)
-    bad("sensor_id", std::to_string(f.sensor_id), "0..65535");
+  s.name = f.name.empty() ? std::string(s.model->name) + "-" + std::to_string(f.sensor_id) : f.name;
+  check_sensor_values(f, s.model->family, at, problems);
+  read_scan(f, at, s, problems);
   s.sensor_id = static_cast<std::uint16_t>(f.sensor_id);
 
   // Host names (a compose service, a Kubernetes service) are resolved here, at start and on each
@@ -409,30 +367,18 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     s.hits_format = HitsFormat::kRaw7;
   else if (f.hits_format == "raw8")
     s.hits_format = HitsFormat::kRaw8;
-  else
-    bad("hits_format", f.hits_format, "framed|raw7|raw8");
   if (s.hits_format != HitsFormat::kFramed && s.model->family == core::SensorFamily::kLivox) {
     bad("hits_format", f.hits_format,
         "framed for a Livox model (a raw row carries no beam, and a table scan's beam cannot be "
         "found from where it hit)");
   }
 
-  if (f.pace == "realtime")
-    s.pace = Pace::kRealtime;
-  else if (f.pace == "afap")
-    s.pace = Pace::kAfap;
-  else
-    bad("pace", f.pace, "realtime|afap");
-
-  if (f.clock == "wall")
-    s.clock = ClockSource::kWall;
-  else if (f.clock == "sim")
-    s.clock = ClockSource::kSim;
-  else
-    bad("clock", f.clock, "wall|sim");
+  s.pace = f.pace == "afap" ? Pace::kAfap : Pace::kRealtime;
+  s.clock = f.clock == "sim" ? ClockSource::kSim : ClockSource::kWall;
 
   s.pipeline.params = core::default_physics_params(*s.model);
-  read_physics_chain(f, at, s, bad, problems);
+  for (const auto& [field, value] : f.physics_params) field(s.pipeline.params) = value;
+  read_physics_chain(f, at, s, problems);
   const bool hesai = s.model->family == core::SensorFamily::kHesai;
   const bool robosense = s.model->family == core::SensorFamily::kRoboSense;
   const bool ouster = s.model->family == core::SensorFamily::kOuster;
@@ -467,43 +413,15 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   }
   read_ouster_output(f, ouster, s, bad);
   auto& weather = s.pipeline.params.weather;
-  if (!(f.rain_mm_per_h >= 0 && f.rain_mm_per_h <= 500))
-    bad("rain", std::to_string(f.rain_mm_per_h), "0..500 mm/h");
   weather.rain_mm_per_h = f.rain_mm_per_h;
-  if (!(f.visibility_m >= 10 && f.visibility_m <= 1e6))
-    bad("visibility", std::to_string(f.visibility_m), "10..1000000 m");
   weather.visibility_m = f.visibility_m;
-  if (!(f.sun_irradiance_w_per_m2 >= 0 && f.sun_irradiance_w_per_m2 <= 2000))
-    bad("sun", std::to_string(f.sun_irradiance_w_per_m2), "0..2000 W/m^2");
   weather.sun_irradiance_w_per_m2 = f.sun_irradiance_w_per_m2;
-
-  if (auto e = protocol::engine_conventions(f.engine))
-    s.engine = *e;
-  else
-    bad("engine", f.engine, "ros|unreal|unity");
-
-  if (f.idle_timeout_ms < 10 || f.idle_timeout_ms > 60000) {
-    bad("idle_timeout_ms", std::to_string(f.idle_timeout_ms), "10..60000");
-  }
+  if (auto e = protocol::engine_conventions(f.engine)) s.engine = *e;
   s.idle_timeout_s = f.idle_timeout_ms / 1000.0;
-  if (f.pacing_margin_ms != -1 && (f.pacing_margin_ms < 0 || f.pacing_margin_ms > 1000)) {
-    bad("pacing_margin_ms", std::to_string(f.pacing_margin_ms), "0..1000");
-  }
   s.pacing_margin_s = f.pacing_margin_ms >= 0 ? f.pacing_margin_ms / 1000.0 : -1.0;
-  if (f.rays_per_beam < 1 || f.rays_per_beam > 12)
-    bad("rays_per_beam", std::to_string(f.rays_per_beam), "1..12 (centre ray first)");
-  if (f.segments_per_path < 1 || f.segments_per_path > 16)
-    bad("segments_per_path", std::to_string(f.segments_per_path), "1..16");
   s.layout = core::HitLayout{static_cast<std::uint8_t>(std::clamp(f.rays_per_beam, 1, 12)),
                              static_cast<std::uint8_t>(std::clamp(f.segments_per_path, 1, 16))};
-  if (!f.metadata_out.empty() && !ouster) {
-    bad("metadata_out", f.metadata_out, "nothing for a " + family + " model (Ouster only)");
-  }
   s.metadata_out = f.metadata_out;
-  if (!f.calibration_out.empty() && !hesai && !robosense) {
-    bad("calibration_out", f.calibration_out,
-        "nothing for a " + family + " model (Hesai and RoboSense only)");
-  }
   s.calibration_out = f.calibration_out;
   read_sensor_address(f, s, bad);
   read_allow_list(f, s, bad);

@@ -74,13 +74,14 @@ struct SensorSettings {
 
 struct DaemonSettings {
   std::vector<SensorSettings> sensors;
-  std::filesystem::path materials;
-  int threads = 0;  // TBB worker limit; 0 = all cores
+  std::filesystem::path materials;  // empty: the table the daemon ships
+  int threads = 0;                  // TBB worker limit; 0 = all cores
   std::string log_level = "info";
-  double duration_s = 0;         // stop by itself after this long (0 = run until signalled)
-  double stats_interval_s = 0;   // log counters this often (0 = only at exit)
-  std::filesystem::path pcap;    // record every emitted packet here (empty: no capture)
-  std::filesystem::path record;  // record every received datagram here (empty: none)
+  std::string simd_target = "best";  // the physics kernel's instruction set
+  double duration_s = 0;             // stop by itself after this long (0 = run until signalled)
+  double stats_interval_s = 0;       // log counters this often (0 = only at exit)
+  std::filesystem::path pcap;        // record every emitted packet here (empty: no capture)
+  std::filesystem::path record;      // record every received datagram here (empty: none)
   // The daemon's own HTTP endpoint: HOST:PORT, or "off". A failed bind of the default only warns.
   std::string http = "127.0.0.1:9880";
   bool http_explicit = false;
@@ -117,8 +118,12 @@ class SettingsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A physics parameter's place in the model's defaults: overrides apply after the model's own.
+using PhysicsParamField = double& (*)(core::PhysicsParams&);
+
 // Flag values for a single sensor, as typed by the user (empty = default).
 struct SensorFlags {
+  std::string name;  // empty: MODEL-ID
   std::string model = "vlp16";
   std::string hits = "udp://127.0.0.1:9870";
   std::string hits_format = "framed";
@@ -153,6 +158,8 @@ struct SensorFlags {
   std::string sensor_ip;           // empty: 127.0.0.(2 + sensor_id) when the output is on loopback
   int api_port = -1;               // -1: the family's (80; Hesai 9347; RoboSense none; Livox 56100)
   std::vector<std::string> allow;  // sender allow-list (IPv4 addresses); empty: anyone
+  // physics_params keys given (config file only), in the order read.
+  std::vector<std::pair<PhysicsParamField, double>> physics_params;
 };
 // The address an emulated sensor gets by default: its own loopback address, 127.0.0.2 onwards.
 std::string default_sensor_ip(std::uint16_t sensor_id);
