@@ -8,6 +8,7 @@
 #include "lidaremu/clients/bench.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/packet_decoder.hpp"
 #include "lidaremu/core/pcap.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/core/velodyne.hpp"
@@ -196,12 +197,13 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
       CollectingSink sink;
       encoder->encode_frame(returns, 1000.0, sink);
       velodyne::SpecDecoder decoder(*pattern.model);
+      const auto counter = make_packet_decoder(pattern, {.echoes = echoes});
       std::vector<velodyne::Point> points;
       std::size_t counted = 0;
       for (const auto& p : sink.packets) {
         if (p.channel != PacketChannel::kData) continue;
         REQUIRE(decoder.decode(p.bytes, points) == velodyne::DecodeError::kNone);
-        counted += clients::count_returns_velodyne(p.bytes);
+        counted += counter->count_returns(p.bytes);
       }
       CHECK(points.size() > 1000);
       CHECK(counted == points.size());
@@ -230,6 +232,7 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
     ouster::MetadataSettings meta;
     meta.output = output;
     ouster::SpecDecoder decoder(ouster::parse_metadata(ouster::metadata_json(pattern, {}, meta)));
+    const auto counter = make_packet_decoder(pattern, {.echoes = echoes, .profile = profile});
     std::vector<ouster::Column> columns;
     std::size_t decoded = 0, counted = 0;
     for (const auto& p : sink.packets) {
@@ -239,7 +242,7 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
       for (const auto& c : columns) {
         for (const auto& px : c.pixels) decoded += (px.range_mm != 0) + (px.range2_mm != 0);
       }
-      counted += clients::count_returns_ouster(p.bytes, 64, name);
+      counted += counter->count_returns(p.bytes);
     }
     CHECK(decoded > 1000);
     CHECK(counted == decoded);

@@ -23,18 +23,26 @@
 #include <thread>
 
 #include "bench_host.hpp"
-#include "bench_packets.hpp"
 #include "lidaremu/clients/daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/packet_decoder.hpp"
 #include "lidaremu/core/scan_table.hpp"
 
 namespace lidaremu::clients {
 namespace {
 using Clock = std::chrono::steady_clock;
+
+// A --profile value (the daemon refuses anything else before the bench counts a packet).
+core::OusterProfile profile_of(const std::string& flag) {
+  if (flag == "rng19") return core::OusterProfile::kRng19;
+  if (flag == "rng19-dual") return core::OusterProfile::kRng19Dual;
+  if (flag == "rng15") return core::OusterProfile::kRng15;
+  return core::OusterProfile::kLegacy;
+}
 
 double seconds_since(Clock::time_point t0, Clock::time_point t) {
   return std::chrono::duration<double>(t - t0).count();
@@ -45,11 +53,10 @@ struct SensorLoad {
   BenchSensor spec;
   core::ScanPattern pattern;
   bool ouster = false;
-  const core::hesai::ModelFormat* hesai = nullptr;          // a Hesai model's packet table
-  const core::robosense::ModelFormat* robosense = nullptr;  // a RoboSense model's
   bool livox = false;
-  std::string scan_table;      // Livox: the --scan-pattern the daemon and the bench share
-  int columns_per_packet = 1;  // Hesai
+  std::string scan_table;  // Livox: the --scan-pattern the daemon and the bench share
+  // Reads the returns and the time of each data packet (the receive thread's alone).
+  std::unique_ptr<core::PacketDecoder> decoder;
   core::EchoMode echoes = core::EchoMode::kStrongest;  // Velodyne, Hesai
   std::string profile = "legacy";
   std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
@@ -86,22 +93,11 @@ constexpr int kIdleTimeoutMs = 1000;
 constexpr std::uint64_t kFirstFrameSimNs = 978'307'201'000'000'000;
 constexpr double kFirstFrameSimS = 978'307'201.0;
 
-// When a Hesai packet's first column began, from its tail's time (the model's row says how the
-// two relate).
-double hesai_first_column_s(const SensorLoad& l, double stamp_s) {
-  const core::HesaiTraits& h = l.pattern.model->hesai;
-  const int before = h.stamp_from_first_column ? 0 : l.columns_per_packet - 1;
-  return stamp_s - h.stamp_after_block_us * 1e-6 - before * l.pattern.column_period_s;
-}
-
 // The frame (numbered from 1) a packet's first column belongs to; 0 for none.
 std::size_t frame_of_packet(const SensorLoad& l, std::span<const std::uint8_t> packet) {
-  const double stamp = l.hesai ? hesai_first_column_s(l, hesai_packet_time_s(packet, *l.hesai))
-                       : l.robosense ? robosense_packet_time_s(packet, *l.robosense)
-                       : l.livox     ? livox_packet_time_s(packet)
-                                     : packet_sensor_time_s(packet, l.ouster, l.profile);
-  const bool past_the_hour = !l.hesai && !l.robosense && !l.ouster && !l.livox;  // Velodyne
-  const double t = stamp - (past_the_hour ? std::fmod(kFirstFrameSimS, 3600.0) : kFirstFrameSimS);
+  const double stamp = l.decoder->first_column_time_s(packet);
+  const double wrap = l.decoder->time_wrap_s();  // Velodyne: microseconds past the hour
+  const double t = stamp - (wrap > 0 ? std::fmod(kFirstFrameSimS, wrap) : kFirstFrameSimS);
   // Half a column's slack: the first column of a frame is stamped with the frame's start.
   const double f = std::floor((t + 0.5 * l.pattern.column_period_s) / l.pattern.frame_period_s);
   return f >= 0 && f < 1e7 ? static_cast<std::size_t>(f) + 1 : 0;
@@ -152,15 +148,13 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   l.pattern = l.livox ? scan_for(l.spec.model, 0, "", l.scan_table)
                       : scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
-  l.hesai = l.pattern.model->hesai.format;
-  l.robosense = l.pattern.model->robosense.format;
   // Hesai: the return mode named (or the model's default) fixes the blocks a column takes.
   const auto named = core::echo_mode_named(l.spec.variant);
   l.echoes = named && !l.ouster ? *named : core::default_echoes(*l.pattern.model);
-  if (l.hesai)
-    l.columns_per_packet = l.hesai->blocks / (core::reports_two_echoes(l.echoes) ? 2 : 1);
   l.identify_frames = !o.raw;
   if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
+  l.decoder =
+      core::make_packet_decoder(l.pattern, {.echoes = l.echoes, .profile = profile_of(l.profile)});
   std::vector<float> rows;
   const DemoScene scene =
       o.scene == "all-returning" ? DemoScene::enclosing_sphere(20.0) : DemoScene();
@@ -232,13 +226,7 @@ void receive_loop(std::vector<std::unique_ptr<SensorLoad>>& loads, const std::at
           if (l.frame_last_packet_s.size() <= frame) l.frame_last_packet_s.resize(frame + 1, 0.0);
           l.frame_last_packet_s[frame] = arrived;
         }
-        l.returns_out.fetch_add(
-            l.ouster      ? count_returns_ouster(packet, l.pattern.model->channels, l.profile)
-            : l.hesai     ? count_returns_hesai(packet, *l.hesai)
-            : l.robosense ? count_returns_robosense(packet)
-            : l.livox     ? count_returns_livox(packet)
-                          : count_returns_velodyne(packet),
-            std::memory_order_relaxed);
+        l.returns_out.fetch_add(l.decoder->count_returns(packet), std::memory_order_relaxed);
         const std::uint64_t complete = frames_complete_after(l, packets);
         if (complete > l.frames_out.load(std::memory_order_relaxed)) {
           const double now = seconds_since(t0, Clock::now());

@@ -15,6 +15,7 @@
 
 #include "lidaremu/clients/packet_inspector.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/livox/format.hpp"
 
 // CLI11 throws while options are declared only for programming errors (duplicate names);
 // every runtime failure is caught below and turned into a message and an exit code.
@@ -97,7 +98,17 @@ int main(int argc, char** argv) {
   int frames = 0;
   std::uint64_t packets = 0, points = 0;
   double first = -1, last = 0;
-  clients::PacketInspector inspector(*model, metadata, [&](const clients::FrameSummary& f) {
+  // The scan the stream is cut by: a spinning head's at its default rate (a frame ends where the
+  // columns wrap, whatever the rate), an Ouster's from its metadata, a Livox unit's firings as
+  // its packets carry them.
+  core::ScanPattern pattern;
+  pattern.model = model;
+  if (core::rpm_driven(*model)) {
+    pattern = *core::make_rpm_scan(*model, model->spin.default_rpm).pattern;
+  } else if (metadata) {
+    pattern.columns_per_frame = metadata->columns_per_frame;
+  }
+  clients::PacketInspector inspector(pattern, metadata, [&](const clients::FrameSummary& f) {
     ++frames;
     points += f.points.size();
     std::cout << f.describe() << std::endl;

@@ -136,17 +136,4 @@ void print_zero_loss(std::ostream& out, const BenchOptions& options, const ZeroL
 // Percentiles of frame latencies (seconds in, milliseconds out); nearest rank.
 LatencySummary summarise_latencies(std::vector<double> seconds);
 
-// Nonzero ranges in one data packet: what "returns out" counts (every echo of dual modes).
-std::size_t count_returns_velodyne(std::span<const std::uint8_t> packet);
-// profile: a --profile name (legacy|rng19|rng19-dual|rng15).
-std::size_t count_returns_ouster(std::span<const std::uint8_t> packet, int channels,
-                                 const std::string& profile);
-// Hesai: every record's distance field, read from the model's format table.
-std::size_t count_returns_hesai(std::span<const std::uint8_t> packet,
-                                const core::hesai::ModelFormat& format);
-// RoboSense: every MSOP record's distance (big-endian), 12 blocks of 32.
-std::size_t count_returns_robosense(std::span<const std::uint8_t> packet);
-// Livox: the points that are not (0, 0, 0).
-std::size_t count_returns_livox(std::span<const std::uint8_t> packet);
-
 }  // namespace lidaremu::clients

@@ -1,8 +1,8 @@
 #pragma once
-// Decodes a sensor's packet stream with the spec decoders and cuts it into frames the way
-// drivers do (Velodyne, Hesai, RoboSense: azimuth wrap; Ouster: frame_id; Livox: frame_cnt),
-// summarising each
-// frame. RoboSense streams decode only after a DIFOP, as rs_driver's.
+// Decodes a sensor's packet stream with the spec decoders (core::PacketDecoder) and cuts it into
+// frames the way drivers do (spinning heads where the columns wrap; Ouster and Livox by the frame
+// their packets name), summarising each frame. RoboSense streams decode only after a DIFOP, as
+// rs_driver's.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -10,11 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lidaremu/core/hesai.hpp"
-#include "lidaremu/core/livox.hpp"
-#include "lidaremu/core/ouster.hpp"
-#include "lidaremu/core/robosense.hpp"
-#include "lidaremu/core/velodyne.hpp"
+#include "lidaremu/core/packet_decoder.hpp"
 
 namespace lidaremu::clients {
 
@@ -23,7 +19,7 @@ struct FramePoint {
   float range_m = 0;
   std::uint16_t reflectivity = 0;
   std::uint16_t channel = 0;
-  std::uint32_t column = 0;  // Ouster measurement id; Livox the packet's udp_cnt; else none
+  std::uint32_t column = 0;  // the scan's column (Livox: the firing within its packet)
 };
 
 struct FrameSummary {
@@ -38,13 +34,15 @@ struct FrameSummary {
 class PacketInspector {
  public:
   using OnFrame = std::function<void(const FrameSummary&)>;
-  // Ouster needs metadata (the JSON the daemon wrote, or a real sensor's).
-  PacketInspector(const core::SensorModel& model, std::optional<core::ouster::Metadata> metadata,
+  // A stream of `pattern`'s model; Ouster needs metadata (the JSON the daemon wrote, or a real
+  // sensor's).
+  PacketInspector(const core::ScanPattern& pattern, std::optional<core::ouster::Metadata> metadata,
                   OnFrame on_frame);
   // Feeds one data packet; returns false (and counts it) when it does not decode. A RoboSense
   // packet before the first DIFOP is counted as waiting, not bad.
   bool feed(std::span<const std::uint8_t> packet, double arrival_s);
-  // Feeds one RoboSense DIFOP packet (UDP 7788); false when it is not a valid one.
+  // Feeds one side-channel packet drivers wait for (RoboSense DIFOP, UDP 7788); false when it is
+  // not a valid one.
   bool feed_difop(std::span<const std::uint8_t> packet);
   [[nodiscard]] std::uint64_t packets_before_difop() const { return waiting_packets_; }
   void flush();  // completes the frame in progress
@@ -52,27 +50,17 @@ class PacketInspector {
 
  private:
   void finish_frame();
-  // Velodyne, Hesai, RoboSense: a frame ends where the azimuth wraps.
-  void add_spinning_point(const FramePoint& point, float azimuth_deg, double arrival_s);
   void start_if_needed(double arrival_s);
-  std::optional<core::velodyne::SpecDecoder> velodyne_;
-  std::optional<core::hesai::SpecDecoder> hesai_;
-  std::optional<core::ouster::SpecDecoder> ouster_;
-  std::optional<core::robosense::SpecDecoder> robosense_;
-  bool livox_ = false;  // Livox packets need no decoder state
-  std::vector<core::livox::Point> scratch_livox_;
-  bool feed_livox(std::span<const std::uint8_t> packet, double arrival_s);
-  std::uint64_t waiting_packets_ = 0;
-  std::vector<core::robosense::Point> scratch_robosense_;
+  std::unique_ptr<core::PacketDecoder> decoder_;
+  std::int64_t columns_;
+  core::DecodedPacket packet_;
   OnFrame on_frame_;
   FrameSummary current_;
   bool have_current_ = false;
-  float last_azimuth_ = -1;
-  std::optional<std::uint16_t> frame_id_;
+  std::int64_t last_column_ = -1;
+  std::optional<std::uint32_t> frame_count_;
   std::uint64_t bad_packets_ = 0;
-  std::vector<core::velodyne::Point> scratch_points_;
-  std::vector<core::hesai::Point> scratch_hesai_;
-  std::vector<core::ouster::Column> scratch_columns_;
+  std::uint64_t waiting_packets_ = 0;
 };
 
 }  // namespace lidaremu::clients

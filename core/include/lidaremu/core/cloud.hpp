@@ -3,17 +3,15 @@
 // decoders), each point carrying the ground-truth object id of the echo that produced it. The
 // live view and the exports are built on this, so what they show is what drivers receive.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "lidaremu/core/frame.hpp"
-#include "lidaremu/core/hesai.hpp"
-#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/ouster.hpp"
-#include "lidaremu/core/robosense.hpp"
+#include "lidaremu/core/packet_decoder.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "lidaremu/core/velodyne.hpp"
 
 namespace lidaremu::core {
 
@@ -72,29 +70,10 @@ class CloudDecoder {
   [[nodiscard]] SensorFamily family() const { return pattern_.model->family; }
 
  private:
-  int decode_velodyne(std::span<const std::span<const std::uint8_t>> packets,
-                      const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
-  int decode_hesai(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
-                   const FrameTruth& previous, Cloud& out);
-  int decode_robosense(std::span<const std::span<const std::uint8_t>> packets,
-                       const FrameTruth& truth, const FrameTruth& previous, Cloud& out);
-  int decode_ouster(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
-                    Cloud& out);
-  // livox/cloud.cpp: a table scan's packets carry no beam numbers; the frame's firings are found
-  // by direction.
-  int decode_livox(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
-                   const FrameTruth& previous, Cloud& out);
   ScanPattern pattern_;
-  std::optional<velodyne::SpecDecoder> velodyne_;
-  std::optional<ouster::SpecDecoder> ouster_;
-  std::optional<hesai::SpecDecoder> hesai_;
-  std::vector<hesai::Point> hesai_points_;
-  std::optional<robosense::SpecDecoder> robosense_;
-  std::vector<robosense::Point> robosense_points_;
-  std::vector<velodyne::Point> velodyne_points_;
-  std::vector<ouster::Column> ouster_columns_;
-  std::optional<BeamGeometry> livox_geometry_;
-  std::vector<livox::Point> livox_points_;
+  std::unique_ptr<PacketDecoder> decoder_;
+  DecodedPacket packet_;
+  std::vector<DecodedReturn> frame_returns_;  // the frame's, in stream order
 };
 
 }  // namespace lidaremu::core

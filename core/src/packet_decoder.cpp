@@ -1,0 +1,35 @@
+// The one place a stream's decoder is chosen by its family.
+#include "lidaremu/core/packet_decoder.hpp"
+
+#include <cmath>
+
+namespace lidaremu::core {
+
+bool PacketDecoder::feed_side_channel(std::span<const std::uint8_t> /*packet*/) { return false; }
+
+void PacketDecoder::place_frame(std::span<DecodedReturn> /*returns*/,
+                                std::uint32_t /*frame_number*/) const {}
+
+std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern,
+                                                   const StreamFacts& facts) {
+  switch (pattern.model->family) {
+    case SensorFamily::kVelodyne:
+      return velodyne::make_packet_decoder(pattern);
+    case SensorFamily::kOuster:
+      return ouster::make_packet_decoder(pattern, facts);
+    case SensorFamily::kHesai:
+      return hesai::make_packet_decoder(pattern, facts);
+    case SensorFamily::kRoboSense:
+      return robosense::make_packet_decoder(pattern, facts);
+    case SensorFamily::kLivox:
+      return livox::make_packet_decoder(pattern);
+  }
+  return nullptr;
+}
+
+std::uint32_t column_of_azimuth(std::uint16_t centidegrees, std::uint32_t columns) {
+  return static_cast<std::uint32_t>(std::lround(centidegrees * double(columns) / 36000.0)) %
+         columns;
+}
+
+}  // namespace lidaremu::core
