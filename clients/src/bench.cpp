@@ -30,6 +30,7 @@
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/packet_decoder.hpp"
+#include "lidaremu/core/scan_choice.hpp"
 #include "lidaremu/core/scan_table.hpp"
 
 namespace lidaremu::clients {
@@ -140,14 +141,14 @@ std::string config_for(const BenchOptions& o,
 // generator replays them, restamping frame number and time, so it spends its time sending.
 void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   const core::SensorModel* model = core::find_sensor_model(l.spec.model);
-  l.livox = model != nullptr && model->family == core::SensorFamily::kLivox;
+  l.livox = model != nullptr && core::scan_kind(*model) == core::ScanKind::kScanTable;
   // Livox: the spec's mode is the scan table. Frame 1's hits are replayed in every frame, each
   // put along that frame's beams: the load is a frame's, its geometry is test_livox_daemon's.
   if (l.livox)
     l.scan_table = l.spec.mode.empty() ? std::string(core::kTestPatternName) : l.spec.mode;
   l.pattern = l.livox ? scan_for(l.spec.model, 0, "", l.scan_table)
                       : scan_for(l.spec.model, 0, l.spec.mode);
-  l.ouster = l.pattern.model->family == core::SensorFamily::kOuster;
+  l.ouster = core::scan_kind(*l.pattern.model) == core::ScanKind::kLidarMode;
   // Hesai: the return mode named (or the model's default) fixes the blocks a column takes.
   const auto named = core::echo_mode_named(l.spec.variant);
   l.echoes = named && !l.ouster ? *named : core::default_echoes(*l.pattern.model);

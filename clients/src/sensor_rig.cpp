@@ -5,6 +5,7 @@
 
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/scan_choice.hpp"
 
 namespace lidaremu::clients {
 namespace {
@@ -21,7 +22,9 @@ std::array<double, 3> arr(const Eigen::Vector3d& v) { return {v.x(), v.y(), v.z(
 // A Livox model's mode is its scan table.
 core::ScanPattern scan_for_rig(const std::string& model, int rpm, const std::string& mode) {
   const core::SensorModel* m = core::find_sensor_model(model);
-  if (m != nullptr && m->family == core::SensorFamily::kLivox) return scan_for(model, 0, "", mode);
+  if (m != nullptr && core::scan_kind(*m) == core::ScanKind::kScanTable) {
+    return scan_for(model, 0, "", mode);
+  }
   return scan_for(model, rpm, mode);
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "lidaremu/core/scan_choice.hpp"
 #include "lidaremu/core/scan_table.hpp"
 
 namespace lidaremu::clients {
@@ -19,18 +20,7 @@ core::ScanPattern scan_for(const std::string& model_name, int rpm, const std::st
   if (!model)
     throw std::runtime_error("unknown model '" + model_name + "' (" + core::sensor_model_names() +
                              ")");
-  core::ScanPatternResult r;
-  if (model->family == core::SensorFamily::kLivox) {
-    auto table = core::scan_table_named(scan_pattern, model->channels);
-    if (!table.table) throw std::runtime_error("scan pattern: " + table.error);
-    r = core::make_table_scan(*model, table.table);
-  } else if (core::rpm_driven(*model)) {
-    r = core::make_rpm_scan(*model, rpm ? rpm : model->spin.default_rpm);
-  } else {
-    int columns = model->ouster.default_columns, fps = model->ouster.default_fps;
-    if (!mode.empty() && std::sscanf(mode.c_str(), "%dx%d", &columns, &fps) != 2) columns = 0;
-    r = core::make_ouster_scan(*model, columns, fps);
-  }
+  const auto r = core::make_scan(*model, {.rpm = rpm, .mode = mode, .scan_pattern = scan_pattern});
   if (!r.pattern) throw std::runtime_error(r.error);
   return *r.pattern;
 }

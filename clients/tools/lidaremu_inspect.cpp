@@ -15,7 +15,7 @@
 
 #include "lidaremu/clients/packet_inspector.hpp"
 #include "lidaremu/clients/streaming.hpp"
-#include "lidaremu/core/livox/format.hpp"
+#include "lidaremu/core/family.hpp"
 
 // CLI11 throws while options are declared only for programming errors (duplicate names);
 // every runtime failure is caught below and turned into a message and an exit code.
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       "summarise each frame"};
   std::string model_name = "vlp16", metadata_file;
   int port = 0;
-  int difop_port = 7788;
+  int difop_port = 0;
   double duration = 10;
   int max_frames = 0;
   app.add_option("--model", model_name, core::sensor_model_names())->capture_default_str();
@@ -35,9 +35,8 @@ int main(int argc, char** argv) {
                  "UDP port on 127.0.0.1 (default 2368 Velodyne and Hesai, 7502 Ouster, 6699 "
                  "RoboSense MSOP, 56301 Livox points)");
   app.add_option("--difop-port", difop_port,
-                 "RoboSense: the DIFOP port on 127.0.0.1; no point is decoded before a DIFOP, "
-                 "as rs_driver waits for one")
-      ->capture_default_str();
+                 "RoboSense: the DIFOP port on 127.0.0.1 (default 7788); no point is decoded "
+                 "before a DIFOP, as rs_driver waits for one");
   app.add_option("--metadata", metadata_file,
                  "Ouster metadata JSON (as written by --metadata-out)");
   app.add_option("--duration", duration, "stop after this many seconds")->capture_default_str();
@@ -48,10 +47,11 @@ int main(int argc, char** argv) {
     std::cerr << "lidaremu-inspect: unknown model " << model_name << '\n';
     return 2;
   }
+  const core::Family& family = core::family_of(*model);
   std::optional<core::ouster::Metadata> metadata;
-  if (model->family == core::SensorFamily::kOuster) {
+  if (family.stream_needs_metadata()) {
     if (metadata_file.empty()) {
-      std::cerr << "lidaremu-inspect: Ouster streams need --metadata FILE\n";
+      std::cerr << "lidaremu-inspect: " << family.name() << " streams need --metadata FILE\n";
       return 2;
     }
     std::ifstream in(metadata_file);
@@ -64,14 +64,26 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const bool robosense = model->family == core::SensorFamily::kRoboSense;
-  const bool livox = model->family == core::SensorFamily::kLivox;
-  if (port == 0) {
-    port = robosense                  ? 6699
-           : livox                    ? core::livox::kPointPorts.host
-           : core::rpm_driven(*model) ? 2368
-                                      : 7502;
+  if (port == 0) port = family.default_ports().data;
+  if (difop_port == 0) difop_port = family.default_ports().telemetry;
+  int frames = 0;
+  std::uint64_t packets = 0, points = 0;
+  // The scan the stream is cut by: a spinning head's at its default rate (a frame ends where the
+  // columns wrap, whatever the rate), an Ouster's from its metadata, a Livox unit's firings as
+  // its packets carry them.
+  core::ScanPattern pattern;
+  pattern.model = model;
+  if (core::rpm_driven(*model)) {
+    pattern = *core::make_rpm_scan(*model, model->spin.default_rpm).pattern;
+  } else if (metadata) {
+    pattern.columns_per_frame = metadata->columns_per_frame;
   }
+  clients::PacketInspector inspector(pattern, metadata, [&](const clients::FrameSummary& f) {
+    ++frames;
+    points += f.points.size();
+    std::cout << f.describe() << std::endl;
+  });
+  const bool robosense = inspector.needs_side_channel();  // its DIFOP comes first
   const auto listen_on = [](int udp_port) {
     const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
     sockaddr_in addr{};
@@ -95,24 +107,7 @@ int main(int argc, char** argv) {
   if (robosense && difop_fd < 0) return 1;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  int frames = 0;
-  std::uint64_t packets = 0, points = 0;
   double first = -1, last = 0;
-  // The scan the stream is cut by: a spinning head's at its default rate (a frame ends where the
-  // columns wrap, whatever the rate), an Ouster's from its metadata, a Livox unit's firings as
-  // its packets carry them.
-  core::ScanPattern pattern;
-  pattern.model = model;
-  if (core::rpm_driven(*model)) {
-    pattern = *core::make_rpm_scan(*model, model->spin.default_rpm).pattern;
-  } else if (metadata) {
-    pattern.columns_per_frame = metadata->columns_per_frame;
-  }
-  clients::PacketInspector inspector(pattern, metadata, [&](const clients::FrameSummary& f) {
-    ++frames;
-    points += f.points.size();
-    std::cout << f.describe() << std::endl;
-  });
   std::vector<std::uint8_t> datagram(65536);
   std::cout << "lidaremu-inspect: listening on 127.0.0.1:" << port << " for " << model_name
             << std::endl;

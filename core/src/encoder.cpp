@@ -2,11 +2,7 @@
 
 #include <algorithm>
 
-#include "lidaremu/core/hesai.hpp"
-#include "lidaremu/core/livox.hpp"
-#include "lidaremu/core/ouster.hpp"
-#include "lidaremu/core/robosense.hpp"
-#include "lidaremu/core/velodyne.hpp"
+#include "lidaremu/core/family.hpp"
 
 namespace lidaremu::core {
 
@@ -31,21 +27,7 @@ void ColumnEncoder::flush(PacketSink& sink) {
 }
 
 bool family_supports(SensorFamily family, EchoMode echoes) {
-  switch (family) {
-    case SensorFamily::kVelodyne:
-      return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
-             echoes == EchoMode::kDual;
-    case SensorFamily::kOuster:
-      return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
-    case SensorFamily::kHesai:
-      return hesai::return_mode_byte(echoes) != 0;
-    case SensorFamily::kRoboSense:
-      return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
-             echoes == EchoMode::kFirst || echoes == EchoMode::kDual;
-    case SensorFamily::kLivox:  // the Mid-360's datasheet: first return
-      return echoes == EchoMode::kFirst;
-  }
-  return false;
+  return family_of(family).supports(echoes);
 }
 
 EchoMode ouster_echoes(OusterProfile profile) {
@@ -54,33 +36,7 @@ EchoMode ouster_echoes(OusterProfile profile) {
 
 std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
                                       EchoMode echoes, const OusterOutput& ouster) {
-  if (!family_supports(pattern.model->family, echoes)) return nullptr;
-  if (echoes == EchoMode::kDual && !pattern.model->velodyne.dual_return) return nullptr;
-  if (pattern.model->family == SensorFamily::kHesai &&
-      pattern.model->hesai.return_mode(echoes) == nullptr) {
-    return nullptr;
-  }
-  if (pattern.model->family == SensorFamily::kRoboSense &&
-      pattern.model->robosense.return_mode(echoes) == nullptr) {
-    return nullptr;
-  }
-  if (pattern.model->family == SensorFamily::kOuster && echoes != ouster_echoes(ouster.profile)) {
-    return nullptr;
-  }
-  switch (pattern.model->family) {
-    case SensorFamily::kVelodyne:
-      return std::make_unique<velodyne::VelodyneEncoder>(pattern, identity, echoes);
-    case SensorFamily::kOuster:
-      return std::make_unique<ouster::OusterEncoder>(pattern, identity, ouster);
-    case SensorFamily::kHesai:
-      return std::make_unique<hesai::HesaiEncoder>(pattern, identity, echoes);
-    case SensorFamily::kRoboSense:
-      return std::make_unique<robosense::RoboSenseEncoder>(pattern, identity, echoes);
-    case SensorFamily::kLivox:
-      if (pattern.table == nullptr) return nullptr;
-      return std::make_unique<livox::LivoxEncoder>(pattern);
-  }
-  return nullptr;
+  return family_of(*pattern.model).make_encoder(pattern, identity, echoes, ouster);
 }
 
 }  // namespace lidaremu::core

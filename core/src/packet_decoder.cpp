@@ -1,7 +1,9 @@
-// The one place a stream's decoder is chosen by its family.
+// A stream's decoder, chosen by its family.
 #include "lidaremu/core/packet_decoder.hpp"
 
 #include <cmath>
+
+#include "lidaremu/core/family.hpp"
 
 namespace lidaremu::core {
 
@@ -12,19 +14,7 @@ void PacketDecoder::place_frame(std::span<DecodedReturn> /*returns*/,
 
 std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern,
                                                    const StreamFacts& facts) {
-  switch (pattern.model->family) {
-    case SensorFamily::kVelodyne:
-      return velodyne::make_packet_decoder(pattern);
-    case SensorFamily::kOuster:
-      return ouster::make_packet_decoder(pattern, facts);
-    case SensorFamily::kHesai:
-      return hesai::make_packet_decoder(pattern, facts);
-    case SensorFamily::kRoboSense:
-      return robosense::make_packet_decoder(pattern, facts);
-    case SensorFamily::kLivox:
-      return livox::make_packet_decoder(pattern);
-  }
-  return nullptr;
+  return family_of(*pattern.model).make_decoder(pattern, facts);
 }
 
 std::uint32_t column_of_azimuth(std::uint16_t centidegrees, std::uint32_t columns) {

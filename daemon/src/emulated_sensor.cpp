@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/livox/format.hpp"
 #include "lidaremu/core/ouster.hpp"
@@ -40,9 +41,7 @@ EmulatedSensor::~EmulatedSensor() = default;
 void EmulatedSensor::write_metadata(const SensorSettings& s) const {
   if (!s.calibration_out.empty()) {
     std::ofstream out(s.calibration_out);
-    out << (s.model->family == core::SensorFamily::kRoboSense
-                ? core::robosense::angle_csv(*s.model)
-                : core::hesai::calibration_csv(*s.model));
+    out << core::family_of(*s.model).calibration_file(*s.model);
     if (!out) {
       throw std::runtime_error("cannot write calibration to " + s.calibration_out.string());
     }

@@ -15,8 +15,8 @@
 #include <sstream>
 #include <string_view>
 
-#include "lidaremu/core/livox/format.hpp"
-#include "lidaremu/core/scan_table.hpp"
+#include "lidaremu/core/family.hpp"
+#include "lidaremu/core/scan_choice.hpp"
 #include "lidaremu/daemon/settings_schema.hpp"
 #include "settings_build.hpp"
 
@@ -169,60 +169,17 @@ void read_ouster_output(const SensorFlags& f, bool ouster, SensorSettings& s, co
   }
 }
 
-// Where a family's data and telemetry go unless told: the ports its drivers listen on.
-std::pair<std::uint16_t, std::uint16_t> default_output_ports(core::SensorFamily family) {
-  switch (family) {
-    case core::SensorFamily::kVelodyne:
-      return {2368, 8308};
-    case core::SensorFamily::kOuster:
-      return {7502, 7503};
-    case core::SensorFamily::kHesai:
-      return {2368, 10110};  // GPS/PPS packets on 10110
-    case core::SensorFamily::kRoboSense:
-      return {6699, 7788};  // MSOP, DIFOP
-    case core::SensorFamily::kLivox:
-      return {core::livox::kPointPorts.host, core::livox::kImuPorts.host};
-  }
-  return {2368, 8308};
-}
-
-// The scan: a rotation rate (spinning heads), a lidar mode (Ouster) or a scan table (Livox).
+// The scan: a rotation rate, a lidar mode or a scan table, as the model's family takes (the
+// schema's rows refuse a setting of another kind of scan).
 void read_scan(const SensorFlags& f, const std::string& at, SensorSettings& s, Problems& problems) {
-  // (The schema's rows refuse a setting of another kind of scan.)
-  if (s.model->family == core::SensorFamily::kLivox) {
-    const auto table = core::scan_table_named(f.scan_pattern, s.model->channels);
-    if (!table.table) {
-      problems.push_back(at + (at == "--" ? "scan-pattern" : "scan_pattern") + ": " + table.error);
-      return;
-    }
-    const auto r = core::make_table_scan(*s.model, table.table);
-    if (!r.pattern)
-      problems.push_back(at + "scan_pattern: " + r.error);
-    else
-      s.pattern = *r.pattern;
-  } else if (core::rpm_driven(*s.model)) {
-    const auto r = core::make_rpm_scan(*s.model, f.rpm ? f.rpm : s.model->spin.default_rpm);
-    if (!r.pattern)
-      problems.push_back(at + "rpm: " + r.error);
-    else
-      s.pattern = *r.pattern;
-  } else {
-    int columns = s.model->ouster.default_columns, fps = s.model->ouster.default_fps;
-    if (!f.mode.empty()) {
-      const auto x = f.mode.find('x');
-      if (x == std::string::npos) {
-        columns = fps = 0;
-      } else {
-        std::from_chars(f.mode.data(), f.mode.data() + x, columns);
-        std::from_chars(f.mode.data() + x + 1, f.mode.data() + f.mode.size(), fps);
-      }
-    }
-    const auto r = core::make_ouster_scan(*s.model, columns, fps);
-    if (!r.pattern)
-      problems.push_back(at + "mode: " + r.error);
-    else
-      s.pattern = *r.pattern;
+  auto r =
+      core::make_scan(*s.model, {.rpm = f.rpm, .mode = f.mode, .scan_pattern = f.scan_pattern});
+  if (r.pattern) {
+    s.pattern = *r.pattern;
+    return;
   }
+  const SettingRow* row = setting_by_key(SettingScope::kSensor, r.setting);
+  problems.push_back(setting_path(*row, at) + ": " + r.error);
 }
 
 void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
@@ -239,15 +196,7 @@ void read_allow_list(const SensorFlags& f, SensorSettings& s, const BadValue& ba
 
 void read_sensor_address(const SensorFlags& f, SensorSettings& s, const BadValue& bad) {
   s.api_port_explicit = f.api_port >= 0;
-  // Hesai units answer PTC on TCP 9347; RoboSense drivers ask the unit nothing (its DIFOP tells
-  // them); a Livox unit takes SDK2 commands on UDP 56100 (and discovery on 56000); the others
-  // serve HTTP on 80.
-  const int default_port = s.model->family == core::SensorFamily::kHesai       ? 9347
-                           : s.model->family == core::SensorFamily::kRoboSense ? 0
-                           : s.model->family == core::SensorFamily::kLivox
-                               ? core::livox::kCommandPorts.lidar
-                               : 80;
-  s.api_port = f.api_port < 0 ? default_port : f.api_port;
+  s.api_port = f.api_port < 0 ? core::family_of(*s.model).default_api_port() : f.api_port;
   boost::system::error_code ec;
   if (!f.sensor_ip.empty()) {
     boost::asio::ip::make_address_v4(f.sensor_ip, ec);
@@ -337,7 +286,8 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   } else {
     bad("hits", f.hits, "udp://HOST:PORT");
   }
-  const auto [default_data, default_telemetry] = default_output_ports(s.model->family);
+  const core::FamilyPorts ports = core::family_of(*s.model).default_ports();
+  const std::uint16_t default_data = ports.data, default_telemetry = ports.telemetry;
   if (f.out.empty())
     s.out = {"127.0.0.1", default_data};
   else if (auto e = parse_endpoint(f.out)) {
@@ -355,11 +305,9 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     bad("telemetry", f.telemetry, "udp://HOST:PORT");
   }
   if (s.out.port == 0) bad("out", f.out, "a non-zero port");
-  if (s.model->family == core::SensorFamily::kLivox) {
-    // Livox SDK2 takes points only from the unit's point port, and IMU packets from its IMU port.
-    s.data_source_port = core::livox::kPointPorts.lidar;
-    s.telemetry_source_port = core::livox::kImuPorts.lidar;
-  }
+  // Livox SDK2 takes points only from the unit's point port, and IMU packets from its IMU port.
+  s.data_source_port = ports.data_source;
+  s.telemetry_source_port = ports.telemetry_source;
 
   if (f.hits_format == "framed")
     s.hits_format = HitsFormat::kFramed;
@@ -367,10 +315,12 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
     s.hits_format = HitsFormat::kRaw7;
   else if (f.hits_format == "raw8")
     s.hits_format = HitsFormat::kRaw8;
-  if (s.hits_format != HitsFormat::kFramed && s.model->family == core::SensorFamily::kLivox) {
+  if (s.hits_format != HitsFormat::kFramed &&
+      core::scan_kind(*s.model) == core::ScanKind::kScanTable) {
     bad("hits_format", f.hits_format,
-        "framed for a Livox model (a raw row carries no beam, and a table scan's beam cannot be "
-        "found from where it hit)");
+        "framed for a " + std::string(core::family_name(s.model->family)) +
+            " model (a raw row carries no beam, and a table scan's beam cannot be found from "
+            "where it hit)");
   }
 
   s.pace = f.pace == "afap" ? Pace::kAfap : Pace::kRealtime;

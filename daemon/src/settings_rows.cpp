@@ -241,26 +241,30 @@ const SettingRow kRows[] = {
      .metavar = "udp://HOST:PORT",
      .target = &F::out,
      .change = kOnReload | kBySensorApi,
-     .default_text = "port 2368 (Velodyne, Hesai), 7502 (Ouster), 6699 (RoboSense MSOP), 56301 "
-                     "(Livox points, sent from the unit's port 56300, the only source Livox SDK2 "
-                     "takes points from) on 127.0.0.1",
+     .default_text = "127.0.0.1, the port its drivers listen on:",
+     .family_default = [](const core::Family& f) { return std::to_string(f.default_ports().data); },
      .help = "data packets to udp://HOST:PORT",
      .doc = "data packets; HOST may be a name (resolved at start and on reload, e.g. a compose "
-            "service)",
+            "service). A Livox unit's points leave from its port 56300, the only source Livox "
+            "SDK2 takes points from (its IMU packets from 56400)",
      .example = "udp://127.0.0.1:2370"},
     {.key = "telemetry",
      .flag = "--telemetry",
      .metavar = "udp://HOST:PORT",
      .target = &F::telemetry,
      .change = kOnReload | kBySensorApi,
-     .default_text = "port 8308 (Velodyne position) / 7503 (Ouster IMU) / 10110 (Hesai GPS "
-                     "packets, nebula's `gnss_port`: XT32, XT16, XT32M2X, 40P, 64; none from the "
-                     "QT heads) / 7788 (RoboSense DIFOP, before the first MSOP packet and once a "
-                     "second) / 56401 (Livox IMU, 200 a second, from the unit's port 56400) on "
-                     "the `--out` host",
+     .default_text = "the `--out` host, the port its drivers listen on:",
+     .family_default =
+         [](const core::Family& f) {
+           const auto ports = f.default_ports();
+           return std::to_string(ports.telemetry) + " (" + std::string(ports.telemetry_name) + ")";
+         },
      .help = "the side channel (Velodyne position, Ouster IMU, Hesai GPS, RoboSense DIFOP, "
              "Livox IMU packets), udp://HOST:PORT, default on the --out host",
-     .doc = "side channel",
+     .doc = "the side channel: Velodyne position packets; Ouster IMU packets; Hesai GPS packets "
+            "(nebula's `gnss_port`: XT32, XT16, XT32M2X, 40P, 64; none from the QT heads); "
+            "RoboSense DIFOP, before the first MSOP packet and once a second; Livox IMU, 200 a "
+            "second",
      .example = "udp://127.0.0.1:8310"},
     {.key = "pace",
      .flag = "--pace",
@@ -422,7 +426,12 @@ const SettingRow kRows[] = {
      .target = &F::api_port,
      .range = SettingRange{0, 65535},
      .unset = -1,
-     .default_text = "80 (Hesai: 9347; RoboSense: none; Livox: 56100)",
+     .default_text = "the unit's own:",
+     .family_default =
+         [](const core::Family& f) {
+           const int port = f.default_api_port();
+           return port == 0 ? std::string("none") : std::to_string(port);
+         },
      .help = "port of the unit's API on --sensor-ip (0: none)",
      .doc = "port of the unit's web API (Hesai: PTC; Livox: the SDK2 command port, with "
             "discovery on UDP 56000) (drivers expect 80: run as root or `setcap "

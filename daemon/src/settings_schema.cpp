@@ -265,6 +265,14 @@ std::string setting_text(const SettingRow& row, const SettingValues& from) {
 }
 
 std::string setting_default_text(const SettingRow& row) {
+  if (row.family_default != nullptr) {
+    std::string text(row.default_text);
+    for (const core::Family* family : core::all_families()) {
+      text += (family == core::all_families().front() ? " " : ", ") + std::string(family->name()) +
+              " " + row.family_default(*family);
+    }
+    return text;
+  }
   if (!row.default_text.empty()) return std::string(row.default_text);
   const SensorFlags sensor;
   const DaemonSettings daemon;

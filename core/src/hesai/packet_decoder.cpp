@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/hesai.hpp"
 
 namespace lidaremu::core::hesai {

@@ -10,6 +10,8 @@
 
 #include <limits>
 
+#include "../spinning_optics.hpp"
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/livox.hpp"
 
 namespace lidaremu::core::livox {
@@ -17,7 +19,6 @@ namespace lidaremu::core::livox {
 SensorModel make_mid360(const SensorOptics& mechanical_optics) {
   SensorModel m;
   m.name = "livox-mid360";
-  m.family = SensorFamily::kLivox;
   m.channels = 4;
   // Data type 1 carries x, y and z in int32 millimetres, no range: the range stays finer than the
   // millimetre (0.1 mm) so that a point is rounded once, per coordinate, in the packet.
@@ -40,5 +41,9 @@ SensorModel make_mid360(const SensorOptics& mechanical_optics) {
                         .imu_rate_hz = 200.0};
   return m;
 }
+
+// The registry's rows of this family, each at its datasheet's reach (the spinning heads' optics
+// where the datasheet is silent).
+std::vector<SensorModel> models() { return {make_mid360(spinning_head_optics(40))}; }
 
 }  // namespace lidaremu::core::livox

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/livox.hpp"
 
 namespace lidaremu::core::livox {

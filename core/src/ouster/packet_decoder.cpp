@@ -2,6 +2,8 @@
 // unit serves).
 #include "lidaremu/core/packet_decoder.hpp"
 
+#include "lidaremu/core/family.hpp"
+
 namespace lidaremu::core::ouster {
 namespace {
 

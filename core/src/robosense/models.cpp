@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "../spinning_optics.hpp"
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/robosense.hpp"
 
 namespace lidaremu::core::robosense {
@@ -14,7 +16,6 @@ namespace {
 SensorModel make_robosense(std::string_view name, const SensorOptics& optics) {
   SensorModel m;
   m.name = name;
-  m.family = SensorFamily::kRoboSense;
   m.channels = kChannels;
   m.range_unit_m = 0.0025;
   m.max_range_m = 65535 * 0.0025;
@@ -114,6 +115,13 @@ SensorModel make_rs_bpearl_v3(const SensorOptics& mechanical_optics) {
   m.robosense.lens_rx_m = 0.01473;
   m.robosense.lens_rz_m = 0.09427;
   return m;
+}
+
+// The registry's rows of this family, each at its datasheet's reach (the spinning heads' optics
+// where the datasheet is silent).
+std::vector<SensorModel> models() {
+  return {make_rs_helios(spinning_head_optics(110)), make_rs_bpearl(spinning_head_optics(30)),
+          make_rs_bpearl_v3(spinning_head_optics(30))};
 }
 
 }  // namespace lidaremu::core::robosense

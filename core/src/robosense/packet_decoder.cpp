@@ -3,6 +3,7 @@
 #include "lidaremu/core/packet_decoder.hpp"
 
 #include "lidaremu/core/byte_io.hpp"
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/robosense.hpp"
 
 namespace lidaremu::core::robosense {
@@ -23,6 +24,8 @@ class RoboSenseDecoder final : public PacketDecoder {
   }
 
   [[nodiscard]] FrameCut frame_cut() const override { return FrameCut::kColumnWrap; }
+
+  [[nodiscard]] bool needs_side_channel() const override { return true; }
 
   bool feed_side_channel(std::span<const std::uint8_t> packet) override {
     return decoder_.on_difop(packet) == DifopError::kNone;

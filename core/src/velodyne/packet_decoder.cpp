@@ -1,6 +1,7 @@
 // A Velodyne data stream as velodyne_pointcloud decodes it (velodyne::SpecDecoder).
 #include "lidaremu/core/packet_decoder.hpp"
 
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
 namespace lidaremu::core::velodyne {

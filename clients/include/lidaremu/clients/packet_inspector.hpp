@@ -45,6 +45,8 @@ class PacketInspector {
   // not a valid one.
   bool feed_difop(std::span<const std::uint8_t> packet);
   [[nodiscard]] std::uint64_t packets_before_difop() const { return waiting_packets_; }
+  // Whether its drivers decode no point before a side-channel packet (RoboSense's DIFOP).
+  [[nodiscard]] bool needs_side_channel() const { return decoder_->needs_side_channel(); }
   void flush();  // completes the frame in progress
   [[nodiscard]] std::uint64_t bad_packets() const { return bad_packets_; }
 

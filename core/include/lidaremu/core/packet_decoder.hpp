@@ -69,6 +69,8 @@ class PacketDecoder {
   // A side-channel packet drivers need before any point (RoboSense DIFOP); false when it is not
   // one this decoder takes.
   virtual bool feed_side_channel(std::span<const std::uint8_t> packet);
+  // Whether no point decodes before such a packet, as with its drivers (RoboSense).
+  [[nodiscard]] virtual bool needs_side_channel() const { return false; }
   // The returns a data packet holds, counted without placing them (the bench's per-packet path:
   // no allocation); 0 for a packet of another kind.
   [[nodiscard]] virtual std::size_t count_returns(std::span<const std::uint8_t> packet) const = 0;
@@ -82,29 +84,9 @@ class PacketDecoder {
   virtual void place_frame(std::span<DecodedReturn> returns, std::uint32_t frame_number) const;
 };
 
-// The decoder of a stream of `pattern.model`'s family.
+// The decoder of a stream of `pattern.model`'s family (family.hpp).
 std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern,
                                                    const StreamFacts& facts);
-
-// Each family's, in its folder (made through make_packet_decoder).
-namespace velodyne {
-std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern);
-}
-namespace ouster {
-std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern,
-                                                   const StreamFacts& facts);
-}
-namespace hesai {
-std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern,
-                                                   const StreamFacts& facts);
-}
-namespace robosense {
-std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern,
-                                                   const StreamFacts& facts);
-}
-namespace livox {
-std::unique_ptr<PacketDecoder> make_packet_decoder(const ScanPattern& pattern);
-}
 
 // Column azimuths are 360 degrees * c / W: the column a block azimuth in hundredths of a degree
 // stands for (Velodyne, Hesai, RoboSense).

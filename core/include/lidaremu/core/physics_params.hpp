@@ -72,7 +72,8 @@ struct PhysicsParams {
   [[nodiscard]] double threshold_w() const { return threshold_sigmas() * noise_power_w(); }
 };
 
-// The datasheet figures of a sensor model (sensor_registry.cpp) as physics defaults.
+// The datasheet figures of a sensor model (its row: core/src/<family>/models.cpp) as physics
+// defaults.
 PhysicsParams default_physics_params(const SensorModel& model);
 
 }  // namespace lidaremu::core

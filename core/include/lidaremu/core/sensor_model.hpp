@@ -1,6 +1,7 @@
 #pragma once
-// Sensor models are data: one SensorModel row per model in the registry (sensor_registry.cpp),
-// read by generic geometry, timing and encoder code. Adding a model never adds a code path.
+// Sensor models are data: one SensorModel row per model, in its family's folder
+// (core/src/<family>/models.cpp), collected by the registry (sensor_registry.cpp) and read by
+// generic geometry, timing and encoder code. Adding a model never adds a code path.
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>
@@ -232,28 +233,14 @@ struct SensorModel {
   LivoxTraits livox;
 };
 
-// "Velodyne", "Ouster", "Hesai", "RoboSense": for messages.
-[[nodiscard]] inline const char* family_name(SensorFamily family) {
-  switch (family) {
-    case SensorFamily::kVelodyne:
-      return "Velodyne";
-    case SensorFamily::kOuster:
-      return "Ouster";
-    case SensorFamily::kHesai:
-      return "Hesai";
-    case SensorFamily::kRoboSense:
-      return "RoboSense";
-    case SensorFamily::kLivox:
-      return "Livox";
-  }
-  return "?";
-}
+// The family's name ("Velodyne", ...), for messages (family.hpp: its implementation's).
+[[nodiscard]] const char* family_name(SensorFamily family);
 
-// Whether the model's scan is set by a rotation rate (Velodyne, Hesai, RoboSense), a lidar mode
-// (Ouster) or a scan table (Livox).
-[[nodiscard]] inline bool rpm_driven(const SensorModel& model) {
-  return model.family != SensorFamily::kOuster && model.family != SensorFamily::kLivox;
-}
+// How a model's scan is set: a rotation rate (Velodyne, Hesai, RoboSense), a lidar mode
+// (Ouster) or a scan table (Livox). Each family says which (family.hpp; scan_choice.hpp).
+enum class ScanKind : std::uint8_t { kRotationRate, kLidarMode, kScanTable };
+// Whether the model's scan is set by a rotation rate (scan_choice.cpp).
+[[nodiscard]] bool rpm_driven(const SensorModel& model);
 
 // A model with the settings that fix its scan grid: rotation rate or lidar mode.
 struct ScanPattern {

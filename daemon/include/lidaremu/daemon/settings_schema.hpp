@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/core/physics_params.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/daemon/settings.hpp"
@@ -77,10 +78,12 @@ struct SettingRow {            // NOLINT(clang-analyzer-optin.performance.Paddin
   FamilySet families{};                 // meaningless (and refused) elsewhere
   std::uint8_t change = kOnReload;      // SettingChange bits
   std::string_view default_text{};      // the default as users read it ("" = the field's own)
-  std::string_view help{};              // one line: --help
-  std::string_view doc{};               // the reference's text (empty: the help line)
-  std::string_view example{};           // a value the daemon accepts (docs, tests)
-  bool given_marker = false;            // http, foxglove: given explicitly, a failed bind is fatal
+  // A default that differs by family: each family's, after default_text (core/family.hpp).
+  std::string (*family_default)(const core::Family&) = nullptr;
+  std::string_view help{};     // one line: --help
+  std::string_view doc{};      // the reference's text (empty: the help line)
+  std::string_view example{};  // a value the daemon accepts (docs, tests)
+  bool given_marker = false;   // http, foxglove: given explicitly, a failed bind is fatal
 };
 
 // Every row: the [daemon] settings, then the [[sensor]] ones, then the physics parameters.

@@ -1,0 +1,262 @@
+// The Hesai rows of the sensor registry. Angle tables are the vendor's published calibration
+// files of real units (see each row's source note), never invented.
+#include "../spinning_optics.hpp"
+#include "beam_tables.hpp"
+#include "lidaremu/core/family.hpp"
+#include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/hesai/ptc.hpp"
+
+namespace lidaremu::core {
+namespace {
+
+// Pandar XT heads (XT16 and XT32 user manuals, "Specifications"; FORMATS-HESAI-ROBOSENSE.md):
+// range 0.05 to 120 m, 80 m at 10 % reflectivity (taken, as the Velodyne "up to" figures, at
+// 50 % detection: the manuals give no probability); precision 0.5 cm (1 sigma), accuracy
+// +/-1 cm. The manuals give no beam divergence, no receiver figures and no SNR curve: those
+// are the Velodyne heads' (905 nm mechanical heads of the same class and reach), said so here.
+SensorOptics hesai_xt_optics() {
+  SensorOptics o = spinning_head_optics(80);
+  o.range_noise_sigma_m = 0.005;
+  return o;
+}
+
+// The XT heads' return modes and their PTC codes (nebula's hesai_common; the XT manuals list
+// first + last too, code 4, whose block order no capture here shows: left out).
+const std::vector<HesaiTraits::ReturnMode> kXtReturnModes{
+    {EchoMode::kLast, hesai::ptc::kPtcLast},
+    {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
+    {EchoMode::kDual, hesai::ptc::kPtcLastStrongest},
+    {EchoMode::kFirst, hesai::ptc::kPtcFirst},
+    {EchoMode::kFirstStrongest, hesai::ptc::kPtcFirstStrongest}};
+
+// The rows Hesai's XT heads share: protocol 6.1, 4 mm distance unit (262.14 m the largest
+// range), one block (a column) every 50 us whatever the rate, 0.18 degree at 600 rpm (the real
+// captures: 500 dual packets a turn, one per 200 us); 600 (default) or 1200 rpm (the manuals'
+// Spin Rate setting).
+SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::uint8_t ptc_model,
+                          double channel_step_us) {
+  SensorModel m;
+  m.name = name;
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.05;
+  m.optics = hesai_xt_optics();
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format(name),
+                        .product_name = product_name,
+                        .ptc_model = ptc_model,
+                        .block_period_us = 50.0,
+                        .first_firing_us = 6.0,
+                        .channel_step_us = channel_step_us,
+                        .stamp_after_block_us = 0,
+                        .sends_gps = true,
+                        .return_modes = kXtReturnModes,
+                        .firing_loops = 1,
+                        .channel_loop = {}};
+  return m;
+}
+
+// Pandar XT32: the angles of the unit whose calibration nebula ships (tests/data/hesai/
+// PandarXT32.csv, which a test compares with this row); channel k fires 6.0 + 1.512 k us after
+// its block starts (nebula's pandar_xt32 timing, the SDK's firetime file: channel 1 at 6.000 us,
+// step 1.512 us). PTC inventory model byte 25.
+SensorModel make_pandar_xt32() {
+  SensorModel m = make_hesai_xt("pandar-xt32", "PandarXT-32", 25, 1.512);
+  m.channels = 32;
+  m.elevation_deg = {14.972363,  13.952372,  12.938632,  11.931141,  10.926151,  9.922410,
+                     8.917419,   7.917429,   6.919938,   5.919947,   4.922456,   3.924965,
+                     2.929974,   1.936233,   0.944992,   -0.047500,  -1.039991,  -2.036232,
+                     -3.028723,  -4.024964,  -5.019955,  -6.016196,  -7.013687,  -8.013678,
+                     -9.011169,  -10.011159, -11.006150, -12.003641, -12.996131, -13.997372,
+                     -15.004862, -16.023602};
+  m.azimuth_offset_deg = {
+      0.082385,  0.076529,  0.078240,  0.076267,  0.064337,  0.059942,  0.049319,  0.044992,
+      0.034446,  0.027658,  0.020896,  0.014147,  0.008668,  -0.000548, -0.007248, -0.015201,
+      -0.025654, -0.031126, -0.037837, -0.045822, -0.061312, -0.065570, -0.068599, -0.076658,
+      -0.088476, -0.091580, -0.098438, -0.092837, -0.102247, -0.104231, -0.118783, -0.129679};
+  return m;
+}
+
+// Pandar XT16: the manual's design angles (Appendix I: 15 to -15 degrees in 2-degree steps, no
+// azimuth offset; tests/data/hesai/PandarXT16.csv, compared by a test); channels 3.024 us apart
+// (nebula's pandar_xt16 timing). PTC inventory model byte 26.
+SensorModel make_pandar_xt16() {
+  SensorModel m = make_hesai_xt("pandar-xt16", "PandarXT-16", 26, 3.024);
+  m.channels = 16;
+  for (int ch = 0; ch < 16; ++ch) m.elevation_deg.push_back(15.0 - 2.0 * ch);
+  m.azimuth_offset_deg.assign(16, 0.0);
+  return m;
+}
+
+// Pandar QT128C2X: a short-range head (protocol 3.2, body / functional-safety / tail CRCs, a
+// 32-byte signature). Angles of the unit whose calibration nebula ships (tests/data/hesai/
+// PandarQT128.csv, generated into hesai/beam_tables.cpp, compared with the file by a test).
+// Timing from the real capture: 600 rpm only, one column (two dual blocks) every 111.1 us,
+// 0.4 degree, 900 packets a turn in dual mode. Two firing loops take turns column by column
+// (the tail's mode flag): channels 1-32 fire in loop 1, 33-64 in loop 2, 65-128 in both (every
+// packet of the capture; FORMATS-HESAI-ROBOSENSE.md's "64 of 128" understates it). Firing
+// times: 9.0 us after the block's start plus nebula's per-loop tables (not a constant step).
+// Optics: the QT128C2X datasheet's 50 m at 10 % reflectivity (taken at 50 % detection) and
+// +/-3 cm accuracy (taken as 1 sigma for weak echoes, as for the Velodyne heads); minimum range
+// 0.05 m; divergence and receiver as the other 905 nm heads here (no published figures).
+SensorModel make_pandar_qt128() {
+  SensorModel m;
+  m.name = "pandar-qt128";
+  m.channels = 128;
+  m.elevation_deg.assign(kPandarQt128ElevationDeg.begin(), kPandarQt128ElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarQt128AzimuthDeg.begin(), kPandarQt128AzimuthDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.05;
+  m.optics = spinning_head_optics(50);
+  m.optics.range_noise_sigma_m = 0.01;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-qt128"),
+                        .product_name = "QT128C2X",
+                        .ptc_model = 32,
+                        .block_period_us = 1e6 / 9000.0,
+                        .first_firing_us = 9.0,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = 0,
+                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
+                                         {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {EchoMode::kDual, hesai::ptc::kPtcLastStrongest},
+                                         {EchoMode::kFirst, hesai::ptc::kPtcFirst}},
+                        .firing_loops = 2,
+                        .channel_loop = std::vector<std::uint8_t>(128, 0)};
+  for (std::size_t ch = 0; ch < 64; ++ch) m.hesai.channel_loop[ch] = ch < 32 ? 1 : 2;
+  return m;
+}
+
+// Pandar40P and Pandar64 share their timing and optics: a firing every 55.56 us, 0.2 degree at
+// 600 rpm (the real captures: 360 and 600 dual packets a turn), 600 or 1200 rpm; return modes
+// strongest, last, dual (last then strongest, as the XT); the year counted from 2000 (their
+// manuals and nebula). Timing (nebula's decoders): channel k fires `last_block_us` plus its
+// table entry before the packet's time, counted back from the last block; the tail's time is
+// that plus the table's longest entry after the last block's first firing. Optics: the Pandar
+// manuals' 200 m at 20 % reflectivity (taken at 50 % detection); +/-2 cm accuracy (0.5 to
+// 200 m) as 1 sigma for weak echoes; minimum range 0.3 m.
+SensorModel make_pandar(std::string_view name, const char* product_name, std::uint8_t ptc_model,
+                        std::span<const double> elevation_deg, std::span<const double> azimuth_deg,
+                        double last_block_us, double longest_table_us) {
+  SensorModel m;
+  m.name = name;
+  m.channels = static_cast<int>(elevation_deg.size());
+  m.elevation_deg.assign(elevation_deg.begin(), elevation_deg.end());
+  m.azimuth_offset_deg.assign(azimuth_deg.begin(), azimuth_deg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.3;
+  m.optics = spinning_head_optics(200);
+  m.optics.datasheet_reflectivity = 0.20;
+  m.optics.range_noise_sigma_m = 0.01;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 1200, .rpm_step = 600};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format(name),
+                        .product_name = product_name,
+                        .ptc_model = ptc_model,
+                        .block_period_us = 1e6 / 18000.0,
+                        .first_firing_us = 0,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = last_block_us + longest_table_us,
+                        .sends_gps = true,
+                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
+                                         {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {EchoMode::kDual, hesai::ptc::kPtcLastStrongest}},
+                        .firing_loops = 1,
+                        .channel_loop = {}};
+  return m;
+}
+
+// Pandar40P: the unit whose calibration nebula ships (tests/data/hesai/Pandar40P.csv, compared
+// by a test); no header, ten Velodyne-like blocks (FF EE, azimuth, 40 records of distance in
+// 4 mm and reflectivity), 1262 bytes without the UDP sequence (as the capture); nebula's
+// timing 28.58 us and a table to 54.67 us. PTC model byte 0.
+SensorModel make_pandar_40p() {
+  return make_pandar("pandar-40p", "Pandar40P", 0, kPandar40pElevationDeg, kPandar40pAzimuthDeg,
+                     28.58, 54.67);
+}
+
+// Pandar64: nebula's unit (tests/data/hesai/Pandar64.csv); an 8-byte header, six blocks of 64
+// records, 1198 bytes with the UDP sequence (as the capture); nebula's timing 42.58 us and a
+// table to 54.668 us. The capture's year byte is 120 (2020 from 1900), against its manual and
+// nebula (from 2000): we count from 2000, which nebula reads right and the SDK too (it takes a
+// value below 70 as 2000 + value). PTC model byte 2.
+SensorModel make_pandar_64() {
+  return make_pandar("pandar-64", "Pandar64", 2, kPandar64ElevationDeg, kPandar64AzimuthDeg, 42.58,
+                     54.668);
+}
+
+// Pandar XT32M2X: protocol 6.1 with six blocks and a 5 mm distance unit (its real capture);
+// the angles of nebula's unit (tests/data/hesai/PandarXT32M.csv, generated into
+// hesai/beam_tables.cpp, compared with the file by a test). A column every 50 us (0.18 degree
+// at 600 rpm, as the capture), channels k and k + 16 fire together, 0.368 + 2.888 (k mod 16) us
+// after 5.632 us (nebula's pandar_xt32m). Its capture's mode, first + strongest (0x3C), lays the
+// first in the even block and the strongest in the odd one, and counts 3 returns in the header.
+// The tail's time: nebula times a two-block packet's columns 150, 100 and 50 us before it, so
+// it is stamped 50 us after its last column starts, which makes nebula's point times the
+// emulated firing times. 600 rpm (the capture's; other rates not in the facts here). Optics: the
+// XT32's stand in (the XT32M2X's range figures are not among the facts here); nebula keeps its
+// points from 0.5 m. PTC model byte 38.
+SensorModel make_pandar_xt32m() {
+  SensorModel m = make_hesai_xt("pandar-xt32m", "PandarXT-32M2X", 38, 0);
+  m.channels = 32;
+  m.elevation_deg.assign(kPandarXt32mElevationDeg.begin(), kPandarXt32mElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarXt32mAzimuthDeg.begin(), kPandarXt32mAzimuthDeg.end());
+  m.range_unit_m = 0.005;
+  m.max_range_m = 65535 * 0.005;
+  m.min_range_m = 0.5;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai.stamp_after_block_us = 50.0;
+  return m;
+}
+
+// Pandar QT64 (protocol 3.1): a short-range head, the angles of nebula's unit (tests/data/hesai/
+// PandarQT64.csv, generated, compared by a test). A column every 166.7 us: 0.6 degree at
+// 600 rpm (its capture: two columns a packet in dual mode, one every 333.3 us, 300 a turn).
+// Return modes (nebula's hesai_common): last 0, first 3, and its dual, first + last (0x3B,
+// PTC 2): the capture lays the first in the even block, the last in the odd one. Timing
+// (nebula's pandar_qt64): a column's channels fire 12.31 to 146.45 us after it starts (a
+// table), and the first column starts 25.71 us after the packet's time. Optics: the PandarQT
+// datasheet's 20 m at 10 % reflectivity (taken at 50 % detection) and +/-3 cm accuracy (as
+// 1 sigma for weak echoes); range 0.1 to 60 m (nebula's limits); the receiver's full overlap at
+// 5 m, as the other short-range head's here (OS0). PTC model byte 15 (nebula's,
+// marked "check required" there).
+SensorModel make_pandar_qt64() {
+  SensorModel m;
+  m.name = "pandar-qt64";
+  m.channels = 64;
+  m.elevation_deg.assign(kPandarQt64ElevationDeg.begin(), kPandarQt64ElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarQt64AzimuthDeg.begin(), kPandarQt64AzimuthDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.1;
+  m.optics = spinning_head_optics(20);
+  m.optics.range_noise_sigma_m = 0.01;
+  m.optics.full_overlap_m = 5;  // a short-range head: as the OS0's (representative)
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-qt64"),
+                        .product_name = "PandarQT",
+                        .ptc_model = 15,
+                        .block_period_us = 1e6 / 6000.0,
+                        .first_firing_us = 12.31,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = -25.71,
+                        .stamp_from_first_column = true,
+                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
+                                         {EchoMode::kFirstLast, hesai::ptc::kPtcQt64Dual},
+                                         {EchoMode::kFirst, hesai::ptc::kPtcFirst}},
+                        .firing_loops = 1,
+                        .channel_loop = {}};
+  return m;
+}
+
+}  // namespace
+
+namespace hesai {
+std::vector<SensorModel> models() {
+  return {make_pandar_xt32(),  make_pandar_xt16(), make_pandar_xt32m(), make_pandar_qt64(),
+          make_pandar_qt128(), make_pandar_40p(),  make_pandar_64()};
+}
+}  // namespace hesai
+
+}  // namespace lidaremu::core

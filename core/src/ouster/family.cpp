@@ -1,0 +1,42 @@
+// The Ouster family: OS0, OS1 and OS2, their lidar and IMU packets, HTTP API and TCP 7501.
+#include "lidaremu/core/family.hpp"
+
+#include "lidaremu/core/ouster.hpp"
+
+namespace lidaremu::core::ouster {
+namespace {
+
+class OusterFamily final : public Family {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "Ouster"; }
+  [[nodiscard]] std::vector<SensorModel> models() const override { return ouster::models(); }
+  [[nodiscard]] ScanKind scan_kind() const override { return ScanKind::kLidarMode; }
+  // The sensor's factory udp_port_lidar and udp_port_imu.
+  [[nodiscard]] FamilyPorts default_ports() const override { return {7502, 7503, "IMU"}; }
+  [[nodiscard]] int default_api_port() const override { return 80; }
+  [[nodiscard]] bool stream_needs_metadata() const override { return true; }
+  // The profile decides: one return, or the two strongest (RNG19 dual).
+  [[nodiscard]] bool supports(EchoMode echoes) const override {
+    return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
+  }
+  [[nodiscard]] std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern,
+                                                      const SensorIdentity& identity,
+                                                      EchoMode echoes,
+                                                      const OusterOutput& ouster) const override {
+    if (echoes != ouster_echoes(ouster.profile)) return nullptr;
+    return std::make_unique<OusterEncoder>(pattern, identity, ouster);
+  }
+  [[nodiscard]] std::unique_ptr<PacketDecoder> make_decoder(
+      const ScanPattern& pattern, const StreamFacts& facts) const override {
+    return ouster::make_packet_decoder(pattern, facts);
+  }
+};
+
+}  // namespace
+
+const Family& family() {
+  static const OusterFamily f;
+  return f;
+}
+
+}  // namespace lidaremu::core::ouster

@@ -1,0 +1,41 @@
+// The Velodyne family: VLP-16 to VLS-128, their data and position packets and /cgi/ web API.
+#include "lidaremu/core/family.hpp"
+
+#include "lidaremu/core/velodyne.hpp"
+
+namespace lidaremu::core::velodyne {
+namespace {
+
+class VelodyneFamily final : public Family {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "Velodyne"; }
+  [[nodiscard]] std::vector<SensorModel> models() const override { return velodyne::models(); }
+  [[nodiscard]] ScanKind scan_kind() const override { return ScanKind::kRotationRate; }
+  // velodyne_driver's defaults: data on 2368, position packets on 8308.
+  [[nodiscard]] FamilyPorts default_ports() const override { return {2368, 8308, "position"}; }
+  [[nodiscard]] int default_api_port() const override { return 80; }
+  // Return-mode byte 0x37, 0x38, 0x39.
+  [[nodiscard]] bool supports(EchoMode echoes) const override {
+    return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast || echoes == EchoMode::kDual;
+  }
+  [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
+      const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
+      const OusterOutput& /*ouster*/) const override {
+    if (!supports(echoes)) return nullptr;
+    if (echoes == EchoMode::kDual && !pattern.model->velodyne.dual_return) return nullptr;
+    return std::make_unique<VelodyneEncoder>(pattern, identity, echoes);
+  }
+  [[nodiscard]] std::unique_ptr<PacketDecoder> make_decoder(
+      const ScanPattern& pattern, const StreamFacts& /*facts*/) const override {
+    return velodyne::make_packet_decoder(pattern);
+  }
+};
+
+}  // namespace
+
+const Family& family() {
+  static const VelodyneFamily f;
+  return f;
+}
+
+}  // namespace lidaremu::core::velodyne
