@@ -52,7 +52,7 @@ TEST_CASE("Livox settings: a scan table, SDK2's ports, first return, framed batc
         std::tuple{"scan_pattern", bad_file.c_str(), "line 5: expected three numbers"},
         std::tuple{"rpm", "600", "nothing for a Livox model (Velodyne, Hesai and RoboSense only)"},
         std::tuple{"mode", "1024x10", "nothing for a Livox model (Ouster only)"},
-        std::tuple{"return_mode", "strongest", "first for a Livox model"},
+        std::tuple{"return_mode", "strongest", "expected first (this model's return modes"},
         std::tuple{"hits_format", "raw7", "framed for a Livox model"},
         std::tuple{"metadata_out", "/tmp/x.json", "nothing for a Livox model (Ouster only)"},
         std::tuple{"calibration_out", "/tmp/x.csv", "nothing for a Livox model"}}) {

@@ -207,7 +207,8 @@ weather = { rain_mm_per_h = -3.0 }
   // What the packets cannot carry is refused, naming what they can.
   CHECK_THROWS_WITH(
       load_config_text("[[sensor]]\nmodel = \"os1-64\"\nreturn_mode = \"dual\"\n", "ouster.toml"),
-      Catch::Contains("sensor[0].return_mode = 'dual': expected strongest for Ouster"));
+      Catch::Contains("sensor[0].return_mode = 'dual': expected strongest (this model's return "
+                      "modes; the rng19-dual profile reports the two strongest)"));
   CHECK_THROWS_WITH(
       load_config_text("[[sensor]]\nmodel = \"vlp16\"\nreturn_mode = \"triple\"\n", "vlp.toml"),
       Catch::Contains("expected strongest|last|dual"));
@@ -406,7 +407,8 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
   SensorFlags hdl64e;
   hdl64e.model = "hdl64e";
   hdl64e.echoes = "dual";
-  CHECK_THROWS_WITH(sensor_from_flags(hdl64e), Catch::Contains("no dual-return layout"));
+  CHECK_THROWS_WITH(sensor_from_flags(hdl64e),
+                    Catch::Contains("expected strongest|last (this model's return modes)"));
   hdl64e.echoes = "strongest";
   hdl64e.profile = "rng19";
   CHECK_THROWS_WITH(sensor_from_flags(hdl64e), Catch::Contains("Ouster only"));

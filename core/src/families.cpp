@@ -1,5 +1,6 @@
 // The families, in the registry's order: the one place that maps the family enumeration to each
 // family's implementation (core/src/<family>/family.cpp).
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 
@@ -9,6 +10,20 @@ namespace lidaremu::core {
 
 std::string Family::calibration_file(const SensorModel& /*model*/) const { return {}; }
 
+EchoMode Family::default_echoes(const SensorModel& model) const {
+  const auto modes = return_modes(model);
+  if (modes.empty() || std::find(modes.begin(), modes.end(), EchoMode::kStrongest) != modes.end()) {
+    return EchoMode::kStrongest;
+  }
+  return modes.front();
+}
+
+EchoMode default_echoes(const SensorModel& model) { return family_of(model).default_echoes(model); }
+
+// The one switch over the family enumeration: exhaustive, no default, and -Wswitch-enum an error
+// here, so that a family added to the enumeration and not to the switch fails the build.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch-enum"
 const Family& family_of(SensorFamily family) {
   switch (family) {
     case SensorFamily::kVelodyne:
@@ -22,8 +37,9 @@ const Family& family_of(SensorFamily family) {
     case SensorFamily::kLivox:
       return livox::family();
   }
-  std::abort();  // every enumerator is handled above (-Wswitch-enum)
+  std::abort();  // every enumerator is handled above
 }
+#pragma GCC diagnostic pop
 
 namespace {
 constexpr std::array kFamilyIds{SensorFamily::kVelodyne, SensorFamily::kOuster,

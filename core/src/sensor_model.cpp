@@ -11,15 +11,6 @@ namespace lidaremu::core {
 using angles::kDeg;
 using angles::wrap_degrees;
 
-EchoMode default_echoes(const SensorModel& model) {
-  if (model.family == SensorFamily::kLivox) return EchoMode::kFirst;
-  if (model.family != SensorFamily::kHesai || model.hesai.return_modes.empty() ||
-      model.hesai.return_mode(EchoMode::kStrongest) != nullptr) {
-    return EchoMode::kStrongest;
-  }
-  return model.hesai.return_modes.front().echoes;
-}
-
 ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm) {
   const SpinTraits& spin = model.spin;
   if (!rpm_driven(model)) return {std::nullopt, "not a model set by rpm"};

@@ -56,7 +56,8 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
                  {"frames_processed", c.frames_processed.load()},
                  {"frames_dropped", c.frames_dropped.load()},
                  {"packets_out", c.packets_out.load()}};
-  if (s.model->family == core::SensorFamily::kOuster) {
+  // The scan's setting: an Ouster's profile (its mode fixes the rest), a spinning head's rate.
+  if (setting_by_key(SettingScope::kSensor, "profile")->families.contains(s.model->family)) {
     j["profile"] = core::ouster::profile_name(s.ouster.profile);
   } else {
     j["rpm"] = std::lround(s.pattern.rpm);

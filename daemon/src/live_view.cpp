@@ -10,6 +10,7 @@
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/cloud_export.hpp"
+#include "lidaremu/core/family.hpp"
 #include "lidaremu/daemon/punctual_thread.hpp"
 #include "lidaremu/daemon/thread_guard.hpp"
 
@@ -21,7 +22,7 @@ constexpr int kFramesInView = 2;
 constexpr std::size_t kPointStride = 28;
 
 std::optional<core::ouster::Metadata> metadata_for(const SensorSettings& s) {
-  if (s.model->family != core::SensorFamily::kOuster) return std::nullopt;
+  if (!core::family_of(*s.model).stream_needs_metadata()) return std::nullopt;
   return core::ouster::parse_metadata(
       core::ouster::metadata_json(s.pattern, s.identity, {.output = s.ouster}));
 }
@@ -325,8 +326,9 @@ void LiveView::handle(SensorTap& tap, LiveFrame& frame) {
                            foxglove_point_cloud_json(tap.cloud_, tap.name_, frame.unix_time_s)));
     ++tap.counters_.frames_published;
   }
-  // Exported frames are whole: a spinning head's frame only once the frame before it was seen.
-  const bool whole = previous_seen || tap.decoder_.family() == core::SensorFamily::kOuster;
+  // Exported frames are whole: a frame whose stream starts with the previous frame's tail only
+  // once the frame before it was seen.
+  const bool whole = previous_seen || !tap.decoder_.frames_carry_previous_tail();
   if (tap.exports_left_.load() > 0 && whole && tap.frames_seen_++ % export_every_ == 0) {
     export_frame(tap, tap.cloud_);
   }

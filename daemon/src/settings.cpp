@@ -123,19 +123,6 @@ std::string default_sensor_ip(std::uint16_t sensor_id) {
 
 namespace {
 
-// The return modes a Hesai or RoboSense model offers, as settings name them
-// ("last|first|first-last").
-std::string model_return_modes(const core::SensorModel& model) {
-  std::string names;
-  const auto add = [&](core::EchoMode echoes) {
-    if (!names.empty()) names += '|';
-    names += core::echo_mode_name(echoes);
-  };
-  for (const auto& m : model.hesai.return_modes) add(m.echoes);
-  for (const auto& m : model.robosense.return_modes) add(m.echoes);
-  return names;
-}
-
 using BadValue = std::function<void(const std::string&, const std::string&, const std::string&)>;
 
 // Ouster: profile (which fixes the echoes reported), azimuth window, timestamp mode.
@@ -329,38 +316,27 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   s.pipeline.params = core::default_physics_params(*s.model);
   for (const auto& [field, value] : f.physics_params) field(s.pipeline.params) = value;
   read_physics_chain(f, at, s, problems);
-  const bool hesai = s.model->family == core::SensorFamily::kHesai;
-  const bool robosense = s.model->family == core::SensorFamily::kRoboSense;
-  const bool ouster = s.model->family == core::SensorFamily::kOuster;
-  const bool livox = s.model->family == core::SensorFamily::kLivox;
-  const std::string echoes = f.echoes.empty()
-                                 ? std::string(core::echo_mode_name(core::default_echoes(*s.model)))
-                                 : f.echoes;
-  if (auto e = core::echo_mode_named(echoes)) {
-    s.pipeline.echoes = *e;
-    const bool velodyne = s.model->family == core::SensorFamily::kVelodyne;
-    if (velodyne && !core::family_supports(s.model->family, *e)) {
-      bad("return_mode", echoes, "strongest|last|dual (what Velodyne packets carry)");
-    } else if (velodyne && *e == core::EchoMode::kDual && !s.model->velodyne.dual_return) {
-      bad("return_mode", echoes, "strongest|last (no dual-return layout for this model)");
-    } else if ((hesai && s.model->hesai.return_mode(*e) == nullptr) ||
-               (robosense && s.model->robosense.return_mode(*e) == nullptr)) {
-      bad("return_mode", echoes, model_return_modes(*s.model) + " (this model's return modes)");
-    }
-    if (ouster && *e != core::EchoMode::kStrongest) {
-      bad("return_mode", echoes,
-          "strongest for Ouster (the rng19-dual profile reports the two strongest)");
-    }
-    if (livox && *e != core::EchoMode::kFirst) {
-      bad("return_mode", echoes,
-          "first for a Livox model (its datasheet's points are first returns)");
-    }
+  // The return modes the model offers (its family's reading of its row).
+  const core::Family& family = core::family_of(*s.model);
+  const std::string echoes =
+      f.echoes.empty() ? std::string(core::echo_mode_name(family.default_echoes(*s.model)))
+                       : f.echoes;
+  const auto offered = family.return_modes(*s.model);
+  const auto named = core::echo_mode_named(echoes);
+  if (named && std::find(offered.begin(), offered.end(), *named) != offered.end()) {
+    s.pipeline.echoes = *named;
   } else {
+    std::string accepted;
+    for (const auto mode : offered) {
+      accepted += (accepted.empty() ? "" : "|") + std::string(core::echo_mode_name(mode));
+    }
+    const std::string note(family.return_mode_note());
     bad("return_mode", echoes,
-        hesai || robosense ? model_return_modes(*s.model)
-        : livox            ? "first"
-                           : "strongest|last|dual");
+        accepted + " (this model's return modes" + (note.empty() ? "" : "; " + note) + ")");
   }
+  // The profile, window and timestamp mode where the schema says they apply (Ouster).
+  const bool ouster =
+      setting_by_key(SettingScope::kSensor, "profile")->families.contains(s.model->family);
   read_ouster_output(f, ouster, s, bad);
   auto& weather = s.pipeline.params.weather;
   weather.rain_mm_per_h = f.rain_mm_per_h;

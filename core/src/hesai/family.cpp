@@ -18,6 +18,11 @@ class HesaiFamily final : public Family {
   [[nodiscard]] bool supports(EchoMode echoes) const override {
     return return_mode_byte(echoes) != 0;
   }
+  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& model) const override {
+    std::vector<EchoMode> modes;
+    for (const auto& m : model.hesai.return_modes) modes.push_back(m.echoes);
+    return modes;
+  }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
       const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
       const OusterOutput& /*ouster*/) const override {

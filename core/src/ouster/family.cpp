@@ -19,6 +19,13 @@ class OusterFamily final : public Family {
   [[nodiscard]] bool supports(EchoMode echoes) const override {
     return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
   }
+  // The settings' one; the profile decides what is reported (see return_mode_note).
+  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& /*model*/) const override {
+    return {EchoMode::kStrongest};
+  }
+  [[nodiscard]] std::string_view return_mode_note() const override {
+    return "the rng19-dual profile reports the two strongest";
+  }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern,
                                                       const SensorIdentity& identity,
                                                       EchoMode echoes,

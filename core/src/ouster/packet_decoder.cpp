@@ -22,6 +22,8 @@ class OusterDecoder final : public PacketDecoder {
         columns_per_packet_(pattern.model->ouster.columns_per_packet) {}
 
   [[nodiscard]] FrameCut frame_cut() const override { return FrameCut::kFrameCount; }
+  // A frame is W / 16 whole packets.
+  [[nodiscard]] bool frames_carry_previous_tail() const override { return false; }
 
   DecodeVerdict decode(std::span<const std::uint8_t> packet, DecodedPacket& out) override {
     columns_.clear();

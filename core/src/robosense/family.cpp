@@ -19,6 +19,11 @@ class RoboSenseFamily final : public Family {
     return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
            echoes == EchoMode::kFirst || echoes == EchoMode::kDual;
   }
+  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& model) const override {
+    std::vector<EchoMode> modes;
+    for (const auto& m : model.robosense.return_modes) modes.push_back(m.echoes);
+    return modes;
+  }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
       const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
       const OusterOutput& /*ouster*/) const override {

@@ -18,6 +18,10 @@ class VelodyneFamily final : public Family {
   [[nodiscard]] bool supports(EchoMode echoes) const override {
     return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast || echoes == EchoMode::kDual;
   }
+  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& model) const override {
+    if (!model.velodyne.dual_return) return {EchoMode::kStrongest, EchoMode::kLast};
+    return {EchoMode::kStrongest, EchoMode::kLast, EchoMode::kDual};
+  }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
       const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
       const OusterOutput& /*ouster*/) const override {

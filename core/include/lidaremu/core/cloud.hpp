@@ -67,7 +67,11 @@ class CloudDecoder {
   // Returns the number of packets that did not decode.
   int decode(std::span<const std::span<const std::uint8_t>> packets, const FrameTruth& truth,
              const FrameTruth& previous, Cloud& out);
-  [[nodiscard]] SensorFamily family() const { return pattern_.model->family; }
+  // Whether a frame's packets begin with the previous frame's last columns (spinning heads,
+  // Livox), so that a frame is whole only with the frame before it.
+  [[nodiscard]] bool frames_carry_previous_tail() const {
+    return decoder_->frames_carry_previous_tail();
+  }
 
  private:
   ScanPattern pattern_;

@@ -44,6 +44,12 @@ class Family {
   [[nodiscard]] virtual int default_api_port() const = 0;
   // Whether the family's packets can carry `echoes` (a model may offer fewer).
   [[nodiscard]] virtual bool supports(EchoMode echoes) const = 0;
+  // The return modes `model` offers, as settings name them (its row's, in its order).
+  [[nodiscard]] virtual std::vector<EchoMode> return_modes(const SensorModel& model) const = 0;
+  // What a user should know when a return mode is refused ("" for nothing).
+  [[nodiscard]] virtual std::string_view return_mode_note() const { return {}; }
+  // The return mode unless told: the strongest, or the first the model offers without it.
+  [[nodiscard]] EchoMode default_echoes(const SensorModel& model) const;
   // The encoder of a stream of `pattern`'s model in `echoes`; null when the model cannot send it.
   [[nodiscard]] virtual std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern,
                                                               const SensorIdentity& identity,

@@ -64,6 +64,9 @@ class PacketDecoder {
   PacketDecoder& operator=(const PacketDecoder&) = delete;
 
   [[nodiscard]] virtual FrameCut frame_cut() const = 0;
+  // Whether a frame's first packet may hold the previous frame's last columns (every stream
+  // whose frames are not whole packets: spinning heads, Livox).
+  [[nodiscard]] virtual bool frames_carry_previous_tail() const { return true; }
   // Decodes one data packet of the stream, in stream order, into `out` (its returns replaced).
   virtual DecodeVerdict decode(std::span<const std::uint8_t> packet, DecodedPacket& out) = 0;
   // A side-channel packet drivers need before any point (RoboSense DIFOP); false when it is not
