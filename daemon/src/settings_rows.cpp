@@ -8,13 +8,20 @@
 namespace lidaremu::daemon {
 namespace {
 
-using core::SensorFamily;
 using D = DaemonSettings;
 using F = SensorFlags;
 constexpr auto kDaemon = SettingScope::kDaemon;
-constexpr FamilySet kOuster = only({SensorFamily::kOuster});
-constexpr FamilySet kSpinning =
-    only({SensorFamily::kVelodyne, SensorFamily::kHesai, SensorFamily::kRoboSense});
+// Which families a setting applies to, by what the family is.
+constexpr FamilySet kRotationRateScan{
+    [](const core::Family& f) { return f.scan_kind() == core::ScanKind::kRotationRate; }};
+constexpr FamilySet kLidarModeScan{
+    [](const core::Family& f) { return f.scan_kind() == core::ScanKind::kLidarMode; }};
+constexpr FamilySet kScanTableScan{
+    [](const core::Family& f) { return f.scan_kind() == core::ScanKind::kScanTable; }};
+// The unit's metadata file (Ouster's JSON) and the output options it states.
+constexpr FamilySet kMetadataFile{[](const core::Family& f) { return f.stream_needs_metadata(); }};
+constexpr FamilySet kCalibrationFile{
+    [](const core::Family& f) { return f.writes_calibration_file(); }};
 
 const SettingRow kRows[] = {
     // [daemon]: the whole daemon; read at start.
@@ -302,7 +309,7 @@ const SettingRow kRows[] = {
      .metavar = "N",
      .target = &F::rpm,
      .unset = 0,
-     .families = kSpinning,
+     .families = kRotationRateScan,
      .change = kOnReload | kBySensorApi,
      .default_text = "600",
      .help = "rotation rate of a spinning head",
@@ -313,7 +320,7 @@ const SettingRow kRows[] = {
      .flag = "--mode",
      .metavar = "CxF",
      .target = &F::mode,
-     .families = kOuster,
+     .families = kLidarModeScan,
      .change = kOnReload | kBySensorApi,
      .default_text = "1024x10",
      .help = "Ouster lidar mode: 512x10|1024x10|2048x10|512x20|1024x20",
@@ -322,7 +329,7 @@ const SettingRow kRows[] = {
      .flag = "--scan-pattern",
      .metavar = "FILE|test-pattern",
      .target = &F::scan_pattern,
-     .families = only({SensorFamily::kLivox}),
+     .families = kScanTableScan,
      .default_text = "— (required for Livox)",
      .help = "the scan table: a CSV in livox_laser_simulation's form (time, azimuth, zenith) or "
              "test-pattern (a built-in pattern that is not the unit's)",
@@ -356,7 +363,7 @@ const SettingRow kRows[] = {
      .metavar = "P",
      .target = &F::profile,
      .choices = "legacy|rng19|rng19-dual|rng15",
-     .families = kOuster,
+     .families = kMetadataFile,
      .change = kOnReload | kBySensorApi,
      .help = "Ouster lidar profile: legacy | rng19 (RNG19_RFL8_SIG16_NIR16) | rng19-dual (two "
              "strongest returns) | rng15 (RNG15_RFL8_NIR8, low data rate)",
@@ -368,7 +375,7 @@ const SettingRow kRows[] = {
      .metavar = "START,END",
      .target = &F::azimuth_window,
      .pair = true,
-     .families = kOuster,
+     .families = kMetadataFile,
      .change = kOnReload | kBySensorApi,
      .default_text = "0,360000",
      .help = "Ouster azimuth window START,END in millidegrees",
@@ -381,7 +388,7 @@ const SettingRow kRows[] = {
      .metavar = "M",
      .target = &F::timestamp_mode,
      .choices = "internal-osc|ptp|TIME_FROM_INTERNAL_OSC|TIME_FROM_PTP_1588",
-     .families = kOuster,
+     .families = kMetadataFile,
      .change = kOnReload | kBySensorApi,
      .help = "Ouster timestamps: internal-osc (since power-on) | ptp (PTP/TAI time)",
      .doc = "Ouster: `internal-osc` (nanoseconds since the emulated power-on) or `ptp` (PTP "
@@ -392,7 +399,7 @@ const SettingRow kRows[] = {
      .flag = "--metadata-out",
      .metavar = "FILE",
      .target = &F::metadata_out,
-     .families = kOuster,
+     .families = kMetadataFile,
      .help = "write the Ouster sensor metadata JSON here",
      .doc = "write the sensor metadata JSON a real unit serves",
      .example = "/tmp/lidaremu-schema-test.json"},
@@ -400,7 +407,7 @@ const SettingRow kRows[] = {
      .flag = "--calibration-out",
      .metavar = "FILE",
      .target = &F::calibration_out,
-     .families = only({SensorFamily::kHesai, SensorFamily::kRoboSense}),
+     .families = kCalibrationFile,
      .help = "write the angle calibration here: Hesai's CSV (nebula, the SDK), RoboSense's "
              "angle.csv (rs_driver)",
      .doc = "Hesai: write the angle calibration CSV (`Channel,Elevation,Azimuth`) nebula "

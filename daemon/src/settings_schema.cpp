@@ -317,14 +317,9 @@ void check_daemon_values(const DaemonSettings& d, const std::string& at,
 }
 
 std::string family_list(FamilySet families) {
-  // The families in the registry's order, each once.
-  std::vector<std::string> names;
-  for (const auto* model : core::all_sensor_models()) {
-    const std::string name = core::family_name(model->family);
-    if (families.contains(model->family) &&
-        std::find(names.begin(), names.end(), name) == names.end()) {
-      names.push_back(name);
-    }
+  std::vector<std::string_view> names;
+  for (const core::Family* family : core::all_families()) {
+    if (families.applies == nullptr || families.applies(*family)) names.push_back(family->name());
   }
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i) {

@@ -33,6 +33,7 @@ class HesaiFamily final : public Family {
       const ScanPattern& pattern, const StreamFacts& facts) const override {
     return hesai::make_packet_decoder(pattern, facts);
   }
+  [[nodiscard]] bool writes_calibration_file() const override { return true; }
   [[nodiscard]] std::string calibration_file(const SensorModel& model) const override {
     return calibration_csv(model);
   }

@@ -36,6 +36,7 @@ class RoboSenseFamily final : public Family {
       const ScanPattern& pattern, const StreamFacts& facts) const override {
     return robosense::make_packet_decoder(pattern, facts);
   }
+  [[nodiscard]] bool writes_calibration_file() const override { return true; }
   [[nodiscard]] std::string calibration_file(const SensorModel& model) const override {
     return angle_csv(model);
   }

@@ -62,6 +62,7 @@ class Family {
   // The angle calibration file its drivers read (Hesai's CSV, RoboSense's angle.csv); empty: the
   // family has none.
   [[nodiscard]] virtual std::string calibration_file(const SensorModel& model) const;
+  [[nodiscard]] virtual bool writes_calibration_file() const { return false; }
 };
 
 [[nodiscard]] const Family& family_of(SensorFamily family);

@@ -31,20 +31,16 @@ enum SettingChange : std::uint8_t {
   kBySensorApi = 4,   // the emulated unit's own API (Ouster HTTP/TCP 7501, Hesai PTC)
 };
 
-// The families a setting means something for (a bit per core::SensorFamily).
+// The families a setting means something for: those its predicate accepts (none: every family),
+// asked of each family's interface (core/family.hpp), so that a new family takes a setting by
+// what it is (its kind of scan, its files) rather than by a list that names it.
 struct FamilySet {
-  std::uint8_t bits = 0xFF;
-  [[nodiscard]] constexpr bool contains(core::SensorFamily f) const {
-    return (bits >> static_cast<unsigned>(f) & 1U) != 0;
+  bool (*applies)(const core::Family&) = nullptr;
+  [[nodiscard]] bool contains(core::SensorFamily f) const {
+    return applies == nullptr || applies(core::family_of(f));
   }
-  [[nodiscard]] constexpr bool all() const { return bits == 0xFF; }
+  [[nodiscard]] bool all() const { return applies == nullptr; }
 };
-constexpr FamilySet only(std::initializer_list<core::SensorFamily> families) {
-  FamilySet set{0};
-  for (const auto f : families)
-    set.bits = static_cast<std::uint8_t>(set.bits | 1U << static_cast<unsigned>(f));
-  return set;
-}
 
 // Where a setting's value is kept while settings are read: a field of the raw sensor values, of
 // the daemon's settings, or a physics parameter override.
