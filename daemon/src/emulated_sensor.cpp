@@ -4,33 +4,14 @@
 
 #include <boost/asio/post.hpp>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "lidaremu/core/family.hpp"
 #include "lidaremu/core/hesai.hpp"
-#include "lidaremu/core/livox/format.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
+#include "lidaremu/core/scan_choice.hpp"
 
 namespace lidaremu::daemon {
-namespace {
-constexpr std::uint16_t kOusterTextPort = 7501;
-
-// The API's own handler, behind the browser guard for requests that change the unit.
-template <typename Api>
-HttpServer::Handler guarded(std::shared_ptr<Api> api, BrowserPolicy browsers) {
-  return [api = std::move(api), browsers = std::move(browsers)](const HttpRequest& r) {
-    if (Api::changes_state(r)) {
-      if (auto why = refuse_cross_site(r, browsers)) {
-        return HttpResponse{403, "application/json", nlohmann::json{{"error", *why}}.dump()};
-      }
-    }
-    return api->handle(r);
-  };
-}
-
-}  // namespace
-
 EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services)
     : services_(services),
       runtime_(std::make_unique<SensorRuntime>(settings, services.materials, services.io,
@@ -69,47 +50,13 @@ void EmulatedSensor::start_api() {
     return reconfigure(next);
   };
   try {
-    if (s.model->family == core::SensorFamily::kOuster) {
-      ouster_api_ = std::make_shared<OusterApi>(s, apply);
-      http_ = std::make_unique<HttpServer>(services_.io, s.sensor_ip, s.api_port,
-                                           guarded(ouster_api_, services_.browsers));
-      text_ = std::make_unique<LineServer>(
-          services_.io, s.sensor_ip, kOusterTextPort,
-          [api = ouster_api_](const std::string& line, const std::string& remote) {
-            return api->handle_line(line, remote);
-          });
-      api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port()) +
-                  " and tcp " + std::to_string(kOusterTextPort);
-    } else if (s.model->family == core::SensorFamily::kVelodyne) {
-      velodyne_api_ = std::make_shared<VelodyneApi>(s, apply);
-      http_ = std::make_unique<HttpServer>(services_.io, s.sensor_ip, s.api_port,
-                                           guarded(velodyne_api_, services_.browsers));
-      api_note_ = ", API http://" + s.sensor_ip + ":" + std::to_string(http_->port());
-    } else if (s.model->family == core::SensorFamily::kHesai) {
-      hesai_api_ = std::make_shared<HesaiApi>(s, apply);
-      // PTC is not HTTP: no browser can send its binary frames, so no browser guard.
-      ptc_ = std::make_unique<PtcServer>(
-          services_.io, s.sensor_ip, s.api_port,
-          [api = hesai_api_](std::uint8_t command, std::span<const std::uint8_t> payload) {
-            return api->handle(command, payload);
-          });
-      api_note_ = ", PTC tcp " + s.sensor_ip + ":" + std::to_string(ptc_->port());
-    } else if (s.model->family == core::SensorFamily::kLivox) {
-      livox_sdk_ = std::make_unique<LivoxSdkServer>(
-          services_.io, s.sensor_ip, core::livox::kDiscoveryPort,
-          static_cast<std::uint16_t>(s.api_port), std::to_string(s.identity.serial_number));
-      api_note_ = ", Livox SDK2 discovery udp " + std::to_string(livox_sdk_->discovery_port()) +
-                  ", commands udp " + s.sensor_ip + ":" +
-                  std::to_string(livox_sdk_->command_port());
-    }
+    api_ = make_unit_api({s, services_.io, services_.browsers, apply});
+    api_note_ = api_ ? api_->note() : "";
   } catch (const std::exception& e) {
     // Asked for explicitly: a failure is fatal. By default (port 80), the packets still flow.
     if (s.api_port_explicit) throw;
     spdlog::warn("sensor {}: no web API: {}", s.name, e.what());
-    http_.reset();
-    text_.reset();
-    ptc_.reset();
-    livox_sdk_.reset();
+    api_.reset();
     api_note_ = ", no API (" + std::string(e.what()) + ")";
   }
 }
@@ -172,11 +119,8 @@ void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
 void EmulatedSensor::stop_input() {
   runtime_->stop_input();
   // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
-  http_.reset();
-  text_.reset();
-  ptc_.reset();
-  if (livox_sdk_) livox_sdk_counts_at_stop_ = livox_sdk_->counts();
-  livox_sdk_.reset();
+  if (api_) livox_sdk_counts_at_stop_ = api_->livox_sdk_counts();
+  api_.reset();
 }
 void EmulatedSensor::join() { runtime_->join(); }
 
@@ -186,13 +130,14 @@ std::string EmulatedSensor::describe() const {
       "sensor " + st.name + " (" + std::string(st.model->name) + ", " +
       std::to_string(st.pattern.columns_per_frame) + " columns at " +
       std::to_string(static_cast<int>(std::lround(1.0 / st.pattern.frame_period_s))) + " Hz";
-  if (st.model->family == core::SensorFamily::kOuster) {
+  if (core::scan_kind(*st.model) == core::ScanKind::kLidarMode) {
     line += ", " + std::string(core::ouster::profile_name(st.ouster.profile));
   }
-  // A RoboSense unit's side channel is its DIFOP, which drivers wait for.
-  const bool robosense = st.model->family == core::SensorFamily::kRoboSense;
-  line += ") hits " + runtime_->bound_hits().to_string() + " -> data " + st.out.to_string() +
-          (robosense ? ", DIFOP " : ", telemetry ") + st.telemetry.to_string();
+  // A side channel drivers wait for is named (RoboSense's DIFOP); the others are telemetry.
+  const core::FamilyPorts ports = core::family_of(*st.model).default_ports();
+  const std::string side = ports.telemetry_name == "DIFOP" ? "DIFOP" : "telemetry";
+  line += ") hits " + runtime_->bound_hits().to_string() + " -> data " + st.out.to_string() + ", " +
+          side + " " + st.telemetry.to_string();
   if (!st.sensor_ip.empty()) line += ", from " + st.sensor_ip;
   if (st.pattern.table) line += ", scan table " + st.pattern.table->source;
   return line + api_note_;
@@ -200,7 +145,7 @@ std::string EmulatedSensor::describe() const {
 
 SensorSnapshot EmulatedSensor::snapshot() const {
   SensorSnapshot s = snapshot_of(*runtime_);
-  s.livox_sdk = livox_sdk_ ? std::optional(livox_sdk_->counts()) : livox_sdk_counts_at_stop_;
+  s.livox_sdk = api_ ? api_->livox_sdk_counts() : livox_sdk_counts_at_stop_;
   return s;
 }
 

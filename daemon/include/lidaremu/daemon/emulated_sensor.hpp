@@ -1,7 +1,6 @@
 #pragma once
 // One emulated unit as the network sees it: its packet pipeline (SensorRuntime) and what it
-// answers on its own address (the Ouster HTTP API and TCP 7501, the Velodyne web interface, the
-// Hesai PTC port, the Livox SDK2 discovery and command ports).
+// answers on its own address (its family's UnitApi: unit_api.hpp).
 // A reinitialisation through the API replaces the pipeline with one built from the new settings,
 // keeping the input port, so the engine keeps sending where it did.
 #include <boost/asio/io_context.hpp>
@@ -12,13 +11,11 @@
 #include "lidaremu/core/materials.hpp"
 #include "lidaremu/daemon/browser_guard.hpp"
 #include "lidaremu/daemon/capture.hpp"
-#include "lidaremu/daemon/hesai_api.hpp"
-#include "lidaremu/daemon/http_server.hpp"
 #include "lidaremu/daemon/livox_sdk_server.hpp"
 #include "lidaremu/daemon/metrics.hpp"
 #include "lidaremu/daemon/reaper.hpp"
-#include "lidaremu/daemon/sensor_api.hpp"
 #include "lidaremu/daemon/sensor_runtime.hpp"
+#include "lidaremu/daemon/unit_api.hpp"
 
 namespace lidaremu::daemon {
 
@@ -65,16 +62,10 @@ class EmulatedSensor {
   // and holds at most two pipelines per sensor.
   bool retiring_ = false;
   std::optional<SensorSettings> pending_;
-  // Shared with the web servers' sessions, which may outlive this sensor (a reload); `alive_`
-  // tells a late request that the sensor it would reconfigure is gone.
-  std::shared_ptr<OusterApi> ouster_api_;
-  std::shared_ptr<VelodyneApi> velodyne_api_;
-  std::shared_ptr<HesaiApi> hesai_api_;
+  // `alive_` tells a late request on the unit's API (its sessions may outlive this sensor, a
+  // reload) that the sensor it would reconfigure is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::unique_ptr<HttpServer> http_;
-  std::unique_ptr<LineServer> text_;
-  std::unique_ptr<PtcServer> ptc_;
-  std::unique_ptr<LivoxSdkServer> livox_sdk_;
+  std::unique_ptr<UnitApi> api_;  // null: none (the family's units serve none, or no address)
   std::optional<LivoxSdkCounts> livox_sdk_counts_at_stop_;  // once its ports are closed
   std::string api_note_;
 };
