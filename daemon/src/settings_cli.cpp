@@ -17,8 +17,8 @@ std::string help_of(const SettingRow& row) {
   if (row.range || row.listed != nullptr) help += "; " + setting_accepted(row);
   std::string fallback = setting_default_text(row);
   std::erase(fallback, '`');
-  // A default that differs by family is the reference's to tell.
-  if (fallback.size() > 60) fallback = "per family, see docs/flags.md";
+  // A default that takes a paragraph is the reference's to tell.
+  if (fallback.size() > 160) fallback = "see docs/flags.md";
   if (!fallback.empty()) help += " (default: " + fallback + ")";
   return help;
 }

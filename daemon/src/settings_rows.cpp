@@ -267,7 +267,7 @@ const SettingRow kRows[] = {
            return std::to_string(ports.telemetry) + " (" + std::string(ports.telemetry_name) + ")";
          },
      .help = "the side channel (Velodyne position, Ouster IMU, Hesai GPS, RoboSense DIFOP, "
-             "Livox IMU packets), udp://HOST:PORT, default on the --out host",
+             "Livox IMU packets), udp://HOST:PORT",
      .doc = "the side channel: Velodyne position packets; Ouster IMU packets; Hesai GPS packets "
             "(nebula's `gnss_port`: XT32, XT16, XT32M2X, 40P, 64; none from the QT heads); "
             "RoboSense DIFOP, before the first MSOP packet and once a second; Livox IMU, 200 a "
@@ -421,8 +421,8 @@ const SettingRow kRows[] = {
      .metavar = "ADDR",
      .target = &F::sensor_ip,
      .default_text = "`127.0.0.2` + sensor id",
-     .help = "the emulated unit's address: packets leave from it, its API listens on it "
-             "(default 127.0.0.2 + sensor id when --out is on loopback)",
+     .help = "the emulated unit's address: packets leave from it, its API listens on it (a "
+             "default only when --out is on loopback)",
      .doc = "the emulated unit's own address: packets leave from it, its web API listens on it "
             "(one loopback address per sensor lets several run on one host). Default only when "
             "`--out` is on loopback; otherwise packets leave from any address and no API runs",
