@@ -61,11 +61,8 @@ std::string model_for(const SettingRow& row) {
 // The row's example as a TOML value.
 std::string toml_value(const SettingRow& row) {
   const std::string example(row.example);
-  const bool list =
-      std::holds_alternative<std::vector<std::string> daemon::SensorFlags::*>(row.target) ||
-      std::holds_alternative<std::vector<std::string> daemon::DaemonSettings::*>(row.target);
-  if (row.pair) return "[" + example + "]";
-  if (list) {
+  if (daemon::setting_kind(row) == daemon::SettingKind::kPair) return "[" + example + "]";
+  if (daemon::setting_kind(row) == daemon::SettingKind::kTexts) {
     std::string items;
     std::size_t from = 0;
     while (from <= example.size()) {
@@ -75,10 +72,7 @@ std::string toml_value(const SettingRow& row) {
     }
     return "[" + items + "]";
   }
-  daemon::SensorFlags probe;
-  daemon::DaemonSettings probe_daemon;
-  const bool text = store_setting(row, example, {&probe, &probe_daemon}) == std::nullopt;
-  return text ? "\"" + example + "\"" : example;
+  return daemon::setting_kind(row) == daemon::SettingKind::kText ? "\"" + example + "\"" : example;
 }
 
 // A config that the rows' examples do not disturb: no ports the machine may hold.

@@ -109,13 +109,7 @@ void read_table(const toml::table& table, SettingScope scope, const std::string&
                                   ")"));
       continue;
     }
-    if (auto error = store_setting(*row, *value, into)) {
-      problems.push_back(path + ": " + *error);
-      continue;
-    }
-    if (row->given_marker && into.daemon != nullptr) {
-      (row->key == "http" ? into.daemon->http_explicit : into.daemon->foxglove_explicit) = true;
-    }
+    if (auto error = store_setting(*row, *value, into)) problems.push_back(path + ": " + *error);
   }
 }
 

@@ -57,10 +57,7 @@ std::optional<int> read_command_line(int argc, const char* const* argv,
     std::string names(row.flag);
     if (!row.alias.empty()) names += "," + std::string(row.alias);
     CLI::Option* option = nullptr;
-    const bool list =
-        std::holds_alternative<std::vector<std::string> SensorFlags::*>(row.target) ||
-        std::holds_alternative<std::vector<std::string> DaemonSettings::*>(row.target);
-    if (list) {
+    if (setting_kind(row) == SettingKind::kTexts) {
       option = app.add_option(names, lists[&row], help_of(row))->delimiter(',');
     } else {
       option = app.add_option(names, texts[&row], help_of(row));
@@ -115,9 +112,6 @@ std::optional<int> read_command_line(int argc, const char* const* argv,
     if (error) {
       problems.push_back(std::string(row->flag) + " " + *error);
       continue;
-    }
-    if (row->given_marker) {
-      (row->key == "http" ? out.settings.http_explicit : out.settings.foxglove_explicit) = true;
     }
     if (!config.empty()) {
       out.notes.push_back(std::string(row->flag) + " " + setting_text(*row, into) +

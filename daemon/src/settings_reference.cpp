@@ -45,27 +45,19 @@ std::string changed_by(const SettingRow& row) {
 }
 
 std::string type_of(const SettingRow& row) {
-  if (row.pair) return "[START, END]";
-  return std::visit(
-      [](auto target) -> std::string {
-        if constexpr (std::is_same_v<decltype(target), PhysicsParamField> ||
-                      std::is_same_v<decltype(target), double SensorFlags::*> ||
-                      std::is_same_v<decltype(target), double DaemonSettings::*>) {
-          return "number";
-        } else if constexpr (std::is_same_v<decltype(target), int SensorFlags::*> ||
-                             std::is_same_v<decltype(target), int DaemonSettings::*> ||
-                             std::is_same_v<decltype(target), std::uint64_t SensorFlags::*>) {
-          return "whole number";
-        } else if constexpr (std::is_same_v<decltype(target),
-                                            std::vector<std::string> SensorFlags::*> ||
-                             std::is_same_v<decltype(target),
-                                            std::vector<std::string> DaemonSettings::*>) {
-          return "strings";
-        } else {
-          return "string";
-        }
-      },
-      row.target);
+  switch (setting_kind(row)) {
+    case SettingKind::kText:
+      return "string";
+    case SettingKind::kWholeNumber:
+      return "whole number";
+    case SettingKind::kNumber:
+      return "number";
+    case SettingKind::kTexts:
+      return "strings";
+    case SettingKind::kPair:
+      return "[START, END]";
+  }
+  return "string";
 }
 
 std::string file_key(const SettingRow& row) {

@@ -123,7 +123,7 @@ const SettingRow kRows[] = {
             "cannot be bound the daemon warns and runs without it; an explicit address that "
             "cannot be bound is fatal",
      .example = "127.0.0.1:0",
-     .given_marker = true},
+     .given = &D::http_explicit},
     {.key = "http_token",
      .flag = "--http-token",
      .metavar = "TOKEN",
@@ -168,7 +168,7 @@ const SettingRow kRows[] = {
             "([live-view.md](live-view.md)); port 0 picks a free port (printed). A default "
             "address that cannot be bound only warns; an explicit one is fatal",
      .example = "off",
-     .given_marker = true},
+     .given = &D::foxglove_explicit},
     {.key = "export_dir",
      .flag = "--export",
      .metavar = "DIR",

@@ -136,36 +136,6 @@ std::optional<std::string> store_into(T& field, const SettingValue& value) {
   }
 }
 
-bool numeric(const SettingRow& row) {
-  return std::visit(
-      [](auto target) {
-        if constexpr (std::is_same_v<decltype(target), PhysicsParamField>) {
-          return true;
-        } else {
-          using T = typename MemberOf<decltype(target)>::Type;
-          return std::is_arithmetic_v<T>;
-        }
-      },
-      row.target);
-}
-
-bool whole_number(const SettingRow& row) {
-  return std::visit(
-      [](auto target) {
-        if constexpr (std::is_same_v<decltype(target), PhysicsParamField>) {
-          return false;
-        } else {
-          return std::is_integral_v<typename MemberOf<decltype(target)>::Type>;
-        }
-      },
-      row.target);
-}
-
-bool is_list(const SettingRow& row) {
-  return std::holds_alternative<std::vector<std::string> SensorFlags::*>(row.target) ||
-         std::holds_alternative<std::vector<std::string> DaemonSettings::*>(row.target);
-}
-
 bool one_of(std::string_view choices, const std::string& value) {
   std::size_t from = 0;
   while (from <= choices.size()) {
@@ -204,11 +174,21 @@ void check_row(const SettingRow& row, const ReadValues& values, const std::strin
 
 }  // namespace
 
-const SettingRow* setting_by_flag(std::string_view flag) {
-  for (const auto& row : settings_schema()) {
-    if (!flag.empty() && (row.flag == flag || row.alias == flag)) return &row;
-  }
-  return nullptr;
+SettingKind setting_kind(const SettingRow& row) {
+  if (row.pair) return SettingKind::kPair;
+  return std::visit(
+      [](auto target) {
+        if constexpr (std::is_same_v<decltype(target), PhysicsParamField>) {
+          return SettingKind::kNumber;
+        } else {
+          using T = typename MemberOf<decltype(target)>::Type;
+          if constexpr (std::is_same_v<T, std::vector<std::string>>) return SettingKind::kTexts;
+          if constexpr (std::is_integral_v<T>) return SettingKind::kWholeNumber;
+          if constexpr (std::is_floating_point_v<T>) return SettingKind::kNumber;
+          return SettingKind::kText;
+        }
+      },
+      row.target);
 }
 
 const SettingRow* setting_by_key(SettingScope scope, std::string_view key) {
@@ -222,15 +202,19 @@ std::optional<std::string> store_setting(const SettingRow& row, const SettingVal
                                          const SettingValues& into) {
   std::optional<std::string> error;
   with_field(row, into, [&](auto& field) { error = store_into(field, value); });
+  if (!error && row.given != nullptr && into.daemon != nullptr) into.daemon->*row.given = true;
   return error;
 }
 
 std::optional<std::string> store_setting_text(const SettingRow& row, const std::string& text,
                                               const SettingValues& into) {
-  if (is_list(row)) return store_setting(row, split_commas(text), into);
-  if (!numeric(row)) return store_setting(row, text, into);
+  const SettingKind kind = setting_kind(row);
+  if (kind == SettingKind::kTexts) return store_setting(row, split_commas(text), into);
+  if (kind != SettingKind::kWholeNumber && kind != SettingKind::kNumber) {
+    return store_setting(row, text, into);
+  }
   const char* end = text.data() + text.size();
-  if (whole_number(row)) {
+  if (kind == SettingKind::kWholeNumber) {
     std::int64_t i = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), end, i);
     if (ec != std::errc() || ptr != end || text.empty()) {

@@ -79,15 +79,20 @@ struct SettingRow {            // NOLINT(clang-analyzer-optin.performance.Paddin
   std::string_view help{};     // one line: --help
   std::string_view doc{};      // the reference's text (empty: the help line)
   std::string_view example{};  // a value the daemon accepts (docs, tests)
-  bool given_marker = false;   // http, foxglove: given explicitly, a failed bind is fatal
+  // Set when the setting is given (http, foxglove: an explicit address that fails to bind is
+  // fatal).
+  bool DaemonSettings::*given = nullptr;
 };
 
 // Every row: the [daemon] settings, then the [[sensor]] ones, then the physics parameters.
 [[nodiscard]] std::span<const SettingRow> settings_schema();
 // The physics_params rows alone (settings_rows_physics.cpp), part of the above.
 [[nodiscard]] std::span<const SettingRow> physics_param_rows();
-[[nodiscard]] const SettingRow* setting_by_flag(std::string_view flag);
 [[nodiscard]] const SettingRow* setting_by_key(SettingScope scope, std::string_view key);
+
+// The form of a row's value: what a flag's text is read as and the reference calls it.
+enum class SettingKind : std::uint8_t { kText, kWholeNumber, kNumber, kTexts, kPair };
+[[nodiscard]] SettingKind setting_kind(const SettingRow& row);
 
 // The values settings are read into: a sensor's raw values and the daemon's settings.
 struct SettingValues {
