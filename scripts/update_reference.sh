@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the settings reference the schema produces (daemon/src/settings_rows.cpp) into
+# Writes the settings reference the schema produces (daemon/src/config/settings_rows.cpp) into
 # docs/flags.md and docs/config.md, between their "generated" markers; test_settings_schema fails
 # until the committed pages match. Run after changing a row: bash scripts/update_reference.sh
 set -euo pipefail

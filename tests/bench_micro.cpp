@@ -22,7 +22,7 @@
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/core/simd.hpp"
-#include "lidaremu/daemon/live_view.hpp"
+#include "lidaremu/daemon/view/live_view.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 

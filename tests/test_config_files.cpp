@@ -9,7 +9,7 @@
 #include <iterator>
 
 #include "lidaremu/core/materials.hpp"
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 
 using namespace lidaremu::daemon;
 

@@ -20,7 +20,7 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
-#include "lidaremu/daemon/thread_guard.hpp"
+#include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;

@@ -14,7 +14,7 @@
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;

@@ -18,7 +18,7 @@
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/hesai/ptc.hpp"
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;

@@ -15,7 +15,7 @@
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/livox.hpp"
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lidaremu/core/livox.hpp"
-#include "lidaremu/daemon/livox_sdk_server.hpp"
+#include "lidaremu/daemon/vendor/livox/sdk_server.hpp"
 
 using namespace lidaremu;
 namespace asio = boost::asio;

@@ -25,8 +25,8 @@
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pcap.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "lidaremu/daemon/capture.hpp"
-#include "lidaremu/daemon/metrics.hpp"
+#include "lidaremu/daemon/ops/capture.hpp"
+#include "lidaremu/daemon/ops/metrics.hpp"
 
 using namespace lidaremu;
 using namespace std::chrono_literals;

@@ -1,4 +1,5 @@
 // The wire protocol: verification before use, every malformed datagram a counted error value.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -10,9 +11,10 @@
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "lidaremu/daemon/frame_admission.hpp"
-#include "lidaremu/daemon/frame_order.hpp"
-#include "lidaremu/daemon/physics_gate.hpp"
+#include "lidaremu/daemon/runtime/frame_admission.hpp"
+#include "lidaremu/daemon/runtime/frame_order.hpp"
+#include "lidaremu/daemon/runtime/packet_queue.hpp"
+#include "lidaremu/daemon/runtime/physics_gate.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 
@@ -465,6 +467,44 @@ TEST_CASE("The physics gate serves the oldest frame first, whenever it asked",
   CHECK(gate.waiting() == 0);
   // With nobody waiting, any ticket enters at once.
   const daemon::PhysicsGate::Pass again(gate, youngest + 10);
+}
+
+TEST_CASE("The packet queue keeps order, refuses a packet larger than its slots, holds back",
+          "[daemon][hostile]") {
+  daemon::PacketQueue queue(2, 8);
+  const std::vector<std::uint8_t> fits{1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<std::uint8_t> too_large(9, 0xee);
+  CHECK(queue.put(fits, {core::PacketChannel::kData, 1.5, 7, 0}));
+  // One byte more than a slot: refused as a value, nothing queued, nothing written.
+  CHECK_FALSE(queue.put(too_large, {core::PacketChannel::kData, 2.0, 7, 0}));
+  CHECK(queue.queued() == 1);
+  CHECK(queue.put(std::span(fits).first(3), {core::PacketChannel::kTelemetry, 2.5, 8, 42}));
+  // Both slots are taken: a third packet waits until the sender gives one back.
+  std::atomic<bool> third_in{false};  // Catch2 asserts on the test's thread only
+  std::thread producer([&] {
+    third_in = queue.put(std::span(fits).last(2), {core::PacketChannel::kData, 3.0, 9, 0});
+    queue.end();
+  });
+  daemon::PacketSlot* first = queue.take();
+  REQUIRE(first != nullptr);
+  CHECK(std::vector<std::uint8_t>(first->packet().begin(), first->packet().end()) == fits);
+  CHECK(first->sensor_time_s == 1.5);
+  CHECK_FALSE(third_in.load());
+  queue.give_back(first);
+  daemon::PacketSlot* second = queue.take();
+  REQUIRE(second != nullptr);
+  CHECK(second->size == 3);
+  CHECK(second->channel == core::PacketChannel::kTelemetry);
+  CHECK(second->frame_sequence == 8);
+  CHECK(second->frame_input_done_ns == 42);
+  queue.give_back(second);
+  daemon::PacketSlot* third = queue.take();
+  REQUIRE(third != nullptr);
+  CHECK(third->packet()[0] == 7);
+  queue.give_back(third);
+  CHECK(queue.take() == nullptr);  // the end
+  producer.join();
+  CHECK(third_in.load());
 }
 
 TEST_CASE("A frame's admission counts the physics still to come of the frames before it",

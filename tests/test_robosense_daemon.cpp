@@ -11,7 +11,7 @@
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/robosense.hpp"
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 
 using namespace lidaremu::daemon;
 

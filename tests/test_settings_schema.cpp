@@ -12,8 +12,8 @@
 
 #include "daemon_process.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "lidaremu/daemon/settings.hpp"
-#include "lidaremu/daemon/settings_schema.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
+#include "lidaremu/daemon/config/settings_schema.hpp"
 
 using namespace lidaremu;
 using daemon::SettingRow;

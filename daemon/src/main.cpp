@@ -14,14 +14,14 @@
 
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/simd.hpp"
-#include "lidaremu/daemon/control_api.hpp"
-#include "lidaremu/daemon/emulated_sensor.hpp"
-#include "lidaremu/daemon/live_view.hpp"
-#include "lidaremu/daemon/metrics.hpp"
-#include "lidaremu/daemon/sensor_set.hpp"
-#include "lidaremu/daemon/settings.hpp"
-#include "lidaremu/daemon/settings_cli.hpp"
-#include "lidaremu/daemon/thread_guard.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
+#include "lidaremu/daemon/config/settings_cli.hpp"
+#include "lidaremu/daemon/ops/control_api.hpp"
+#include "lidaremu/daemon/ops/metrics.hpp"
+#include "lidaremu/daemon/ops/thread_guard.hpp"
+#include "lidaremu/daemon/runtime/emulated_sensor.hpp"
+#include "lidaremu/daemon/runtime/sensor_set.hpp"
+#include "lidaremu/daemon/view/live_view.hpp"
 
 #ifndef LIDAREMU_DEFAULT_MATERIALS
 #define LIDAREMU_DEFAULT_MATERIALS "config/materials.toml"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lidaremu/daemon/settings.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
 
 // The libFuzzer entry point keeps the name libFuzzer looks for.
 // NOLINTNEXTLINE(readability-identifier-naming)

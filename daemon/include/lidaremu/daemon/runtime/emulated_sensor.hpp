@@ -1,0 +1,73 @@
+#pragma once
+// One emulated unit as the network sees it: its packet pipeline (SensorRuntime) and what it
+// answers on its own address (its family's UnitApi: unit_api.hpp).
+// A reinitialisation through the API replaces the pipeline with one built from the new settings,
+// keeping the input port, so the engine keeps sending where it did.
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lidaremu/core/materials.hpp"
+#include "lidaremu/daemon/net/browser_guard.hpp"
+#include "lidaremu/daemon/ops/capture.hpp"
+#include "lidaremu/daemon/ops/metrics.hpp"
+#include "lidaremu/daemon/ops/reaper.hpp"
+#include "lidaremu/daemon/runtime/sensor_runtime.hpp"
+#include "lidaremu/daemon/vendor/livox/sdk_server.hpp"
+#include "lidaremu/daemon/vendor/unit_api.hpp"
+
+namespace lidaremu::daemon {
+
+// What every sensor is started with besides its own settings; the daemon's, for its whole life.
+struct SensorServices {
+  const core::MaterialTable& materials;
+  boost::asio::io_context& io;
+  Recorders recorders;
+  BrowserPolicy browsers;  // who may change the unit's settings through its APIs
+  Reaper& reaper;          // waits for retired pipelines off the io thread
+};
+
+class EmulatedSensor {
+ public:
+  EmulatedSensor(const SensorSettings& settings, const SensorServices& services);
+  ~EmulatedSensor();
+  EmulatedSensor(const EmulatedSensor&) = delete;
+  EmulatedSensor& operator=(const EmulatedSensor&) = delete;
+
+  // Starts the pipeline and the APIs; throws with an actionable message.
+  void start();
+  void drain_and_stop();
+  // drain_and_stop in two halves (SensorRuntime's): input off on the io thread, then the wait.
+  void stop_input();
+  void join();
+  [[nodiscard]] const SensorRuntime& runtime() const { return *runtime_; }
+  [[nodiscard]] SensorRuntime& runtime() { return *runtime_; }
+  // One line for the start-up log: model, scan, where hits arrive and packets go, the API.
+  [[nodiscard]] std::string describe() const;
+  // What /metrics shows of it: its pipeline's counters, and its side channels' own.
+  [[nodiscard]] SensorSnapshot snapshot() const;
+
+ private:
+  std::string reconfigure(const SensorSettings& next);
+  std::string apply(const SensorSettings& next);
+  void retired();
+  void write_metadata(const SensorSettings& s) const;
+  void start_api();
+
+  SensorServices services_;
+  std::unique_ptr<SensorRuntime> runtime_;
+  // A previous pipeline still sending what it accepted: a reinitialisation asked meanwhile waits
+  // for it in `pending_` (the latest one wins), so a storm of them costs the io thread nothing
+  // and holds at most two pipelines per sensor.
+  bool retiring_ = false;
+  std::optional<SensorSettings> pending_;
+  // `alive_` tells a late request on the unit's API (its sessions may outlive this sensor, a
+  // reload) that the sensor it would reconfigure is gone.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<UnitApi> api_;  // null: none (the family's units serve none, or no address)
+  std::optional<LivoxSdkCounts> livox_sdk_counts_at_stop_;  // once its ports are closed
+  std::string api_note_;
+};
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,95 @@
+#pragma once
+// Real-time admission by deadline. Under overload a frame that waits (in the socket's buffer,
+// behind the frames before it, behind other sensors' physics) leaves late and makes every frame
+// after it late. Before any work is spent on a frame, this predicts when its last packet would
+// leave, from how long the physics has been taking and where the sending thread's schedule
+// stands, and lets it through only if that is within the bound of its input being complete (the
+// time its last datagram reached the host); a frame that would leave later is dropped whole, and
+// counted, so that the frames that do leave stay fresh and the CPU goes to them.
+//
+// The bound is three frame periods (the target the speed issue sets), or, when reading, physics
+// and pacing alone take longer (a frame's physics near or over a period, a pacing margin set
+// above one, a slow machine's input thread), what a frame processed the moment the input thread
+// handed it on would take, plus half a period: then a frame is dropped only for having waited,
+// never for the work being slow, so a slow sensor still sends every frame it can. The input
+// thread's reading counts as the frame's own work up to one period; more is a backlog (the
+// socket's buffer filling), which counts as waiting. And a sensor that has sent nothing for thirty
+// periods has its next frame let through whatever the prediction, so that no estimate, setting
+// or machine can silence it.
+//
+// The prediction mirrors the sending thread's rule (sensor_emission.cpp, emit_loop): a frame whose
+// first packet is due within the pacing window of when it is ready is sent on the schedule
+// (late by up to kResyncSlackS it catches up); one due further ahead (its sensor time jumped)
+// follows the frame before at once if the sender was streaming on time; otherwise the schedule
+// starts afresh, the margin ahead of the moment the sender is free.
+//
+// Pure arithmetic on seconds of one monotonic clock, so that it is tested without threads.
+#include <algorithm>
+#include <optional>
+
+namespace lidaremu::daemon {
+
+class FrameAdmission {
+ public:
+  static constexpr double kFreshPeriods = 3.0;
+  // How long a frame may have waited when its work alone fills the bound: a frame queued behind
+  // another's physics is over.
+  static constexpr double kWaitPeriods = 0.5;
+  // The input thread's reading of a frame, counted as its own work up to this many periods.
+  static constexpr double kInputLagPeriods = 1.0;
+  // A sensor silent this many periods has its next frame admitted (it re-measures the physics).
+  static constexpr double kProbeAfterPeriods = 30.0;
+  // The sender's catch-up window (emit_loop's resynchronisation threshold).
+  static constexpr double kResyncSlackS = 0.050;
+  // Weight of the newest physics time in the running estimate.
+  static constexpr double kEstimateWeight = 0.3;
+
+  FrameAdmission(double frame_period_s, double pacing_margin_s)
+      : period_s_(frame_period_s), margin_s_(pacing_margin_s) {}
+
+  // When the last packet of a frame that becomes ready for the physics at now_s would leave.
+  // first_packet_due_s: when the sender's schedule has the frame's first packet (none before the
+  // sender has sent anything, or when its schedule is unknown).
+  [[nodiscard]] double predicted_last_packet_s(double now_s,
+                                               std::optional<double> first_packet_due_s) const;
+  // Whether a frame whose input was complete at input_done_s, and which the input thread handed
+  // on input_lag_s later, goes through the physics; a frame refused is the caller's to drop.
+  bool admit(double now_s, double input_done_s, double input_lag_s,
+             std::optional<double> first_packet_due_s);
+  // Whether the last frame admitted was let through for the silence alone (predicted late).
+  [[nodiscard]] bool last_was_probe() const { return last_was_probe_; }
+  // A frame admitted while it was still arriving, judged again once complete and through its
+  // physics (physics_s: what that took, counted as its own work like the estimate): whether its
+  // last packet, handed to the sender at now_s, still leaves within the bound of its input.
+  // When not, it is the caller's to drop, and its admission is undone: the silence that lets a
+  // frame through counts on from before it.
+  bool still_in_time(double now_s, double input_done_s, double physics_s,
+                     std::optional<double> first_packet_due_s);
+  // An admitted frame was processed in `seconds` and its packets handed to the sender at now_s:
+  // the estimate learns, and the sender is busy until the frame's last packet leaves.
+  void processed(double seconds, double now_s, std::optional<double> first_packet_due_s);
+
+  [[nodiscard]] double processing_estimate_s() const { return estimate_s_; }
+  // How old a frame the input thread took input_lag_s to hand on may be when its last packet
+  // leaves (it follows the physics estimate).
+  [[nodiscard]] double budget_s(double input_lag_s = 0) const {
+    const double own_work_s = std::clamp(input_lag_s, 0.0, kInputLagPeriods * period_s_);
+    return std::max(kFreshPeriods * period_s_,
+                    own_work_s + estimate_s_ + margin_s_ + (1 + kWaitPeriods) * period_s_);
+  }
+
+ private:
+  // When the last packet of a frame ready at ready_s leaves.
+  [[nodiscard]] double last_packet_s(double ready_s,
+                                     std::optional<double> first_packet_due_s) const;
+  double period_s_;
+  double margin_s_;
+  double estimate_s_ = 0;
+  bool estimated_ = false;
+  double sender_busy_until_s_ = 0;         // predicted time the last packet handed on leaves
+  std::optional<double> silent_since_s_;   // the last admission, or the first frame offered
+  std::optional<double> silent_before_s_;  // silent_since_s_ before the last admission
+  bool last_was_probe_ = false;
+};
+
+}  // namespace lidaremu::daemon

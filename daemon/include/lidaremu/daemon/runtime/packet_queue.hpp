@@ -1,0 +1,64 @@
+#pragma once
+// The packets between a sensor's processing thread and its sending thread: a fixed pool of
+// slots, each as large as the largest packet the encoder sends, allocated once. The processing
+// thread waits for a free slot when the sender is behind (back-pressure, never growth); a packet
+// larger than a slot is refused as a value, for the caller to count, never written past the end.
+#include <tbb/concurrent_queue.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+
+namespace lidaremu::daemon {
+
+struct PacketSlot {
+  std::vector<std::uint8_t> bytes;  // capacity; the packet is the first `size`
+  std::size_t size = 0;
+  double sensor_time_s = 0;
+  // Which frame the packet is of (counting processed frames), and that frame's
+  // FrameHits::input_done_ns once known (0 in packets encoded before its input was complete).
+  std::uint64_t frame_sequence = 0;
+  std::int64_t frame_input_done_ns = 0;
+  core::PacketChannel channel = core::PacketChannel::kData;
+  [[nodiscard]] std::span<const std::uint8_t> packet() const { return {bytes.data(), size}; }
+};
+
+// What a packet was of, besides its bytes.
+struct PacketTag {
+  core::PacketChannel channel = core::PacketChannel::kData;
+  double sensor_time_s = 0;
+  std::uint64_t frame_sequence = 0;
+  std::int64_t frame_input_done_ns = 0;
+};
+
+class PacketQueue {
+ public:
+  PacketQueue(int slots, std::size_t slot_bytes);
+  PacketQueue(const PacketQueue&) = delete;
+  PacketQueue& operator=(const PacketQueue&) = delete;
+
+  // Processing thread: copies the packet into a free slot (waiting for one) and queues it.
+  // False, with nothing queued, when it is larger than a slot.
+  bool put(std::span<const std::uint8_t> bytes, const PacketTag& tag);
+  // Processing thread: the end of the stream; take() returns null after the packets before it.
+  void end();
+  // Sending thread: the next packet (waits for one), or null at the end; give it back once sent.
+  PacketSlot* take();
+  void give_back(PacketSlot* slot);
+
+  [[nodiscard]] std::size_t slot_bytes() const { return slot_bytes_; }
+  [[nodiscard]] int slots() const { return static_cast<int>(pool_.size()); }
+  // Packets waiting to be sent (approximate, for metrics).
+  [[nodiscard]] std::size_t queued() const;
+
+ private:
+  std::size_t slot_bytes_;
+  std::vector<std::unique_ptr<PacketSlot>> pool_;
+  tbb::concurrent_bounded_queue<PacketSlot*> free_;
+  tbb::concurrent_bounded_queue<PacketSlot*> ready_;
+};
+
+}  // namespace lidaremu::daemon

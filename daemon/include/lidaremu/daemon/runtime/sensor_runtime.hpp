@@ -1,0 +1,205 @@
+#pragma once
+// One emulated sensor: an input thread that receives the engine's datagrams in batches
+// (recvmmsg) and gathers them into frames, a processing thread that runs the physics under TBB
+// on a frame's columns as they arrive and encodes, and an emit thread that paces packets like
+// the real unit. Bounded queues join them; when input outruns processing the oldest whole frame
+// is dropped and counted. Each
+// sensor's input has its own thread, so one sensor's flood (or the io thread's HTTP work)
+// never delays another's receiving.
+#include <tbb/concurrent_queue.h>
+
+#include <array>
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "lidaremu/core/encoder.hpp"
+#include "lidaremu/core/frame.hpp"
+#include "lidaremu/core/motion.hpp"
+#include "lidaremu/core/pipeline.hpp"
+#include "lidaremu/daemon/config/settings.hpp"
+#include "lidaremu/daemon/ops/capture.hpp"
+#include "lidaremu/daemon/ops/counters.hpp"
+#include "lidaremu/daemon/runtime/frame_admission.hpp"
+#include "lidaremu/daemon/runtime/packet_queue.hpp"
+#include "lidaremu/daemon/runtime/physics_gate.hpp"
+#include "lidaremu/daemon/runtime/streamed_frame.hpp"
+#include "lidaremu/daemon/view/live_view.hpp"
+#include "lidaremu/protocol/raw_rows.hpp"
+
+namespace lidaremu::daemon {
+
+class SensorRuntime {
+ public:
+  // recorders: where emitted packets (--pcap) and received datagrams (--record) also go.
+  SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
+                boost::asio::io_context& io, Recorders recorders = {});
+  ~SensorRuntime();
+  SensorRuntime(const SensorRuntime&) = delete;
+  SensorRuntime& operator=(const SensorRuntime&) = delete;
+
+  // Faults the pipeline's scratch in (138 MB for an OS1-128 2048x10, in huge pages: up to a few
+  // hundred milliseconds when the kernel compacts memory for them) on the calling thread, before
+  // start(), so that no frame waits for it. Without it the processing thread does it when it
+  // starts (a reinitialisation: the io thread must not wait that long), and the first frames
+  // may be dropped as late.
+  void warm_up();
+  // Binds the sockets (throws with an actionable message) and starts the threads.
+  void start();
+  // Stops input, processes what was accepted, sends it, and joins the threads.
+  void drain_and_stop();
+  // The two halves of drain_and_stop. stop_input (io thread) stops the input thread (at once:
+  // it wakes on a signal of its own), closes the hit socket, so the port is free, and hands the
+  // frame being filled on; join (any thread) waits until everything accepted was processed and
+  // sent.
+  void stop_input();
+  void join();
+
+  [[nodiscard]] Endpoint bound_hits() const;
+  // Weather from the next frame on (any thread; Control messages change it too, on the input
+  // thread, which takes the lock only when the weather changed).
+  void set_weather(const core::Weather& weather);
+  [[nodiscard]] core::Weather weather() const;
+  [[nodiscard]] bool paused() const { return paused_.load(std::memory_order_relaxed); }
+  // Frames waiting for physics, packets waiting to be sent (approximate, for metrics).
+  [[nodiscard]] std::size_t frames_queued() const;
+  [[nodiscard]] std::size_t packets_queued() const;
+  // Datagrams the kernel dropped on the hit socket because its buffer was full (Linux
+  // /proc/net/udp): input lost before the daemon could see it. Kept after the socket closes.
+  [[nodiscard]] std::uint64_t input_kernel_drops() const;
+  [[nodiscard]] const SensorCounters& counters() const { return counters_; }
+  // Packets and datagrams left out of --pcap / --record because the writer was behind.
+  [[nodiscard]] std::uint64_t capture_dropped() const {
+    return (output_lane_ ? output_lane_->dropped() : 0) +
+           (input_lane_ ? input_lane_->dropped() : 0);
+  }
+  [[nodiscard]] const SensorSettings& settings() const { return settings_; }
+  // The live view's counters for this sensor (null without a live view).
+  [[nodiscard]] const ViewCounters* view_counters() const {
+    return tap_ ? &tap_->counters() : nullptr;
+  }
+
+ private:
+  class QueueSink;
+  class TeeSink;
+
+  // ingest (input thread)
+  void input_loop();
+  void on_datagram(std::span<const std::uint8_t> datagram);
+  [[nodiscard]] std::string sender_text() const;
+  void on_framed(std::span<const std::uint8_t> datagram);
+  void on_raw(std::span<const std::uint8_t> datagram);
+  void on_control(std::span<const std::uint8_t> datagram);
+  std::uint64_t kernel_drops_at_close_ = 0;
+  StreamedFrame* acquire_frame(std::uint32_t frame_number);
+  // After a datagram is stored: publishes the columns now in (current_ready_) to the
+  // processing thread (the first datagram hands the frame on).
+  void publish_current();
+  void submit_current();
+  void log_rejection(protocol::BatchError e);
+
+  // processing and emission (own threads)
+  void process_loop();
+  // Real time: whether a complete frame can still leave fresh (FrameAdmission); when not, it is
+  // dropped whole and counted. Once the input has stopped, everything accepted is processed.
+  // A frame still arriving (not complete) is judged as it will be once complete; work_ahead_s:
+  // the physics still to come of frames (of any sensor) admitted before it, which go first.
+  bool admit_in_time(const core::FrameHits& frame, bool complete, double work_ahead_s);
+  // A frame admitted while arriving, judged again once complete and through the physics.
+  bool still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns);
+  // Runs the physics on the frame's columns as they are published, encoding what is final;
+  // judge_when_complete: the real-time admission judges the frame again once it is complete,
+  // before any of it is sent.
+  void process_frame(StreamedFrame& frame, QueueSink& sink, PhysicsGate::Commitment& commitment,
+                     bool judge_when_complete);
+  // When the sender's schedule has the first packet of a frame starting at sensor_time_s
+  // (steady-clock seconds; none before the sender has anchored its schedule).
+  [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
+  void emit_loop();
+  // The sensor time a frame starts at; next_frame_start only looks, frame_start_time also
+  // moves the sensor's clock on.
+  [[nodiscard]] double next_frame_start(const core::FrameHits& frame) const;
+  double frame_start_time(const core::FrameHits& frame);
+
+  SensorSettings settings_;
+  const core::MaterialTable& materials_;
+  boost::asio::ip::udp::socket hits_socket_;
+  // Input thread: where the datagram being handled came from, when the last batch arrived.
+  core::UdpAddress sender_;
+  // When the datagram being handled reached the host (the kernel's receive timestamp, as
+  // steady-clock nanoseconds; 0 outside a datagram): a frame it completes was complete then,
+  // however long it waited in the socket's buffer.
+  std::int64_t datagram_arrival_ns_ = 0;
+  std::chrono::steady_clock::time_point last_batch_at_;
+  // recvmmsg's buffers: one datagram each, a byte more than the largest accepted (so a larger
+  // one shows as oversized, not as a truncated good one).
+  static constexpr int kReceiveBatch = 32;
+  std::vector<std::uint8_t> receive_buffers_;
+
+  core::Pipeline pipeline_;
+  std::unique_ptr<core::Encoder> encoder_;
+  double data_packet_period_s_ = 0;  // the encoder's, read by the sending thread
+  std::optional<protocol::RawRowAssembler> raw_;
+
+  std::vector<std::unique_ptr<StreamedFrame>> frame_pool_;
+  tbb::concurrent_bounded_queue<StreamedFrame*> free_frames_;
+  // Frames handed on at their first stored batch, framed or raw rows alike: the processing
+  // thread follows each as its columns are published (StreamedFrame).
+  tbb::concurrent_bounded_queue<StreamedFrame*> ready_frames_;
+  StreamedFrame* current_ = nullptr;
+  bool current_handed_on_ = false;   // input thread: current_ is in ready_frames_
+  std::uint32_t current_ready_ = 0;  // input thread: current_'s leading columns all in
+  std::uint32_t stream_step_ = 1;    // columns a physics step takes (about 8,192 beams)
+  std::optional<std::uint32_t> last_submitted_frame_;
+  std::uint32_t raw_frame_counter_ = 0;
+  core::Weather weather_;  // input thread's copy; stamped on every frame a batch lands in
+  // The weather as the API and Control messages set it; weather_version_ moves on each change,
+  // so the input thread copies it (under the lock) only then.
+  mutable std::mutex shared_weather_mutex_;
+  core::Weather shared_weather_;
+  std::atomic<std::uint64_t> weather_version_{0};
+  std::uint64_t weather_seen_ = 0;  // input thread
+  void refresh_weather();
+  // From Control messages: the sensor's pose for frames whose batches carry none.
+  std::optional<Eigen::Isometry3d> control_pose_;
+  void stamp_frame();  // weather, and the Control pose, onto the current frame
+
+  std::optional<PacketQueue> packets_;  // sized once the encoder is known
+
+  // processing-thread state
+  FrameAdmission admission_;
+  core::FrameReturns returns_;
+  core::MotionEstimator motion_;  // from the engine's sensor poses, for the IMU
+  std::optional<double> last_frame_start_;
+  std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
+  double arrival_estimate_s_ = 0;   // how long the last complete frame took to arrive
+
+  // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
+  // packet it anchored on (NaN until it has).
+  std::atomic<double> sender_clock_offset_s_;
+  SensorCounters counters_;
+  Recorders recorders_;
+  std::shared_ptr<CaptureFile::Lane> output_lane_;  // --pcap, from the sending thread
+  std::shared_ptr<CaptureFile::Lane> input_lane_;   // --record, from the input thread
+  std::shared_ptr<SensorTap> tap_;  // outlives the threads that use it (declared after)
+  core::UdpAddress hits_address_;   // where datagrams arrive, as a recording shows it
+  std::thread receiver_;
+  std::thread processor_;
+  std::thread emitter_;
+  // The small members together, so the class wastes no padding between large ones.
+  int wake_fd_ = -1;  // eventfd: stop_input wakes the input thread with it
+  std::atomic<bool> input_stopping_{false};
+  std::atomic<bool> paused_{false};  // by Control messages
+  bool frames_ended_ = false;        // processing thread: the end marker of ready_frames_ arrived
+  bool slots_ended_ = false;         // sending thread: the end of packets_ arrived
+  bool started_ = false;
+  bool input_stopped_ = false;
+};
+
+}  // namespace lidaremu::daemon

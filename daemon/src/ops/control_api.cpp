@@ -1,0 +1,180 @@
+#include "lidaremu/daemon/ops/control_api.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "lidaremu/core/ouster.hpp"
+#include "lidaremu/daemon/config/settings_schema.hpp"
+#include "lidaremu/daemon/net/json_reply.hpp"
+#include "lidaremu/daemon/ops/metrics.hpp"
+#include "lidaremu/daemon/view/web_assets.hpp"
+
+namespace lidaremu::daemon {
+namespace {
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// "application/json", with or without parameters ("; charset=utf-8"), in any case.
+bool is_json_type(std::string_view content_type) {
+  const std::string_view type = content_type.substr(0, content_type.find(';'));
+  constexpr std::string_view kJson = "application/json";
+  return type.size() >= kJson.size() &&
+         std::equal(
+             kJson.begin(), kJson.end(), type.begin(),
+             [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }) &&
+         type.find_first_not_of(' ', kJson.size()) == std::string_view::npos;
+}
+
+ordered_json weather_json(const core::Weather& w) {
+  return {{"rain_mm_per_h", w.rain_mm_per_h},
+          {"visibility_m", w.visibility_m},
+          {"sun_irradiance_w_per_m2", w.sun_irradiance_w_per_m2}};
+}
+
+ordered_json sensor_json(const EmulatedSensor& sensor) {
+  const SensorRuntime& r = sensor.runtime();
+  const SensorSettings& s = r.settings();
+  const SensorCounters& c = r.counters();
+  ordered_json j{{"name", s.name},
+                 {"model", std::string(s.model->name)},
+                 {"columns_per_frame", s.pattern.columns_per_frame},
+                 {"frames_per_second", std::lround(1.0 / s.pattern.frame_period_s)},
+                 {"hits", r.bound_hits().to_string()},
+                 {"out", s.out.to_string()},
+                 {"telemetry", s.telemetry.to_string()},
+                 {"sensor_ip", s.sensor_ip},
+                 {"paused", r.paused()},
+                 {"weather", weather_json(r.weather())},
+                 {"datagrams_in", c.datagrams_in.load()},
+                 {"frames_processed", c.frames_processed.load()},
+                 {"frames_dropped", c.frames_dropped.load()},
+                 {"packets_out", c.packets_out.load()}};
+  // The scan's setting: an Ouster's profile (its mode fixes the rest), a spinning head's rate.
+  if (setting_by_key(SettingScope::kSensor, "profile")->families.contains(s.model->family)) {
+    j["profile"] = core::ouster::profile_name(s.ouster.profile);
+  } else {
+    j["rpm"] = std::lround(s.pattern.rpm);
+  }
+  return j;
+}
+
+}  // namespace
+
+ControlApi::ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token,
+                       const LiveView* view, BrowserPolicy browsers)
+    : sensors_(sensors), token_(std::move(token)), view_(view), browsers_(std::move(browsers)) {}
+
+HttpResponse ControlApi::view_page(const HttpRequest& request) const {
+  if (request.method != "GET") return json_error(405, "GET");
+  if (request.path == "/view/config.json") {
+    // The page connects to the WebSocket on the host it was loaded from.
+    return json_reply({{"port", view_ ? view_->foxglove_port() : 0}});
+  }
+  // The page's URLs are absolute: it loads the same from /, /view and /view/.
+  const std::string path = request.path == "/" || request.path == "/view" ? "/view/" : request.path;
+  for (const auto& asset : web_assets()) {
+    if (asset.url == path) {
+      return {200, std::string(asset.content_type), std::string(asset.bytes)};
+    }
+  }
+  return json_error(404, "not found: " + request.path + " (the live view is at /view/)");
+}
+
+EmulatedSensor* ControlApi::find(const std::string& name) const {
+  for (const auto& s : sensors_) {
+    if (s->runtime().settings().name == name) return s.get();
+  }
+  return nullptr;
+}
+
+std::string ControlApi::metrics() const {
+  std::vector<SensorSnapshot> snapshots;
+  for (const auto& s : sensors_) snapshots.push_back(s->snapshot());
+  const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr;
+  std::ostringstream out;
+  write_exposition(out, snapshots, f ? &f->counters() : nullptr);
+  return out.str();
+}
+
+HttpResponse ControlApi::weather(EmulatedSensor& sensor, const HttpRequest& request) {
+  SensorRuntime& runtime = sensor.runtime();
+  if (request.method == "GET") return json_reply(weather_json(runtime.weather()));
+  // PUT only: a browser sends a cross-origin PUT only after asking (a CORS preflight, which
+  // is never granted here), where a POST of a form or text/plain goes out unasked.
+  if (request.method != "PUT") return json_error(405, "GET or PUT");
+  if (auto why = refuse_cross_site(request, browsers_)) return json_error(403, *why);
+  if (!token_.empty() && request.authorization != "Bearer " + token_) {
+    return json_error(401, "this endpoint changes state: send Authorization: Bearer <token>");
+  }
+  if (!is_json_type(request.content_type)) {
+    return json_error(415, "send the body as Content-Type: application/json");
+  }
+  const json body = json::parse(request.body, nullptr, false);
+  if (!body.is_object()) return json_error(400, "body must be a JSON object");
+  core::Weather w = runtime.weather();
+  // The keys and ranges of the settings schema's rows this API may change (weather.*).
+  const auto row_of = [](const std::string& key) -> const SettingRow* {
+    const SettingRow* row = setting_by_key(SettingScope::kSensor, "weather." + key);
+    return row != nullptr && (row->change & kByControlApi) != 0 ? row : nullptr;
+  };
+  const auto number = [&](const char* key, double& out) -> std::string {
+    if (!body.contains(key)) return {};
+    const auto range = *row_of(key)->range;
+    if (!body[key].is_number() || !(body[key].get<double>() >= range.lo) ||
+        !(body[key].get<double>() <= range.hi)) {
+      std::ostringstream why;
+      why << key << ": expected a number in " << range.lo << ".." << range.hi;
+      return why.str();
+    }
+    out = body[key].get<double>();
+    return {};
+  };
+  for (const auto& [key, value] : body.items()) {
+    if (row_of(key) == nullptr) {
+      return json_error(400, "unknown key '" + key +
+                                 "' (accepted: rain_mm_per_h, visibility_m, "
+                                 "sun_irradiance_w_per_m2)");
+    }
+  }
+  for (const auto& problem :
+       {number("rain_mm_per_h", w.rain_mm_per_h), number("visibility_m", w.visibility_m),
+        number("sun_irradiance_w_per_m2", w.sun_irradiance_w_per_m2)}) {
+    if (!problem.empty()) return json_error(400, problem);
+  }
+  runtime.set_weather(w);
+  return json_reply(weather_json(w));
+}
+
+HttpResponse ControlApi::handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (path == "/healthz") {
+    // Healthy while every sensor's threads run (they only stop at shutdown).
+    return json_reply({{"status", "ok"}, {"sensors", sensors_.size()}});
+  }
+  if (path == "/metrics") {
+    if (request.method != "GET") return json_error(405, "GET");
+    return {200, "text/plain; version=0.0.4", metrics()};
+  }
+  if (path == "/" || path == "/view" || path.starts_with("/view/")) return view_page(request);
+  constexpr std::string_view kSensors = "/api/v1/sensors";
+  if (path == kSensors) {
+    ordered_json list = ordered_json::array();
+    for (const auto& s : sensors_) list.push_back(sensor_json(*s));
+    return json_reply(list);
+  }
+  if (path.starts_with(kSensors) && path.size() > kSensors.size() + 1) {
+    std::string rest = path.substr(kSensors.size() + 1);
+    const auto slash = rest.find('/');
+    const std::string name = rest.substr(0, slash);
+    EmulatedSensor* sensor = find(name);
+    if (!sensor) return json_error(404, "no sensor named '" + name + "'");
+    if (slash == std::string::npos) return json_reply(sensor_json(*sensor));
+    if (rest.substr(slash) == "/weather") return weather(*sensor, request);
+  }
+  return json_error(404, "not found: " + path +
+                             " (try /healthz, /metrics, /api/v1/sensors, "
+                             "/api/v1/sensors/NAME/weather, /view/)");
+}
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,152 @@
+#include "lidaremu/daemon/runtime/emulated_sensor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <fstream>
+
+#include "lidaremu/core/family.hpp"
+#include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/robosense.hpp"
+#include "lidaremu/core/scan_choice.hpp"
+
+namespace lidaremu::daemon {
+EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services)
+    : services_(services),
+      runtime_(std::make_unique<SensorRuntime>(settings, services.materials, services.io,
+                                               services.recorders)) {}
+
+EmulatedSensor::~EmulatedSensor() = default;
+
+void EmulatedSensor::write_metadata(const SensorSettings& s) const {
+  if (!s.calibration_out.empty()) {
+    std::ofstream out(s.calibration_out);
+    out << core::family_of(*s.model).calibration_file(*s.model);
+    if (!out) {
+      throw std::runtime_error("cannot write calibration to " + s.calibration_out.string());
+    }
+  }
+  if (s.metadata_out.empty()) return;
+  const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
+  std::ofstream out(s.metadata_out);
+  out << core::ouster::metadata_json(s.pattern, s.identity, m) << '\n';
+  if (!out) throw std::runtime_error("cannot write metadata to " + s.metadata_out.string());
+}
+
+void EmulatedSensor::start() {
+  write_metadata(runtime_->settings());
+  runtime_->warm_up();  // start-up and reloads: before the engine can send
+  runtime_->start();
+  start_api();
+}
+
+void EmulatedSensor::start_api() {
+  const SensorSettings& s = runtime_->settings();
+  if (s.sensor_ip.empty() || s.api_port == 0) return;
+  const Reconfigure apply =
+      [this, alive = std::weak_ptr<bool>(alive_)](const SensorSettings& next) -> std::string {
+    if (alive.expired()) return "this sensor was removed by a reload";
+    return reconfigure(next);
+  };
+  try {
+    api_ = make_unit_api({s, services_.io, services_.browsers, apply});
+    api_note_ = api_ ? api_->note() : "";
+  } catch (const std::exception& e) {
+    // Asked for explicitly: a failure is fatal. By default (port 80), the packets still flow.
+    if (s.api_port_explicit) throw;
+    spdlog::warn("sensor {}: no web API: {}", s.name, e.what());
+    api_.reset();
+    api_note_ = ", no API (" + std::string(e.what()) + ")";
+  }
+}
+
+std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
+  if (retiring_) {
+    // Applied as soon as the previous pipeline has sent its last frame (a few frame periods),
+    // as a real unit's reinitialisation takes its time. Settings were checked by the API; a
+    // pipeline that then fails to start is logged and the running one kept.
+    pending_ = next;
+    return {};
+  }
+  return apply(next);
+}
+
+void EmulatedSensor::retired() {
+  retiring_ = false;
+  if (!pending_) return;
+  const SensorSettings next = std::move(*pending_);
+  pending_.reset();
+  (void)apply(next);  // a failure is logged there
+}
+
+std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
+  SensorSettings next = next_settings;
+  next.hits.port = runtime_->bound_hits().port;        // the engine keeps sending where it did
+  next.pipeline.params.weather = runtime_->weather();  // and the weather stays as set
+  const SensorSettings previous = runtime_->settings();
+  // The old pipeline frees its port at once and finishes what it accepted on its own threads,
+  // which the reaper waits for; the io thread goes on. Its handlers still queued see
+  // operation_aborted, and it is destroyed after them.
+  runtime_->stop_input();
+  retiring_ = true;
+  // Both halves hold the old pipeline: the last reference goes with `done`, on the io thread.
+  const std::shared_ptr<SensorRuntime> old(std::move(runtime_));
+  services_.reaper.retire([old] { old->join(); },
+                          [old, alive = std::weak_ptr<bool>(alive_), this] {
+                            if (!alive.expired()) retired();
+                          });
+  const auto make = [&](const SensorSettings& s) {
+    return std::make_unique<SensorRuntime>(s, services_.materials, services_.io,
+                                           services_.recorders);
+  };
+  try {
+    runtime_ = make(next);
+    runtime_->start();
+    write_metadata(next);
+  } catch (const std::exception& e) {
+    spdlog::error("sensor {}: reinitialisation failed ({}); back to the previous settings",
+                  previous.name, e.what());
+    runtime_ = make(previous);
+    runtime_->start();
+    return e.what();
+  }
+  spdlog::info("sensor {}: reinitialised: {}", next.name, describe());
+  return {};
+}
+
+void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
+void EmulatedSensor::stop_input() {
+  runtime_->stop_input();
+  // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
+  if (api_) livox_sdk_counts_at_stop_ = api_->livox_sdk_counts();
+  api_.reset();
+}
+void EmulatedSensor::join() { runtime_->join(); }
+
+std::string EmulatedSensor::describe() const {
+  const SensorSettings& st = runtime_->settings();
+  std::string line =
+      "sensor " + st.name + " (" + std::string(st.model->name) + ", " +
+      std::to_string(st.pattern.columns_per_frame) + " columns at " +
+      std::to_string(static_cast<int>(std::lround(1.0 / st.pattern.frame_period_s))) + " Hz";
+  if (core::scan_kind(*st.model) == core::ScanKind::kLidarMode) {
+    line += ", " + std::string(core::ouster::profile_name(st.ouster.profile));
+  }
+  // A side channel drivers wait for is named (RoboSense's DIFOP); the others are telemetry.
+  const core::FamilyPorts ports = core::family_of(*st.model).default_ports();
+  const std::string side = ports.telemetry_name == "DIFOP" ? "DIFOP" : "telemetry";
+  line += ") hits " + runtime_->bound_hits().to_string() + " -> data " + st.out.to_string() + ", " +
+          side + " " + st.telemetry.to_string();
+  if (!st.sensor_ip.empty()) line += ", from " + st.sensor_ip;
+  if (st.pattern.table) line += ", scan table " + st.pattern.table->source;
+  return line + api_note_;
+}
+
+SensorSnapshot EmulatedSensor::snapshot() const {
+  SensorSnapshot s = snapshot_of(*runtime_);
+  s.livox_sdk = api_ ? api_->livox_sdk_counts() : livox_sdk_counts_at_stop_;
+  return s;
+}
+
+}  // namespace lidaremu::daemon

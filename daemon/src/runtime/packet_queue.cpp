@@ -1,0 +1,46 @@
+#include "lidaremu/daemon/runtime/packet_queue.hpp"
+
+#include <algorithm>
+
+namespace lidaremu::daemon {
+
+PacketQueue::PacketQueue(int slots, std::size_t slot_bytes) : slot_bytes_(slot_bytes) {
+  free_.set_capacity(slots);
+  ready_.set_capacity(slots + 1);  // + the end marker
+  pool_.reserve(static_cast<std::size_t>(slots));
+  for (int i = 0; i < slots; ++i) {
+    pool_.push_back(std::make_unique<PacketSlot>());
+    pool_.back()->bytes.resize(slot_bytes);
+    free_.push(pool_.back().get());
+  }
+}
+
+bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag) {
+  if (bytes.size() > slot_bytes_) return false;
+  PacketSlot* slot = nullptr;
+  free_.pop(slot);  // blocks while the sender is behind: back-pressure
+  std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
+  slot->size = bytes.size();
+  slot->sensor_time_s = tag.sensor_time_s;
+  slot->frame_sequence = tag.frame_sequence;
+  slot->frame_input_done_ns = tag.frame_input_done_ns;
+  slot->channel = tag.channel;
+  ready_.push(slot);
+  return true;
+}
+
+void PacketQueue::end() { ready_.push(nullptr); }
+
+PacketSlot* PacketQueue::take() {
+  PacketSlot* slot = nullptr;
+  ready_.pop(slot);
+  return slot;
+}
+
+void PacketQueue::give_back(PacketSlot* slot) { free_.push(slot); }
+
+std::size_t PacketQueue::queued() const {
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, ready_.size()));
+}
+
+}  // namespace lidaremu::daemon

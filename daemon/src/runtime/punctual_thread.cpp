@@ -1,0 +1,28 @@
+#include "lidaremu/daemon/runtime/punctual_thread.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+
+namespace lidaremu::daemon {
+
+bool make_thread_punctual() {
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  // Low real-time priority: above every normal thread, below the kernel's own real-time work.
+  // The emitter only sleeps, pops a queue and sends: it cannot starve the machine.
+  sched_param param{};
+  param.sched_priority = 5;
+  return ::pthread_setschedparam(::pthread_self(), SCHED_RR, &param) == 0;
+}
+
+void leave_signals_to_the_main_thread() {
+  sigset_t control{};
+  sigemptyset(&control);
+  sigaddset(&control, SIGHUP);
+  sigaddset(&control, SIGINT);
+  sigaddset(&control, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &control, nullptr);
+}
+
+}  // namespace lidaremu::daemon

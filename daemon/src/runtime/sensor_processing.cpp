@@ -1,0 +1,254 @@
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+#include "lidaremu/daemon/runtime/physics_gate.hpp"
+#include "lidaremu/daemon/runtime/sensor_runtime.hpp"
+#include "sensor_runtime_detail.hpp"
+
+// Frames through the physics and the encoder on the processing thread, into the packet queue.
+namespace lidaremu::daemon {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using runtime_detail::steady_s;
+using runtime_detail::unix_now_s;
+using runtime_detail::worth_logging;
+
+class SensorRuntime::QueueSink final : public core::PacketSink {
+ public:
+  explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
+  // Of the frame being encoded: its sequence, and when its input was complete (0 until then).
+  std::uint64_t frame_sequence = 0;
+  std::int64_t frame_input_done_ns = 0;
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double sensor_time_s) override {
+    const PacketTag tag{channel, sensor_time_s, frame_sequence, frame_input_done_ns};
+    if (!owner_.packets_->put(bytes, tag)) {
+      if (worth_logging(++owner_.counters_.packets_too_large)) {
+        spdlog::error(
+            "sensor {}: a {}-byte packet does not fit the {}-byte packet slots; "
+            "dropped ({} so far): please report this",
+            owner_.settings_.name, bytes.size(), owner_.packets_->slot_bytes(),
+            owner_.counters_.packets_too_large.load());
+      }
+    }
+  }
+
+ private:
+  SensorRuntime& owner_;
+};
+
+// Packets to the emitter, and the data packets also into a live-view frame.
+class SensorRuntime::TeeSink final : public core::PacketSink {
+ public:
+  TeeSink(core::PacketSink& next, LiveFrame& frame) : next_(next), frame_(frame) {}
+  void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
+                 double sensor_time_s) override {
+    if (channel == core::PacketChannel::kData) {
+      frame_.bytes.insert(frame_.bytes.end(), bytes.begin(), bytes.end());
+      frame_.packet_ends.push_back(frame_.bytes.size());
+    }
+    next_.on_packet(channel, bytes, sensor_time_s);
+  }
+
+ private:
+  core::PacketSink& next_;
+  LiveFrame& frame_;
+};
+
+double SensorRuntime::next_frame_start(const core::FrameHits& frame) const {
+  const double period = settings_.pattern.frame_period_s;
+  if (settings_.clock == ClockSource::kSim) {
+    return frame.has_sim_time ? frame.sim_time_ns * 1e-9
+                              : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
+  }
+  // UNIX time; the Ouster encoder turns it into its timestamp mode's clock.
+  const double now = unix_now_s();
+  const double start = last_frame_start_ ? *last_frame_start_ + period : now;
+  return std::fabs(start - now) > 1.0 ? now : start;  // input paused or raced ahead: rejoin
+}
+
+double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
+  last_frame_start_ = next_frame_start(frame);
+  return *last_frame_start_;
+}
+
+std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) const {
+  const double offset = sender_clock_offset_s_.load(std::memory_order_relaxed);
+  if (std::isnan(offset)) return std::nullopt;
+  return sensor_time_s + offset;
+}
+
+bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete,
+                                  double work_ahead_s) {
+  if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
+  const auto seconds_of = [](std::int64_t ns) {
+    return steady_s(Clock::time_point{std::chrono::nanoseconds(ns)});
+  };
+  // The physics can start once the frames admitted before it are through theirs (they go
+  // first), and, for a frame still arriving, once its input is complete: its arrival takes as
+  // long as the last complete frame's did (from its first datagram to its last).
+  const double free_s = steady_s(Clock::now()) + work_ahead_s;
+  const double now =
+      complete ? free_s : std::max(free_s, seconds_of(frame.input_begun_ns) + arrival_estimate_s_);
+  const double input_done = complete ? seconds_of(frame.input_done_ns) : now;
+  const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
+  const auto due = first_packet_due_s(next_frame_start(frame));
+  if (admission_.admit(now, input_done, input_lag, due)) return true;
+  ++counters_.frames_dropped;
+  ++counters_.frames_dropped_late;
+  if (worth_logging(counters_.frames_dropped_late)) {
+    spdlog::warn(
+        "sensor {}: processing is behind real time; dropped frame {} before its physics: it "
+        "would leave {:.0f} ms after its input, over the {:.0f} ms a frame may age ({} so far)",
+        settings_.name, frame.frame_number,
+        (admission_.predicted_last_packet_s(now, due) - input_done) * 1e3,
+        admission_.budget_s(input_lag) * 1e3, counters_.frames_dropped_late.load());
+  }
+  return false;
+}
+
+bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns) {
+  if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
+  const double now = steady_s(Clock::now());
+  const double input_done =
+      steady_s(Clock::time_point{std::chrono::nanoseconds(frame.input_done_ns)});
+  const auto due = first_packet_due_s(next_frame_start(frame));
+  if (admission_.still_in_time(now, input_done, static_cast<double>(physics_ns) * 1e-9, due)) {
+    return true;
+  }
+  ++counters_.frames_dropped;
+  ++counters_.frames_dropped_late;
+  if (worth_logging(counters_.frames_dropped_late)) {
+    spdlog::warn(
+        "sensor {}: processing is behind real time; dropped frame {} before sending it: its "
+        "input was complete {:.0f} ms ago and the sender is behind ({} so far)",
+        settings_.name, frame.frame_number, (now - input_done) * 1e3,
+        counters_.frames_dropped_late.load());
+  }
+  return false;
+}
+
+void SensorRuntime::warm_up() {
+  pipeline_.warm_up({static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
+                     static_cast<std::uint16_t>(settings_.model->channels)});
+}
+
+void SensorRuntime::process_loop() {
+  warm_up();  // at once if start-up did it
+  QueueSink sink(*this);
+  const bool realtime = settings_.pace == Pace::kRealtime;
+  for (;;) {
+    StreamedFrame* frame = nullptr;
+    ready_frames_.pop(frame);
+    if (!frame) break;
+    // In real time a frame leaves only if it can still leave fresh: one that waited behind
+    // others, or that the sender could not carry in time, is dropped whole before its physics.
+    bool judge_when_complete = false;
+    // The frame's place in line for the physics, kept through all its steps.
+    PhysicsGate& gate = PhysicsGate::shared();
+    PhysicsGate::Commitment commitment(gate, gate.draw_ticket());
+    if (realtime) {
+      PhysicsGate::Pass pass(gate, commitment.ticket());
+      const bool complete = frame->progress().complete;
+      if (!admit_in_time(frame->hits, complete, gate.work_ahead_s(commitment.ticket()))) {
+        pass.release();
+        free_frames_.push(frame);  // the input may still be filling it: it refills it after
+        continue;
+      }
+      commitment.expect(admission_.processing_estimate_s());
+      // A frame admitted on a prediction while it arrives is judged again once complete; one
+      // let through for the sensor's silence (the probe) goes through whatever it predicts.
+      judge_when_complete = !complete && !admission_.last_was_probe();
+    }
+    process_frame(*frame, sink, commitment, judge_when_complete);  // hands it back to the input
+  }
+  frames_ended_ = true;
+  encoder_->flush(sink);
+  packets_->end();
+}
+
+void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
+                                  PhysicsGate::Commitment& commitment, bool judge_when_complete) {
+  const core::FrameHits& hits = frame.hits;
+  const std::uint32_t columns = hits.shape.columns;
+  // What the input thread wrote before handing the frame on: its number, weather, pose and
+  // simulation time (from its first batch).
+  std::uint64_t physics_ns = 0;
+  const auto timed_physics = [&](auto&& work) {
+    PhysicsGate::Pass pass(PhysicsGate::shared(), commitment.ticket());
+    const auto begin = Clock::now();
+    work();
+    const auto step_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin);
+    physics_ns += static_cast<std::uint64_t>(step_ns.count());
+    commitment.spend(std::chrono::duration<double>(step_ns).count());
+  };
+  timed_physics([&] { pipeline_.begin_frame(hits, returns_); });
+  // The output starts with the first final columns: with blooming in the chain, once the frame
+  // is complete (its clock reading then, as a frame processed whole would take it).
+  double start = 0;
+  LiveFrame* live = nullptr;
+  std::optional<TeeSink> tee;
+  core::PacketSink* out = &sink;
+  const auto begin_output = [&] {
+    start = frame_start_time(hits);
+    if (hits.has_pose) {
+      motion_.add(start + hits.pose_column * settings_.pattern.column_period_s,
+                  hits.world_from_sensor);
+      encoder_->set_motion(motion_.reading());
+    }
+    sink.frame_sequence = ++frames_begun_;
+    sink.frame_input_done_ns = 0;
+    live = tap_ ? tap_->begin_frame() : nullptr;
+    if (live) out = &tee.emplace(sink, *live);
+  };
+  // Columns through the physics as they are published, a step of stream_step_ columns at a
+  // time (or whatever is left once the frame is complete); packets out as their columns are
+  // final.
+  std::uint32_t taken = 0;
+  std::uint32_t final_columns = 0;
+  std::uint32_t encoded = 0;
+  for (;;) {
+    const StreamedFrame::Progress progress = frame.progress();
+    const std::uint32_t ready = progress.complete ? columns : progress.ready;
+    if (ready > taken && (progress.complete || ready >= taken + stream_step_)) {
+      timed_physics([&] { final_columns = pipeline_.advance(hits, ready, returns_); });
+      taken = ready;
+    }
+    const bool done = progress.complete && taken == columns;
+    if (final_columns > encoded && encoded == 0) {
+      // A frame admitted while arriving is judged again, now that its input is complete, if
+      // nothing of it has left yet: the sender's schedule may have moved on meanwhile.
+      if (done && judge_when_complete && !still_in_time(hits, physics_ns)) {
+        free_frames_.push(&frame);
+        return;
+      }
+      begin_output();
+    }
+    if (done) {
+      sink.frame_input_done_ns = hits.input_done_ns;
+      arrival_estimate_s_ = static_cast<double>(hits.input_done_ns - hits.input_begun_ns) * 1e-9;
+      free_frames_.push(&frame);  // the input refills it at once: nothing below reads it
+    }
+    if (final_columns > encoded) {
+      encoder_->encode_columns(returns_, start, final_columns, *out);
+      encoded = final_columns;
+    }
+    if (done) break;
+    if (!progress.complete) frame.wait_past(progress);
+  }
+  if (live) tap_->submit(live, returns_);
+  store_max(counters_.processing_ns_max, physics_ns);
+  counters_.processing.observe(static_cast<double>(physics_ns) * 1e-9);
+  ++counters_.frames_processed;
+  if (settings_.pace == Pace::kRealtime) {
+    // Physics time only: the encoding's own share is small, and its waits for the sender
+    // are the sender's schedule, which the admission follows separately.
+    admission_.processed(static_cast<double>(physics_ns) * 1e-9, steady_s(Clock::now()),
+                         first_packet_due_s(start));
+  }
+}
+
+}  // namespace lidaremu::daemon

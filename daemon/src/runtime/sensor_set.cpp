@@ -1,0 +1,122 @@
+#include "lidaremu/daemon/runtime/sensor_set.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+#include <iostream>
+
+#include "lidaremu/daemon/config/settings.hpp"
+
+namespace lidaremu::daemon {
+
+namespace {
+// Starts sensors already built, in order, moving each into `sensors`; on a failure those started
+// are retired and the error goes on.
+void start_built(Sensors& built, const SensorServices& services, Sensors& sensors) {
+  try {
+    for (auto& s : built) {
+      sensors.push_back(std::move(s));
+      sensors.back()->start();
+      std::cout << "lidaremud: " << sensors.back()->describe() << std::endl;
+    }
+  } catch (...) {
+    built.clear();
+    retire_sensors(services.reaper, sensors);
+    throw;
+  }
+  built.clear();
+}
+}  // namespace
+
+void retire_sensors(Reaper& reaper, Sensors& sensors) {
+  for (auto& s : sensors) {
+    s->stop_input();
+    std::shared_ptr<EmulatedSensor> retired(std::move(s));
+    reaper.retire([retired] { retired->join(); }, [retired] {});
+  }
+  sensors.clear();
+}
+
+void start_sensors(const std::vector<SensorSettings>& settings, const SensorServices& services,
+                   Sensors& sensors) {
+  Sensors built;
+  try {
+    for (const auto& s : settings) built.push_back(std::make_unique<EmulatedSensor>(s, services));
+  } catch (...) {
+    retire_sensors(services.reaper, sensors);
+    throw;
+  }
+  start_built(built, services, sensors);
+}
+
+Reloader::Reloader(std::filesystem::path file, const SensorServices& services, Sensors& sensors)
+    : file_(std::move(file)), services_(services), sensors_(sensors) {}
+
+Reloader::~Reloader() {
+  if (warmer_.joinable()) warmer_.join();
+  fresh_.clear();  // never started: nothing to drain
+}
+
+void Reloader::request() {
+  if (busy_) {
+    again_ = true;
+    return;
+  }
+  begin();
+}
+
+void Reloader::begin() {
+  DaemonSettings next;
+  try {
+    next = load_config_file(file_);
+  } catch (const std::exception& e) {
+    spdlog::error("SIGHUP: keeping the running configuration: {}", e.what());
+    return;
+  }
+  busy_ = true;
+  if (warmer_.joinable()) warmer_.join();  // the previous reload's, done (it posted finish)
+  warmer_ = std::thread([this, sensors = std::move(next.sensors)] {
+    try {
+      for (const auto& s : sensors) {
+        fresh_.push_back(std::make_unique<EmulatedSensor>(s, services_));
+        fresh_.back()->runtime().warm_up();
+      }
+    } catch (const std::exception& e) {
+      fresh_.clear();
+      build_error_ = e.what();
+    }
+    boost::asio::post(services_.io, [this] { finish(); });
+  });
+}
+
+void Reloader::finish() {
+  if (!build_error_.empty()) {
+    spdlog::error("SIGHUP: keeping the running configuration: {}", build_error_);
+    build_error_.clear();
+  } else {
+    replace_sensors();
+  }
+  busy_ = false;
+  if (again_) {
+    again_ = false;
+    begin();
+  }
+}
+
+void Reloader::replace_sensors() {
+  std::vector<SensorSettings> previous;
+  for (const auto& s : sensors_) {
+    previous.push_back(s->runtime().settings());
+    previous.back().hits.port = s->runtime().bound_hits().port;
+  }
+  retire_sensors(services_.reaper, sensors_);
+  try {
+    start_built(fresh_, services_, sensors_);
+    spdlog::info("SIGHUP: reloaded {}: {} sensor(s)", file_.string(), sensors_.size());
+  } catch (const std::exception& e) {
+    spdlog::error("SIGHUP: {}: back to the previous configuration", e.what());
+    start_sensors(previous, services_, sensors_);
+  }
+}
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,276 @@
+// The Hesai unit's PTC answers (ptc_server.hpp) and the TCP server that carries them.
+#include "lidaremu/daemon/vendor/hesai/ptc_server.hpp"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <cmath>
+
+#include "lidaremu/core/hesai.hpp"
+#include "lidaremu/daemon/net/tcp_accept.hpp"
+
+namespace lidaremu::daemon {
+namespace ptc = core::hesai::ptc;
+namespace {
+
+std::array<std::uint8_t, 4> ipv4_bytes(const std::string& text) {
+  boost::system::error_code ec;
+  const auto a = boost::asio::ip::make_address_v4(text, ec);
+  return ec ? std::array<std::uint8_t, 4>{} : a.to_bytes();
+}
+
+std::uint16_t be16(std::span<const std::uint8_t> p, std::size_t at) {
+  return static_cast<std::uint16_t>((p[at] << 8) | p[at + 1]);
+}
+
+}  // namespace
+
+HesaiApi::HesaiApi(const SensorSettings& active, Reconfigure reconfigure)
+    : active_(active), reconfigure_(std::move(reconfigure)) {}
+
+ptc::Config HesaiApi::config() const {
+  ptc::Config c;
+  c.ip = ipv4_bytes(active_.sensor_ip);
+  c.mask = {255, 255, 255, 0};
+  c.destination_ip = ipv4_bytes(active_.out.host);
+  c.destination_port = active_.out.port;
+  c.gps_port = active_.telemetry.port;
+  c.spin_rate = static_cast<std::uint16_t>(std::lround(active_.pattern.rpm));
+  c.sync = sync_;
+  c.sync_angle = sync_angle_;
+  c.start_angle = start_angle_;
+  c.stop_angle = stop_angle_;
+  c.clock_source = clock_source_;
+  c.trigger_method = trigger_method_;
+  const auto* mode = active_.model->hesai.return_mode(active_.pipeline.echoes);
+  c.return_mode = mode != nullptr ? mode->ptc_code : ptc::kPtcLastStrongest;
+  c.standby = standby_;
+  return c;
+}
+
+std::uint8_t HesaiApi::apply(const SensorSettings& next) {
+  if (!reconfigure_(next).empty()) return ptc::kInvalidData;
+  active_ = next;
+  return ptc::kOk;
+}
+
+std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
+                                           std::span<const std::uint8_t> payload) {
+  const auto reply = [command](std::uint8_t code, std::span<const std::uint8_t> body = {}) {
+    return ptc::frame(command, code, body);
+  };
+  const auto needs = [&](std::size_t bytes) { return payload.size() >= bytes; };
+  const core::SensorModel& model = *active_.model;
+  switch (command) {
+    case ptc::kGetInventory: {
+      const auto serial = std::to_string(active_.identity.serial_number);
+      const std::uint64_t sn = active_.identity.serial_number;
+      return reply(ptc::kOk,
+                   ptc::inventory_payload(
+                       {.serial = serial,
+                        .date_of_manufacture = "2024-01-01",
+                        .mac = {0x00, 0x1C, 0x79, static_cast<std::uint8_t>(sn >> 16),
+                                static_cast<std::uint8_t>(sn >> 8), static_cast<std::uint8_t>(sn)},
+                        .software_version = "lidaremu",
+                        .hardware_version = model.hesai.product_name,
+                        .control_firmware = "lidaremu",
+                        .sensor_firmware = "lidaremu",
+                        .model = model.hesai.ptc_model,
+                        .lines = static_cast<std::uint8_t>(model.channels)}));
+    }
+    case ptc::kGetCalibration: {
+      const std::string csv = core::hesai::calibration_csv(model);
+      const std::vector<std::uint8_t> bytes(csv.begin(), csv.end());
+      return reply(ptc::kOk, bytes);
+    }
+    case ptc::kGetConfig:
+      return reply(ptc::kOk, ptc::config_payload(config()));
+    case ptc::kGetStatus: {
+      const auto up = std::chrono::steady_clock::now() - started_;
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(up).count();
+      return reply(ptc::kOk, ptc::status_payload(
+                                 {.uptime_s = static_cast<std::uint32_t>(seconds),
+                                  .motor_rpm = static_cast<std::uint16_t>(
+                                      standby_ ? 0 : std::lround(active_.pattern.rpm)),
+                                  .operating_minutes = static_cast<std::uint32_t>(seconds / 60)}));
+    }
+    case ptc::kGetLidarRange: {
+      const std::array<std::uint8_t, 5> range{
+          0, static_cast<std::uint8_t>(start_angle_ >> 8), static_cast<std::uint8_t>(start_angle_),
+          static_cast<std::uint8_t>(stop_angle_ >> 8), static_cast<std::uint8_t>(stop_angle_)};
+      return reply(ptc::kOk, range);
+    }
+    case ptc::kGetPtpConfig: {
+      // Status 0 (enabled), 1588v2, domain 0, UDP/IP, intervals 1, 1, 0 (2^n seconds).
+      const std::array<std::uint8_t, 7> config{0, 0, 0, 0, 1, 1, 0};
+      return reply(ptc::kOk, config);
+    }
+    case ptc::kSetSpinRate: {
+      if (!needs(2)) return reply(ptc::kInvalidParameter);
+      SensorSettings next = active_;
+      const auto r = core::make_rpm_scan(model, be16(payload, 0));
+      if (!r.pattern) return reply(ptc::kInvalidParameter);
+      next.pattern = *r.pattern;
+      return reply(apply(next));
+    }
+    case ptc::kSetReturnMode: {
+      if (!needs(1)) return reply(ptc::kInvalidParameter);
+      const auto* mode = model.hesai.return_mode_of_ptc(payload[0]);
+      if (mode == nullptr) return reply(ptc::kInvalidParameter);
+      SensorSettings next = active_;
+      next.pipeline.echoes = mode->echoes;
+      return reply(apply(next));
+    }
+    case ptc::kSetDestination: {
+      // Destination address, point-cloud port, GPS port.
+      if (!needs(8)) return reply(ptc::kInvalidParameter);
+      const auto port = be16(payload, 4);
+      const auto gps_port = be16(payload, 6);
+      if (port == 0 || gps_port == 0) return reply(ptc::kInvalidParameter);
+      SensorSettings next = active_;
+      const std::string host = std::to_string(payload[0]) + "." + std::to_string(payload[1]) + "." +
+                               std::to_string(payload[2]) + "." + std::to_string(payload[3]);
+      next.out = {host, port};
+      next.telemetry = {host, gps_port};
+      return reply(apply(next));
+    }
+    case ptc::kSetStandbyMode:
+      if (!needs(1) || payload[0] > 1) return reply(ptc::kInvalidParameter);
+      standby_ = payload[0];
+      return reply(ptc::kOk);
+    case ptc::kSetClockSource:
+      if (!needs(1)) return reply(ptc::kInvalidParameter);
+      clock_source_ = payload[0];
+      return reply(ptc::kOk);
+    case ptc::kSetTriggerMethod:
+      if (!needs(1)) return reply(ptc::kInvalidParameter);
+      trigger_method_ = payload[0];
+      return reply(ptc::kOk);
+    case ptc::kSetSyncAngle:
+      if (!needs(3)) return reply(ptc::kInvalidParameter);
+      sync_ = payload[0];
+      sync_angle_ = be16(payload, 1);
+      return reply(ptc::kOk);
+    case ptc::kSetLidarRange:
+      // Method 0: one range for every channel, start and stop in 0.1 degree.
+      if (!needs(5) || payload[0] != 0) return reply(ptc::kInvalidParameter);
+      start_angle_ = be16(payload, 1);
+      stop_angle_ = be16(payload, 3);
+      return reply(ptc::kOk);
+    case ptc::kSetPtpConfig:
+    case ptc::kSetControlPort:
+    case ptc::kSetRotateDirection:
+    case ptc::kReset:
+      return reply(ptc::kOk);  // accepted; the emulated unit has no PTP, one port, one direction
+    default:
+      return reply(ptc::kUnsupportedCommand);
+  }
+}
+
+namespace {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+class PtcSession : public std::enable_shared_from_this<PtcSession>, public Evictable {
+ public:
+  PtcSession(tcp::socket socket, std::shared_ptr<PtcServer::Handler> handler, ServerLimits limits,
+             std::shared_ptr<ConnectionTable> table)
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        handler_(std::move(handler)),
+        limits_(limits),
+        slot_(std::move(table)) {}
+
+  void start() {
+    slot_.attach(weak_from_this());
+    read_header();
+  }
+  void evict() override { close(); }
+
+ private:
+  void arm_timer() {
+    timer_.expires_after(std::chrono::seconds(limits_.request_timeout_s));
+    timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      if (auto self = weak.lock(); self && !ec) self->close();
+    });
+  }
+
+  void read_header() {
+    slot_.waiting(true);
+    arm_timer();
+    asio::async_read(socket_, asio::buffer(header_),
+                     [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                       self->on_header(ec);
+                     });
+  }
+
+  void on_header(boost::system::error_code ec) {
+    slot_.waiting(false);
+    if (ec) return close();
+    const auto header = ptc::parse_header(header_);
+    // Not PTC (a browser, a stray client) or more than a request can be: the connection ends.
+    if (!header || header->payload_size > ptc::kMaxPayload) return close();
+    command_ = header->command;
+    payload_.resize(header->payload_size);
+    asio::async_read(socket_, asio::buffer(payload_),
+                     [self = shared_from_this()](boost::system::error_code e, std::size_t) {
+                       self->on_payload(e);
+                     });
+  }
+
+  void on_payload(boost::system::error_code ec) {
+    timer_.cancel();
+    if (ec) return close();
+    reply_ = (*handler_)(command_, payload_);
+    asio::async_write(socket_, asio::buffer(reply_),
+                      [self = shared_from_this()](boost::system::error_code e, std::size_t) {
+                        if (e) return self->close();
+                        self->read_header();
+                      });
+  }
+
+  void close() {
+    boost::system::error_code ignored;
+    timer_.cancel();
+    socket_.close(ignored);
+  }
+
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  std::shared_ptr<PtcServer::Handler> handler_;
+  ServerLimits limits_;
+  TableSlot slot_;
+  std::array<std::uint8_t, ptc::kHeaderSize> header_{};
+  std::uint8_t command_ = 0;
+  std::vector<std::uint8_t> payload_;
+  std::vector<std::uint8_t> reply_;
+};
+
+}  // namespace
+
+PtcServer::PtcServer(asio::io_context& io, const std::string& address, std::uint16_t port,
+                     Handler handler, ServerLimits limits)
+    : acceptor_(open_acceptor(io, address, port, "Hesai PTC")),
+      handler_(std::make_shared<Handler>(std::move(handler))),
+      limits_(limits),
+      connections_(std::make_shared<ConnectionTable>()) {
+  accept_next();
+}
+
+PtcServer::~PtcServer() {
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+}
+
+std::uint16_t PtcServer::port() const { return acceptor_.local_endpoint().port(); }
+
+void PtcServer::accept_next() {
+  accept_connections(
+      acceptor_, [this] { return connections_->open() >= limits_.max_connections; },
+      [this](tcp::socket socket) {
+        std::make_shared<PtcSession>(std::move(socket), handler_, limits_, connections_)->start();
+      },
+      [this] { return connections_->make_room(); }, [] {});
+}
+
+}  // namespace lidaremu::daemon

@@ -1,0 +1,139 @@
+// Each family's unit API (unit_api.hpp), and the table that says which family serves which.
+#include <nlohmann/json.hpp>
+
+#include "lidaremu/core/family.hpp"
+#include "lidaremu/core/livox/format.hpp"
+#include "lidaremu/daemon/net/json_reply.hpp"
+#include "lidaremu/daemon/vendor/hesai/ptc_server.hpp"
+#include "lidaremu/daemon/vendor/ouster/ouster_api.hpp"
+#include "lidaremu/daemon/vendor/unit_api.hpp"
+#include "lidaremu/daemon/vendor/velodyne/velodyne_api.hpp"
+
+namespace lidaremu::daemon {
+namespace {
+
+// The API's own handler, behind the browser guard for requests that change the unit.
+template <typename Api>
+HttpServer::Handler guarded(std::shared_ptr<Api> api, BrowserPolicy browsers) {
+  return [api = std::move(api), browsers = std::move(browsers)](const HttpRequest& r) {
+    if (Api::changes_state(r)) {
+      if (auto why = refuse_cross_site(r, browsers)) {
+        return json_error(403, *why);
+      }
+    }
+    return api->handle(r);
+  };
+}
+
+// Ouster: the HTTP API on the API port and the TCP 7501 text protocol (the SDK and ouster-ros
+// configure a sensor with both).
+class OusterUnitApi final : public UnitApi {
+ public:
+  static constexpr std::uint16_t kTextPort = 7501;
+  explicit OusterUnitApi(const UnitApiContext& c)
+      : api_(std::make_shared<OusterApi>(c.settings, c.apply)),
+        http_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
+              guarded(api_, c.browsers)),
+        text_(c.io, c.settings.sensor_ip, kTextPort,
+              [api = api_](const std::string& line, const std::string& remote) {
+                return api->handle_line(line, remote);
+              }),
+        ip_(c.settings.sensor_ip) {}
+  [[nodiscard]] std::string note() const override {
+    return ", API http://" + ip_ + ":" + std::to_string(http_.port()) + " and tcp " +
+           std::to_string(kTextPort);
+  }
+
+ private:
+  // Shared with the servers' sessions, which may outlive the unit (a reload).
+  std::shared_ptr<OusterApi> api_;
+  HttpServer http_;
+  LineServer text_;
+  std::string ip_;
+};
+
+// Velodyne: the /cgi/ web interface.
+class VelodyneUnitApi final : public UnitApi {
+ public:
+  explicit VelodyneUnitApi(const UnitApiContext& c)
+      : api_(std::make_shared<VelodyneApi>(c.settings, c.apply)),
+        http_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
+              guarded(api_, c.browsers)),
+        ip_(c.settings.sensor_ip) {}
+  [[nodiscard]] std::string note() const override {
+    return ", API http://" + ip_ + ":" + std::to_string(http_.port());
+  }
+
+ private:
+  std::shared_ptr<VelodyneApi> api_;
+  HttpServer http_;
+  std::string ip_;
+};
+
+// Hesai: PTC on TCP. PTC is not HTTP: no browser can send its binary frames, so no browser guard.
+class HesaiUnitApi final : public UnitApi {
+ public:
+  explicit HesaiUnitApi(const UnitApiContext& c)
+      : api_(std::make_shared<HesaiApi>(c.settings, c.apply)),
+        ptc_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
+             [api = api_](std::uint8_t command, std::span<const std::uint8_t> payload) {
+               return api->handle(command, payload);
+             }),
+        ip_(c.settings.sensor_ip) {}
+  [[nodiscard]] std::string note() const override {
+    return ", PTC tcp " + ip_ + ":" + std::to_string(ptc_.port());
+  }
+
+ private:
+  std::shared_ptr<HesaiApi> api_;
+  PtcServer ptc_;
+  std::string ip_;
+};
+
+// Livox: SDK2's discovery port and the unit's command port, over UDP.
+class LivoxUnitApi final : public UnitApi {
+ public:
+  explicit LivoxUnitApi(const UnitApiContext& c)
+      : sdk_(c.io, c.settings.sensor_ip, core::livox::kDiscoveryPort,
+             static_cast<std::uint16_t>(c.settings.api_port),
+             std::to_string(c.settings.identity.serial_number)),
+        ip_(c.settings.sensor_ip) {}
+  [[nodiscard]] std::string note() const override {
+    return ", Livox SDK2 discovery udp " + std::to_string(sdk_.discovery_port()) +
+           ", commands udp " + ip_ + ":" + std::to_string(sdk_.command_port());
+  }
+  [[nodiscard]] std::optional<LivoxSdkCounts> livox_sdk_counts() const override {
+    return sdk_.counts();
+  }
+
+ private:
+  LivoxSdkServer sdk_;
+  std::string ip_;
+};
+
+template <typename Api>
+std::unique_ptr<UnitApi> make(const UnitApiContext& c) {
+  return std::make_unique<Api>(c);
+}
+
+// Which family's units serve which API; a family not listed serves none (RoboSense).
+struct UnitApiRow {
+  const core::Family& family;
+  std::unique_ptr<UnitApi> (*make)(const UnitApiContext&);
+};
+
+}  // namespace
+
+std::unique_ptr<UnitApi> make_unit_api(const UnitApiContext& context) {
+  static const UnitApiRow rows[] = {{core::ouster::family(), make<OusterUnitApi>},
+                                    {core::velodyne::family(), make<VelodyneUnitApi>},
+                                    {core::hesai::family(), make<HesaiUnitApi>},
+                                    {core::livox::family(), make<LivoxUnitApi>}};
+  const core::Family& family = core::family_of(*context.settings.model);
+  for (const UnitApiRow& row : rows) {
+    if (&row.family == &family) return row.make(context);
+  }
+  return nullptr;
+}
+
+}  // namespace lidaremu::daemon
