@@ -50,7 +50,7 @@ benchmark::IterationCount g_stage_iterations = 10;  // NOLINT: set once from the
 void stage(benchmark::State& state, const SceneKey& key, std::size_t index) {
   const Scene& s = scene(key);
   core::Pipeline pipeline(s.pattern, materials(),
-                          default_chain(s.pattern, core::EchoMode::kStrongest));
+                          default_chain(s.pattern, core::ReturnMode::kStrongest));
   core::FrameReturns out;
   double stage_s = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the idiom
@@ -64,7 +64,7 @@ void stage(benchmark::State& state, const SceneKey& key, std::size_t index) {
   state.counters["ns_per_ray"] = ns_per(stage_s, state.iterations(), rays_of(s));
 }
 
-void whole_chain(benchmark::State& state, const SceneKey& key, core::EchoMode echoes) {
+void whole_chain(benchmark::State& state, const SceneKey& key, core::ReturnMode echoes) {
   const Scene& s = scene(key);
   core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, echoes));
   core::FrameReturns out;
@@ -178,7 +178,7 @@ class DiscardingSink final : public core::PacketSink {
   std::uint64_t bytes_ = 0;
 };
 
-void encoder(benchmark::State& state, const SceneKey& key, core::EchoMode echoes,
+void encoder(benchmark::State& state, const SceneKey& key, core::ReturnMode echoes,
              core::OusterProfile profile) {
   const Scene& s = scene(key);
   core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, echoes));
@@ -215,11 +215,11 @@ class KeepingSink final : public core::PacketSink {
 void live_view(benchmark::State& state, const SceneKey& key, bool with_json) {
   const Scene& s = scene(key);
   core::Pipeline pipeline(s.pattern, materials(),
-                          default_chain(s.pattern, core::EchoMode::kStrongest));
+                          default_chain(s.pattern, core::ReturnMode::kStrongest));
   core::FrameReturns returns;
   pipeline.process(s.hits, returns);
   const core::SensorIdentity identity{992200000001ull, 0x123456};
-  auto enc = core::make_encoder(s.pattern, identity, core::EchoMode::kStrongest);
+  auto enc = core::make_encoder(s.pattern, identity, core::ReturnMode::kStrongest);
   KeepingSink sink;
   enc->encode_frame(returns, 1000.0, sink);
   enc->flush(sink);
@@ -250,7 +250,7 @@ void register_all() {
   for (const SceneKey* key : std::initializer_list<const SceneKey*>{&os1, &os1_rays5}) {
     const Scene& s = scene(*key);
     core::Pipeline chain(s.pattern, materials(),
-                         default_chain(s.pattern, core::EchoMode::kStrongest));
+                         default_chain(s.pattern, core::ReturnMode::kStrongest));
     const auto names = chain.stage_names();
     for (std::size_t i = 0; i < names.size(); ++i) {
       const std::string name =
@@ -263,7 +263,7 @@ void register_all() {
     }
     benchmark::RegisterBenchmark(
         ("chain/os1-128-2048x10/rays" + std::to_string(key->rays)).c_str(),
-        [key = *key](benchmark::State& st) { whole_chain(st, key, core::EchoMode::kStrongest); })
+        [key = *key](benchmark::State& st) { whole_chain(st, key, core::ReturnMode::kStrongest); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
@@ -288,12 +288,12 @@ void register_all() {
         std::string("chain/os1-32-512x10/16384-beams/") + (retro ? "all-retroreflector" : "demo");
     benchmark::RegisterBenchmark(
         name.c_str(),
-        [key](benchmark::State& st) { whole_chain(st, key, core::EchoMode::kStrongest); })
+        [key](benchmark::State& st) { whole_chain(st, key, core::ReturnMode::kStrongest); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     const Scene& s = scene(key);
     core::Pipeline chain(s.pattern, materials(),
-                         default_chain(s.pattern, core::EchoMode::kStrongest));
+                         default_chain(s.pattern, core::ReturnMode::kStrongest));
     const auto names = chain.stage_names();
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (names[i] != "blooming") continue;
@@ -308,26 +308,26 @@ void register_all() {
   }
   benchmark::RegisterBenchmark("chain/vls128-dual",
                                [](benchmark::State& st) {
-                                 whole_chain(st, {"vls128", ""}, core::EchoMode::kDual);
+                                 whole_chain(st, {"vls128", ""}, core::ReturnMode::kDual);
                                })
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   // Encoders, one per packet layout.
   const OutputCase cases[] = {
-      {"vlp16-strongest", {"vlp16", ""}, core::EchoMode::kStrongest, {}},
-      {"vlp16-dual", {"vlp16", ""}, core::EchoMode::kDual, {}},
-      {"vlp32c-strongest", {"vlp32c", ""}, core::EchoMode::kStrongest, {}},
-      {"hdl32e-strongest", {"hdl32e", ""}, core::EchoMode::kStrongest, {}},
-      {"hdl64e-strongest", {"hdl64e", ""}, core::EchoMode::kStrongest, {}},
-      {"vls128-strongest", {"vls128", ""}, core::EchoMode::kStrongest, {}},
-      {"vls128-dual", {"vls128", ""}, core::EchoMode::kDual, {}},
-      {"os1-128-2048x10-legacy", os1, core::EchoMode::kStrongest, core::OusterProfile::kLegacy},
-      {"os1-128-2048x10-rng19", os1, core::EchoMode::kStrongest, core::OusterProfile::kRng19},
-      {"os1-128-2048x10-rng19-dual", os1, core::EchoMode::kTwoStrongest,
+      {"vlp16-strongest", {"vlp16", ""}, core::ReturnMode::kStrongest, {}},
+      {"vlp16-dual", {"vlp16", ""}, core::ReturnMode::kDual, {}},
+      {"vlp32c-strongest", {"vlp32c", ""}, core::ReturnMode::kStrongest, {}},
+      {"hdl32e-strongest", {"hdl32e", ""}, core::ReturnMode::kStrongest, {}},
+      {"hdl64e-strongest", {"hdl64e", ""}, core::ReturnMode::kStrongest, {}},
+      {"vls128-strongest", {"vls128", ""}, core::ReturnMode::kStrongest, {}},
+      {"vls128-dual", {"vls128", ""}, core::ReturnMode::kDual, {}},
+      {"os1-128-2048x10-legacy", os1, core::ReturnMode::kStrongest, core::OusterProfile::kLegacy},
+      {"os1-128-2048x10-rng19", os1, core::ReturnMode::kStrongest, core::OusterProfile::kRng19},
+      {"os1-128-2048x10-rng19-dual", os1, core::ReturnMode::kTwoStrongest,
        core::OusterProfile::kRng19Dual},
-      {"os1-128-2048x10-rng15", os1, core::EchoMode::kStrongest, core::OusterProfile::kRng15},
+      {"os1-128-2048x10-rng15", os1, core::ReturnMode::kStrongest, core::OusterProfile::kRng15},
       // On a test pattern (bench_scenes.cpp): the Mid-360 has none of its own here.
-      {"livox-mid360-test-pattern", {"livox-mid360", ""}, core::EchoMode::kFirst, {}},
+      {"livox-mid360-test-pattern", {"livox-mid360", ""}, core::ReturnMode::kFirst, {}},
   };
   for (const auto& [name, key] :
        {std::pair{"os1-128-2048x10", os1}, std::pair{"vls128", SceneKey{"vls128", ""}}}) {
@@ -342,7 +342,7 @@ void register_all() {
   for (const auto& c : cases) {
     benchmark::RegisterBenchmark(
         (std::string("encoder/") + c.name).c_str(),
-        [c](benchmark::State& st) { encoder(st, c.key, c.echoes, c.profile); })
+        [c](benchmark::State& st) { encoder(st, c.key, c.return_mode, c.profile); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }

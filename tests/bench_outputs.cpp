@@ -30,39 +30,42 @@ class DigestSink final : public core::PacketSink {
 // The digest of each busy configuration, one line each: "DIGEST  PACKETS packets  NAME".
 std::vector<std::string> digest_lines() {
   const OutputCase cases[] = {
-      {"os1-128-2048x10 rain 10 mm/h", {"os1-128", "2048x10"}, core::EchoMode::kStrongest, {}},
-      {"os1-128-2048x10 5 rays", {"os1-128", "2048x10", 5}, core::EchoMode::kStrongest, {}},
+      {"os1-128-2048x10 rain 10 mm/h", {"os1-128", "2048x10"}, core::ReturnMode::kStrongest, {}},
+      {"os1-128-2048x10 5 rays", {"os1-128", "2048x10", 5}, core::ReturnMode::kStrongest, {}},
       {"os1-128-1024x10 rng19-dual",
        {"os1-128", "1024x10"},
-       core::EchoMode::kTwoStrongest,
+       core::ReturnMode::kTwoStrongest,
        core::OusterProfile::kRng19Dual},
       {"os1-32-512x10 all retroreflector",
        {"os1-32", "512x10", 1, 10.0, true},
-       core::EchoMode::kStrongest,
+       core::ReturnMode::kStrongest,
        {}},
-      {"vls128 dual", {"vls128", ""}, core::EchoMode::kDual, {}},
-      {"hdl64e strongest", {"hdl64e", ""}, core::EchoMode::kStrongest, {}},
+      {"vls128 dual", {"vls128", ""}, core::ReturnMode::kDual, {}},
+      {"hdl64e strongest", {"hdl64e", ""}, core::ReturnMode::kStrongest, {}},
       {"vlp16 fog 300 m, sun 1000 W/m2, rain 25 mm/h",
        {"vlp16", "", 1, 25.0, false, 300.0, 1000.0},
-       core::EchoMode::kDual,
+       core::ReturnMode::kDual,
        {}},
       {"vlp32c 5 rays ipsp surface, capability detection, raster correction",
        {"vlp32c", "", 5, 0.0},
-       core::EchoMode::kLast,
+       core::ReturnMode::kLast,
        {},
        [](core::PipelineSettings& s) {
          core::use_stage(s.stages, "surface.ipsp");
          core::use_stage(s.stages, "detection.capability");
          core::use_stage(s.stages, "geometry.raster_correction");
        }},
-      {"pandar-xt32 dual rain 10 mm/h", {"pandar-xt32", ""}, core::EchoMode::kDual, {}},
-      {"pandar-qt128 first", {"pandar-qt128", ""}, core::EchoMode::kFirst, {}},
-      {"pandar-40p last", {"pandar-40p", ""}, core::EchoMode::kLast, {}},
+      {"pandar-xt32 dual rain 10 mm/h", {"pandar-xt32", ""}, core::ReturnMode::kDual, {}},
+      {"pandar-qt128 first", {"pandar-qt128", ""}, core::ReturnMode::kFirst, {}},
+      {"pandar-40p last", {"pandar-40p", ""}, core::ReturnMode::kLast, {}},
       // A table scan: each frame's beams elsewhere (the built-in test pattern).
-      {"livox-mid360 test pattern rain 10 mm/h", {"livox-mid360", ""}, core::EchoMode::kFirst, {}},
+      {"livox-mid360 test pattern rain 10 mm/h",
+       {"livox-mid360", ""},
+       core::ReturnMode::kFirst,
+       {}},
       {"os0-64-1024x10 ideal",
        {"os0-64", "1024x10"},
-       core::EchoMode::kStrongest,
+       core::ReturnMode::kStrongest,
        {},
        [](core::PipelineSettings& s) { s.stages = core::stage_chain(core::PhysicsMode::kIdeal); }},
   };
@@ -71,10 +74,10 @@ std::vector<std::string> digest_lines() {
     const Scene& s = scene(c.key);
     core::OusterOutput ouster;
     ouster.profile = c.profile;
-    auto settings = default_chain(s.pattern, c.echoes);
+    auto settings = default_chain(s.pattern, c.return_mode);
     if (c.adjust) c.adjust(settings);
     core::Pipeline pipeline(s.pattern, materials(), settings);
-    auto enc = core::make_encoder(s.pattern, {992200000001ull, 0x123456}, c.echoes, ouster);
+    auto enc = core::make_encoder(s.pattern, {992200000001ull, 0x123456}, c.return_mode, ouster);
     DigestSink sink;
     core::FrameReturns returns;
     core::FrameHits hits = s.hits;
@@ -135,7 +138,7 @@ int write_returns_csv(const char* path) {
     key.rain_mm_per_h = rain;
     const Scene& s = scene(key);
     core::Pipeline pipeline(s.pattern, materials(),
-                            default_chain(s.pattern, core::EchoMode::kDual));
+                            default_chain(s.pattern, core::ReturnMode::kDual));
     core::FrameReturns out;
     core::FrameHits hits = s.hits;
     for (std::uint32_t frame = 1; frame <= 4; ++frame) {

@@ -67,10 +67,10 @@ const Scene& scene(const SceneKey& key) {
   return *slot;
 }
 
-core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::EchoMode echoes) {
+core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::ReturnMode echoes) {
   core::PipelineSettings s;
   s.params = core::default_physics_params(*pattern.model);
-  s.echoes = echoes;
+  s.return_mode = echoes;
   s.seed = 1;
   return s;
 }

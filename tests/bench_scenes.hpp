@@ -34,7 +34,7 @@ struct SceneKey {
 struct OutputCase {
   const char* name;
   SceneKey key;
-  core::EchoMode echoes;
+  core::ReturnMode return_mode;
   core::OusterProfile profile;
   // Changes to the default chain (digests only: every stage and model choice is fingerprinted).
   void (*adjust)(core::PipelineSettings&) = nullptr;
@@ -43,6 +43,6 @@ struct OutputCase {
 const core::MaterialTable& materials();
 // Rendered once per process: rendering is not what is measured.
 const Scene& scene(const SceneKey& key);
-core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::EchoMode echoes);
+core::PipelineSettings default_chain(const core::ScanPattern& pattern, core::ReturnMode echoes);
 
 }  // namespace lidaremu::bench

@@ -64,9 +64,9 @@ struct DecodedRun {
 
 // Two frames through the model's encoder; the second frame's packets decoded into a cloud, with
 // the first frame as `previous`.
-DecodedRun decode_second_frame(const ScanPattern& pattern, EchoMode echoes,
+DecodedRun decode_second_frame(const ScanPattern& pattern, ReturnMode echoes,
                                const OusterOutput& output = {}) {
-  const bool dual = echoes == EchoMode::kDual || echoes == EchoMode::kTwoStrongest;
+  const bool dual = echoes == ReturnMode::kDual || echoes == ReturnMode::kTwoStrongest;
   const SensorIdentity identity{992200000011ull, 0x42};
   auto encoder = make_encoder(pattern, identity, echoes, output);
   REQUIRE(encoder);
@@ -117,8 +117,8 @@ void check_ids_by_position(const ScanPattern& pattern, const DecodedRun& run) {
 
 TEST_CASE("Decoded Velodyne clouds carry the ground-truth id of each echo", "[cloud]") {
   for (const char* name : {"vlp16", "vlp32c", "vls128"}) {
-    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
-      INFO(name << (echoes == EchoMode::kDual ? " dual" : " strongest"));
+    for (const ReturnMode echoes : {ReturnMode::kStrongest, ReturnMode::kDual}) {
+      INFO(name << (echoes == ReturnMode::kDual ? " dual" : " strongest"));
       const auto pattern = *make_rpm_scan(*find_sensor_model(name), 600).pattern;
       const DecodedRun run = decode_second_frame(pattern, echoes);
       check_ids_by_position(pattern, run);
@@ -134,13 +134,13 @@ TEST_CASE("Decoded Velodyne clouds carry the ground-truth id of each echo", "[cl
 
 TEST_CASE("Decoded RoboSense clouds carry the ground-truth id of each echo", "[cloud]") {
   for (const char* name : {"rs-helios", "rs-bpearl"}) {
-    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
-      INFO(name << (echoes == EchoMode::kDual ? " dual" : " strongest"));
+    for (const ReturnMode echoes : {ReturnMode::kStrongest, ReturnMode::kDual}) {
+      INFO(name << (echoes == ReturnMode::kDual ? " dual" : " strongest"));
       const auto pattern = *make_rpm_scan(*find_sensor_model(name), 600).pattern;
       const DecodedRun run = decode_second_frame(pattern, echoes);
       check_ids_by_position(pattern, run);
       // Every dual point names its echo: the strongest block first (echo 0), then the other.
-      if (echoes == EchoMode::kDual) {
+      if (echoes == ReturnMode::kDual) {
         CHECK(std::any_of(run.cloud.points.begin(), run.cloud.points.end(),
                           [](const CloudPoint& p) { return p.echo == 1; }));
       }
@@ -153,7 +153,7 @@ TEST_CASE("Decoded Ouster clouds carry the ground-truth id of each echo", "[clou
     INFO(ouster::profile_name(profile));
     const auto pattern = *make_ouster_scan(*find_sensor_model("os1-64"), 1024, 10).pattern;
     const DecodedRun run =
-        decode_second_frame(pattern, ouster_echoes(profile), {.profile = profile});
+        decode_second_frame(pattern, ouster_return_mode(profile), {.profile = profile});
     check_ids_by_position(pattern, run);
     for (const auto& p : run.cloud.points) REQUIRE(p.object_id / kIdsPerFrame == 2);
   }
@@ -164,7 +164,7 @@ TEST_CASE("Decoded Livox clouds carry the ground-truth id of each echo", "[cloud
   // along in the frame its id names (a beam is locatable only with its frame's table rows).
   const auto table = scan_table_named(kTestPatternName, 4);
   const auto pattern = *make_table_scan(*find_sensor_model("livox-mid360"), table.table).pattern;
-  const DecodedRun run = decode_second_frame(pattern, EchoMode::kFirst);
+  const DecodedRun run = decode_second_frame(pattern, ReturnMode::kFirst);
   const BeamGeometry geometry(pattern);
   std::size_t wrong = 0, from_previous = 0;
   for (const auto& p : run.cloud.points) {
@@ -191,7 +191,7 @@ TEST_CASE("Decoded Livox clouds carry the ground-truth id of each echo", "[cloud
 TEST_CASE("A Velodyne frame whose previous frame is unknown drops the previous frame's tail",
           "[cloud]") {
   const auto pattern = *make_rpm_scan(*find_sensor_model("vlp16"), 600).pattern;
-  auto encoder = make_encoder(pattern, {}, EchoMode::kStrongest);
+  auto encoder = make_encoder(pattern, {}, ReturnMode::kStrongest);
   PacketsByFrame sink;
   FrameTruth truth;
   for (std::uint32_t f = 1; f <= 2; ++f) {

@@ -47,7 +47,7 @@ TEST_CASE("Hesai settings: ports, rotation rates and return modes a real unit ha
     const std::string k = key;
     if (k == "rpm") bad.rpm = std::stoi(value);
     if (k == "mode") bad.mode = value;
-    if (k == "return_mode") bad.echoes = value;
+    if (k == "return_mode") bad.return_mode = value;
     if (k == "metadata_out") bad.metadata_out = value;
     if (k == "profile") bad.profile = value;
     CHECK_THROWS_WITH(daemon::sensor_from_flags(bad), Catch::Contains(expected));
@@ -55,21 +55,21 @@ TEST_CASE("Hesai settings: ports, rotation rates and return modes a real unit ha
   // The QT64 has no strongest mode: by default it reports the last, its dual is first + last.
   daemon::SensorFlags qt64;
   qt64.model = "pandar-qt64";
-  CHECK(daemon::sensor_from_flags(qt64).pipeline.echoes == core::EchoMode::kLast);
+  CHECK(daemon::sensor_from_flags(qt64).pipeline.return_mode == core::ReturnMode::kLast);
   CHECK(daemon::sensor_from_flags(qt64).pattern.columns_per_frame == 600);  // 0.6 degree
-  qt64.echoes = "first-last";
-  CHECK(daemon::sensor_from_flags(qt64).pipeline.echoes == core::EchoMode::kFirstLast);
+  qt64.return_mode = "first-last";
+  CHECK(daemon::sensor_from_flags(qt64).pipeline.return_mode == core::ReturnMode::kFirstLast);
   for (const char* refused : {"strongest", "dual", "first-strongest"}) {
-    qt64.echoes = refused;
+    qt64.return_mode = refused;
     CHECK_THROWS_WITH(daemon::sensor_from_flags(qt64),
                       Catch::Contains("expected last|first-last|first (this model's"));
   }
   daemon::SensorFlags xt32m;
   xt32m.model = "pandar-xt32m";
-  xt32m.echoes = "first-strongest";  // its real capture's mode
-  CHECK(daemon::sensor_from_flags(xt32m).pipeline.echoes == core::EchoMode::kFirstStrongest);
+  xt32m.return_mode = "first-strongest";  // its real capture's mode
+  CHECK(daemon::sensor_from_flags(xt32m).pipeline.return_mode == core::ReturnMode::kFirstStrongest);
   CHECK(daemon::sensor_from_flags(xt32m).pattern.columns_per_frame == 2000);
-  xt32m.echoes = "first-last";
+  xt32m.return_mode = "first-last";
   CHECK_THROWS_WITH(daemon::sensor_from_flags(xt32m), Catch::Contains("this model's return modes"));
   daemon::SensorFlags velodyne;
   velodyne.calibration_out = "/tmp/x.csv";

@@ -42,7 +42,7 @@ struct Emitted {
   KeepingSink sink;
 };
 
-Emitted emit_demo_frame(const SensorModel& model, EchoMode echoes, int rpm = 600) {
+Emitted emit_demo_frame(const SensorModel& model, ReturnMode echoes, int rpm = 600) {
   const auto pattern = *make_rpm_scan(model, rpm).pattern;
   auto frame = lidaremu::test::demo_frame(pattern, echoes);
   Emitted out;
@@ -104,18 +104,18 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
     if (model->family != SensorFamily::kHesai) continue;
     ++models;
     const hesai::ModelFormat& format = *model->hesai.format;
-    CHECK(make_encoder(*make_rpm_scan(*model, 600).pattern, {}, EchoMode::kTwoStrongest) ==
+    CHECK(make_encoder(*make_rpm_scan(*model, 600).pattern, {}, ReturnMode::kTwoStrongest) ==
           nullptr);
-    for (const EchoMode echoes :
-         {EchoMode::kFirst, EchoMode::kStrongest, EchoMode::kLast, EchoMode::kDual,
-          EchoMode::kFirstLast, EchoMode::kFirstStrongest}) {
+    for (const ReturnMode echoes :
+         {ReturnMode::kFirst, ReturnMode::kStrongest, ReturnMode::kLast, ReturnMode::kDual,
+          ReturnMode::kFirstLast, ReturnMode::kFirstStrongest}) {
       if (model->hesai.return_mode(echoes) == nullptr) {
         CHECK(make_encoder(*make_rpm_scan(*model, model->spin.default_rpm).pattern, {}, echoes) ==
               nullptr);
         continue;
       }
       for (int rpm = model->spin.min_rpm; rpm <= model->spin.max_rpm; rpm += model->spin.rpm_step) {
-        INFO(model->name << " " << echo_mode_name(echoes) << " at " << rpm << " rpm");
+        INFO(model->name << " " << return_mode_name(echoes) << " at " << rpm << " rpm");
         const bool dual = reports_two_echoes(echoes);
         const auto pattern = *make_rpm_scan(*model, rpm).pattern;
         const auto emitted = emit_demo_frame(*model, echoes, rpm);
@@ -211,7 +211,7 @@ TEST_CASE("Hesai dual return: the last return first, then the strongest or secon
   column.put(2, 0, 20.0f, 50);
   const FrameReturns& returns = column.returns;
   KeepingSink sink;
-  auto encoder = make_encoder(pattern, {}, EchoMode::kDual);
+  auto encoder = make_encoder(pattern, {}, ReturnMode::kDual);
   REQUIRE(encoder);
   encoder->encode_columns(returns, kFrameStart, 4, sink);  // one packet: columns 0-3
   REQUIRE(sink.data.size() == 1);
@@ -246,8 +246,8 @@ TEST_CASE("Hesai first + last and first + strongest: the first return leads its 
   // Plane 0 the first (first + last) or the strongest (first + strongest), plane 1 the other
   // echo; channel 0 two echoes, channel 1 one, channel 2 none.
   for (const auto& [name, echoes, first_plane] :
-       {std::tuple{"pandar-qt64", EchoMode::kFirstLast, 0},
-        std::tuple{"pandar-xt32m", EchoMode::kFirstStrongest, 1}}) {
+       {std::tuple{"pandar-qt64", ReturnMode::kFirstLast, 0},
+        std::tuple{"pandar-xt32m", ReturnMode::kFirstStrongest, 1}}) {
     INFO(name);
     const SensorModel& model = *find_sensor_model(name);
     const auto pattern = *make_rpm_scan(model, 600).pattern;
@@ -286,18 +286,18 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
   struct Capture {
     const char* model;
     const char* pcap;
-    EchoMode echoes;               // the capture's dual mode
+    ReturnMode return_mode;        // the capture's dual mode
     std::size_t packets_per_turn;  // at 600 rpm
   };
   // XT32M2X: 2000 columns a turn, three a packet: 666.7 packets, the last completed by the flush.
   for (const auto& [name, pcap_file, echoes, packets_per_turn] :
-       {Capture{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap", EchoMode::kDual, 500},
-        Capture{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap", EchoMode::kDual, 500},
-        Capture{"pandar-xt32m", "hesai/nebula_hesai_xt32m.pcap", EchoMode::kFirstStrongest, 667},
-        Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", EchoMode::kDual, 900},
-        Capture{"pandar-qt64", "hesai/nebula_hesai_qt64.pcap", EchoMode::kFirstLast, 300},
-        Capture{"pandar-40p", "hesai/nebula_hesai_40p.pcap", EchoMode::kDual, 360},
-        Capture{"pandar-64", "hesai/nebula_hesai_64.pcap", EchoMode::kDual, 600}}) {
+       {Capture{"pandar-xt32", "hesai/nebula_hesai_xt32.pcap", ReturnMode::kDual, 500},
+        Capture{"pandar-xt16", "hesai/nebula_hesai_xt16.pcap", ReturnMode::kDual, 500},
+        Capture{"pandar-xt32m", "hesai/nebula_hesai_xt32m.pcap", ReturnMode::kFirstStrongest, 667},
+        Capture{"pandar-qt128", "hesai/nebula_hesai_qt128.pcap", ReturnMode::kDual, 900},
+        Capture{"pandar-qt64", "hesai/nebula_hesai_qt64.pcap", ReturnMode::kFirstLast, 300},
+        Capture{"pandar-40p", "hesai/nebula_hesai_40p.pcap", ReturnMode::kDual, 360},
+        Capture{"pandar-64", "hesai/nebula_hesai_64.pcap", ReturnMode::kDual, 600}}) {
     INFO(name);
     const SensorModel& model = *find_sensor_model(name);
     const hesai::ModelFormat& format = *model.hesai.format;
@@ -392,7 +392,8 @@ TEST_CASE("Hesai: emitted streams match the real captures field by field",
     // paired_block_slot writes them (QT128: 14 pairs of 8,425 the other way). The XT32 capture
     // alone puts the last second, against its manual and the XT16's capture: we follow those.
     INFO("real pairs: even block nearer " << r.even_nearer << ", odd " << r.odd_nearer);
-    const bool nearer_leads = echoes != EchoMode::kDual || std::string_view(name) == "pandar-xt32";
+    const bool nearer_leads =
+        echoes != ReturnMode::kDual || std::string_view(name) == "pandar-xt32";
     const std::size_t leading = nearer_leads ? r.even_nearer : r.odd_nearer;
     const std::size_t other = nearer_leads ? r.odd_nearer : r.even_nearer;
     CHECK(leading > 4000);
@@ -487,8 +488,8 @@ TEST_CASE(
     if (model->family != SensorFamily::kHesai) continue;
     INFO(model->name);
     const auto pattern = *make_rpm_scan(*model, model->spin.default_rpm).pattern;
-    auto frame = lidaremu::test::demo_frame(pattern, default_echoes(*model));
-    auto encoder = make_encoder(pattern, {}, default_echoes(*model));
+    auto frame = lidaremu::test::demo_frame(pattern, default_return_mode(*model));
+    auto encoder = make_encoder(pattern, {}, default_return_mode(*model));
     REQUIRE(encoder);
     TelemetrySink sink;
     // 20 frames of 0.1 s from 0.35 s before a whole second: the stream passes 2 whole seconds.

@@ -34,7 +34,7 @@ TEST_CASE("Livox settings: a scan table, SDK2's ports, first return, framed batc
   CHECK(s.data_source_port == 56300);
   CHECK(s.telemetry_source_port == 56400);
   CHECK(s.api_port == 56100);  // the unit's command port
-  CHECK(s.pipeline.echoes == core::EchoMode::kFirst);
+  CHECK(s.pipeline.return_mode == core::ReturnMode::kFirst);
   REQUIRE(s.pattern.table);
   CHECK(s.pattern.table->firings() == core::kTestPatternFirings);
   CHECK(s.pattern.columns_per_frame == 5000);
@@ -62,7 +62,7 @@ TEST_CASE("Livox settings: a scan table, SDK2's ports, first return, framed batc
     if (k == "scan_pattern") bad.scan_pattern = value;
     if (k == "rpm") bad.rpm = std::stoi(value);
     if (k == "mode") bad.mode = value;
-    if (k == "return_mode") bad.echoes = value;
+    if (k == "return_mode") bad.return_mode = value;
     if (k == "hits_format") bad.hits_format = value;
     if (k == "metadata_out") bad.metadata_out = value;
     if (k == "calibration_out") bad.calibration_out = value;

@@ -94,13 +94,13 @@ TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on 
   CHECK(pattern.columns_per_frame == 5000);
   CHECK(pattern.column_period_s == Approx(20e-6));
   CHECK(pattern.frame_period_s == Approx(0.1));
-  CHECK(default_echoes(*find_sensor_model("livox-mid360")) == EchoMode::kFirst);
-  CHECK(make_encoder(pattern, {}, EchoMode::kStrongest) == nullptr);  // first return only
+  CHECK(default_return_mode(*find_sensor_model("livox-mid360")) == ReturnMode::kFirst);
+  CHECK(make_encoder(pattern, {}, ReturnMode::kStrongest) == nullptr);  // first return only
 
   for (std::uint32_t frame = 0; frame < 3; ++frame) {
     INFO("frame " << frame);
-    const auto demo = lidaremu::test::demo_frame(pattern, EchoMode::kFirst, frame);
-    auto encoder = make_encoder(pattern, {}, EchoMode::kFirst);
+    const auto demo = lidaremu::test::demo_frame(pattern, ReturnMode::kFirst, frame);
+    auto encoder = make_encoder(pattern, {}, ReturnMode::kFirst);
     REQUIRE(encoder);
     CHECK(encoder->data_packet_size() == 1380);
     CHECK(encoder->data_packet_period_s() == Approx(480e-6));
@@ -164,7 +164,7 @@ TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on 
       CHECK(imu.record.gyro_rad_s[2] == 0.0F);
     }
     // Deterministic: the same frame encodes to the same bytes.
-    auto again = make_encoder(pattern, {}, EchoMode::kFirst);
+    auto again = make_encoder(pattern, {}, ReturnMode::kFirst);
     KeepingSink second;
     again->encode_frame(demo.returns, start, second);
     again->flush(second);

@@ -272,7 +272,7 @@ TEST_CASE("Every driver setting in docs/drivers.md makes one revolution", "[docs
     REQUIRE(m != nullptr);
     const auto scan = core::make_rpm_scan(*m, 600);
     const auto encoder = core::make_encoder(
-        *scan.pattern, {}, dual ? core::EchoMode::kDual : core::EchoMode::kStrongest);
+        *scan.pattern, {}, dual ? core::ReturnMode::kDual : core::ReturnMode::kStrongest);
     REQUIRE(encoder);
     const double rate = 1.0 / encoder->data_packet_period_s();
     const double per_turn = rate * scan.pattern->frame_period_s;

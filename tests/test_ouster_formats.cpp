@@ -185,9 +185,9 @@ TEST_CASE("Every Ouster model, lidar mode and profile: sizes, headers, cadence, 
     if (model->family != SensorFamily::kOuster) continue;
     for (const auto& [columns, fps] : modes) {
       const auto pattern = *make_ouster_scan(*model, columns, fps).pattern;
-      std::map<EchoMode, DemoFrame> frames;
+      std::map<ReturnMode, DemoFrame> frames;
       for (const OusterProfile profile : profiles) {
-        const EchoMode echoes = ouster_echoes(profile);
+        const ReturnMode echoes = ouster_return_mode(profile);
         if (!frames.contains(echoes)) frames.emplace(echoes, demo_frame(pattern, echoes));
         const DemoFrame& frame = frames.at(echoes);
         {
@@ -307,7 +307,7 @@ TEST_CASE("Ouster: SIGNAL and NEAR_IR reach the packets in every profile that ha
   for (const OusterProfile profile : {OusterProfile::kLegacy, OusterProfile::kRng19,
                                       OusterProfile::kRng19Dual, OusterProfile::kRng15}) {
     INFO(ouster::profile_name(profile));
-    const EchoMode echoes = ouster_echoes(profile);
+    const ReturnMode echoes = ouster_return_mode(profile);
     DemoFrame frame = demo_frame(pattern, echoes);
     auto& r = frame.returns;
     for (std::size_t b = 0; b < r.shape.beams(); ++b) {
@@ -355,13 +355,13 @@ TEST_CASE("Ouster: SIGNAL and NEAR_IR reach the packets in every profile that ha
 
 TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
   const auto pattern = *make_ouster_scan(*find_sensor_model("os1-32"), 1024, 10).pattern;
-  const DemoFrame frame = demo_frame(pattern, EchoMode::kStrongest);
+  const DemoFrame frame = demo_frame(pattern, ReturnMode::kStrongest);
   const SensorIdentity identity{992200000003ull, 0x101};
   SECTION("a window sends only the packets that hold its columns, and invalid columns empty") {
     const OusterOutput output{.profile = OusterProfile::kRng19,
                               .azimuth_window_start_mdeg = 90000,
                               .azimuth_window_end_mdeg = 180000};
-    auto encoder = make_encoder(pattern, identity, EchoMode::kStrongest, output);
+    auto encoder = make_encoder(pattern, identity, ReturnMode::kStrongest, output);
     RecordingSink sink;
     encoder->encode_frame(frame.returns, 50.0, sink);
     const auto metadata =
@@ -392,7 +392,7 @@ TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
   SECTION("PTP timestamps are TAI (UTC + 37 s); the internal oscillator counts from power-on") {
     for (const auto mode : {OusterTimestampMode::kPtp, OusterTimestampMode::kInternalOsc}) {
       const OusterOutput output{.timestamp_mode = mode, .power_on_time_s = 1.7e9};
-      auto encoder = make_encoder(pattern, identity, EchoMode::kStrongest, output);
+      auto encoder = make_encoder(pattern, identity, ReturnMode::kStrongest, output);
       RecordingSink sink;
       encoder->encode_frame(frame.returns, 1.7e9 + 12.5, sink);
       const std::uint64_t first = load_le<std::uint64_t>(sink.packets.front().bytes, 0);
@@ -477,7 +477,7 @@ TEST_CASE("Ouster: emitted streams match the real captures field by field",
       real_packets.push_back({PacketChannel::kData, d->payload, d->capture_time_s});
     }
     const auto pattern = *make_ouster_scan(*find_sensor_model(c.model), c.columns, 10).pattern;
-    const EchoMode echoes = ouster_echoes(c.profile);
+    const ReturnMode echoes = ouster_return_mode(c.profile);
     const OusterOutput output{.profile = c.profile};
     const SensorIdentity identity{992200000009ull, 0x77};
     auto encoder = make_encoder(pattern, identity, echoes, output);

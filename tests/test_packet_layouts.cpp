@@ -66,11 +66,11 @@ FrameHits mixed_pixel_frame(const ScanPattern& pattern, std::size_t& mixed) {
   return f;
 }
 
-std::vector<CollectingSink::Packet> encode_with(EchoMode echoes, const FrameHits& hits) {
+std::vector<CollectingSink::Packet> encode_with(ReturnMode echoes, const FrameHits& hits) {
   const auto pattern = pattern_for("vlp16");
   const auto materials = MaterialTable::load(test::materials_path());
   auto s = settings_for(pattern, PhysicsMode::kIdeal, 1);
-  s.echoes = echoes;
+  s.return_mode = echoes;
   Pipeline pipeline(pattern, materials, s);
   auto encoder = make_encoder(pattern, {992200000001ull, 0x123456}, echoes);
   REQUIRE(encoder);
@@ -109,7 +109,7 @@ TEST_CASE("VLP-16 dual return: the real capture's layout, both echoes of a mixed
   std::size_t mixed = 0;
   const auto pattern = pattern_for("vlp16");
   const auto hits = mixed_pixel_frame(pattern, mixed);
-  const auto packets = encode_with(EchoMode::kDual, hits);
+  const auto packets = encode_with(ReturnMode::kDual, hits);
   velodyne::SpecDecoder decoder(*pattern.model);
   std::vector<std::uint32_t> steps;
   std::size_t data = 0, differing = 0, same = 0;
@@ -162,7 +162,7 @@ TEST_CASE("VLP-16 last return: mode byte 0x38 and the far echo of every mixed pi
           "[format][velodyne]") {
   std::size_t mixed = 0;
   const auto pattern = pattern_for("vlp16");
-  const auto packets = encode_with(EchoMode::kLast, mixed_pixel_frame(pattern, mixed));
+  const auto packets = encode_with(ReturnMode::kLast, mixed_pixel_frame(pattern, mixed));
   velodyne::SpecDecoder decoder(*pattern.model);
   std::vector<velodyne::Point> points;
   std::size_t data = 0;
@@ -177,19 +177,19 @@ TEST_CASE("VLP-16 last return: mode byte 0x38 and the far echo of every mixed pi
   for (const auto& pt : points) far += pt.distance_m > 20;
   CHECK(far == mixed);
   CHECK(points.size() == std::size_t{1808} * 16);
-  CHECK(make_encoder(pattern, {}, EchoMode::kTriple) == nullptr);
-  CHECK(make_encoder(pattern_for("os1-64"), {}, EchoMode::kDual) == nullptr);
+  CHECK(make_encoder(pattern, {}, ReturnMode::kTriple) == nullptr);
+  CHECK(make_encoder(pattern_for("os1-64"), {}, ReturnMode::kDual) == nullptr);
 }
 
 TEST_CASE("The bench counts the returns the spec decoders find, in every layout",
           "[bench][format]") {
   const auto materials = MaterialTable::load(test::materials_path());
   for (const char* model : {"vlp16", "vls128"}) {
-    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kDual}) {
-      INFO(model << (echoes == EchoMode::kDual ? " dual" : " strongest"));
+    for (const ReturnMode echoes : {ReturnMode::kStrongest, ReturnMode::kDual}) {
+      INFO(model << (echoes == ReturnMode::kDual ? " dual" : " strongest"));
       const auto pattern = pattern_for(model);
       auto settings = settings_for(pattern, PhysicsMode::kDefault, 7);
-      settings.echoes = echoes;
+      settings.return_mode = echoes;
       Pipeline pipeline(pattern, materials, settings);
       FrameReturns returns;
       pipeline.process(scene_frame(pattern, 0), returns);
@@ -197,7 +197,7 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
       CollectingSink sink;
       encoder->encode_frame(returns, 1000.0, sink);
       velodyne::SpecDecoder decoder(*pattern.model);
-      const auto counter = make_packet_decoder(pattern, {.echoes = echoes});
+      const auto counter = make_packet_decoder(pattern, {.return_mode = echoes});
       std::vector<velodyne::Point> points;
       std::size_t counted = 0;
       for (const auto& p : sink.packets) {
@@ -218,9 +218,9 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
     INFO(name);
     const auto pattern = pattern_for("os1-64");
     const auto echoes =
-        profile == OusterProfile::kRng19Dual ? EchoMode::kTwoStrongest : EchoMode::kStrongest;
+        profile == OusterProfile::kRng19Dual ? ReturnMode::kTwoStrongest : ReturnMode::kStrongest;
     auto settings = settings_for(pattern, PhysicsMode::kDefault, 7);
-    settings.echoes = echoes;
+    settings.return_mode = echoes;
     Pipeline pipeline(pattern, materials, settings);
     FrameReturns returns;
     pipeline.process(scene_frame(pattern, 0), returns);
@@ -232,7 +232,7 @@ TEST_CASE("The bench counts the returns the spec decoders find, in every layout"
     ouster::MetadataSettings meta;
     meta.output = output;
     ouster::SpecDecoder decoder(ouster::parse_metadata(ouster::metadata_json(pattern, {}, meta)));
-    const auto counter = make_packet_decoder(pattern, {.echoes = echoes, .profile = profile});
+    const auto counter = make_packet_decoder(pattern, {.return_mode = echoes, .profile = profile});
     std::vector<ouster::Column> columns;
     std::size_t decoded = 0, counted = 0;
     for (const auto& p : sink.packets) {

@@ -63,12 +63,12 @@ std::vector<CollectingSink::Packet> run_busy_chain(int threads) {
   hits.columns_received = hits.shape.columns;
   hits.weather.rain_mm_per_h = 25;
   auto settings = settings_for(pattern, PhysicsMode::kDefault, 99);
-  settings.echoes = EchoMode::kTwoStrongest;
+  settings.return_mode = ReturnMode::kTwoStrongest;
   Pipeline pipeline(pattern, materials, settings);
   OusterOutput output;
   output.profile = OusterProfile::kRng19Dual;
   auto encoder =
-      make_encoder(pattern, {992200000001ull, 0x123456}, EchoMode::kTwoStrongest, output);
+      make_encoder(pattern, {992200000001ull, 0x123456}, ReturnMode::kTwoStrongest, output);
   CollectingSink sink;
   FrameReturns returns;
   tbb::task_arena arena(threads);

@@ -246,7 +246,7 @@ TEST_CASE("RoboSense Bpearl v3: the YMD time and 5 mm distances rs_driver reads"
   FrameReturns returns;
   returns.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), 32});
   KeepingSink sink;
-  robosense::RoboSenseEncoder encoder(pattern, {}, EchoMode::kStrongest);
+  robosense::RoboSenseEncoder encoder(pattern, {}, ReturnMode::kStrongest);
   encoder.encode_frame(returns, kFrameStart + 0.25, sink);
   REQUIRE(!sink.data.empty());
   CHECK(std::vector<int>(sink.data[0].begin() + 20, sink.data[0].begin() + 30) ==
@@ -325,15 +325,15 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
   for (const SensorModel* model : all_sensor_models()) {
     if (model->family != SensorFamily::kRoboSense) continue;
     ++models;
-    for (const EchoMode echoes : {EchoMode::kFirst, EchoMode::kStrongest, EchoMode::kLast,
-                                  EchoMode::kDual, EchoMode::kFirstLast}) {
+    for (const ReturnMode echoes : {ReturnMode::kFirst, ReturnMode::kStrongest, ReturnMode::kLast,
+                                    ReturnMode::kDual, ReturnMode::kFirstLast}) {
       const auto* mode = model->robosense.return_mode(echoes);
       if (mode == nullptr) {
         CHECK(make_encoder(*make_rpm_scan(*model, 600).pattern, {}, echoes) == nullptr);
         continue;
       }
       for (int rpm = model->spin.min_rpm; rpm <= model->spin.max_rpm; rpm += model->spin.rpm_step) {
-        INFO(model->name << " " << echo_mode_name(echoes) << " at " << rpm << " rpm");
+        INFO(model->name << " " << return_mode_name(echoes) << " at " << rpm << " rpm");
         const bool dual = reports_two_echoes(echoes);
         const auto pattern = *make_rpm_scan(*model, rpm).pattern;
         // A block every 55.56 us: 1800 columns a turn at 600 rpm (0.2 degree); the v3's 55.52 us
@@ -415,7 +415,7 @@ TEST_CASE("RoboSense dual return: the strongest first, then the last or second s
   put(1, 1, 20.0f, 20);
   put(2, 0, 12.0f, 90);  // one echo: both blocks carry it
   KeepingSink sink;
-  robosense::RoboSenseEncoder encoder(pattern, {}, EchoMode::kDual);
+  robosense::RoboSenseEncoder encoder(pattern, {}, ReturnMode::kDual);
   encoder.encode_frame(returns, kFrameStart, sink);
   REQUIRE(!sink.data.empty());
   const auto& p = sink.data[0];

@@ -25,7 +25,7 @@ TEST_CASE("RoboSense settings: ports, rotation rates and return modes a real uni
   CHECK(s.out.port == 6699);        // MSOP
   CHECK(s.telemetry.port == 7788);  // DIFOP
   CHECK(s.api_port == 0);           // drivers ask a RoboSense unit nothing
-  CHECK(s.pipeline.echoes == core::EchoMode::kStrongest);
+  CHECK(s.pipeline.return_mode == core::ReturnMode::kStrongest);
   CHECK(s.pattern.columns_per_frame == 1800);  // 0.2 degree at 600 rpm
   f.rpm = 1200;
   CHECK(daemon::sensor_from_flags(f).pattern.columns_per_frame == 900);
@@ -46,7 +46,7 @@ TEST_CASE("RoboSense settings: ports, rotation rates and return modes a real uni
     bad.model = model;
     const std::string k = key;
     if (k == "rpm") bad.rpm = std::stoi(value);
-    if (k == "return_mode") bad.echoes = value;
+    if (k == "return_mode") bad.return_mode = value;
     if (k == "metadata_out") bad.metadata_out = value;
     CHECK_THROWS_WITH(daemon::sensor_from_flags(bad), Catch::Contains(expected));
   }

@@ -178,7 +178,7 @@ weather = { rain_mm_per_h = 12.5, visibility_m = 2000.0, sun_irradiance_w_per_m2
                                        "range.noise",
                                        "report"};
   CHECK(s.pipeline.stages == chain);
-  CHECK(s.pipeline.echoes == lidaremu::core::EchoMode::kDual);
+  CHECK(s.pipeline.return_mode == lidaremu::core::ReturnMode::kDual);
   CHECK(s.pipeline.params.bloom_skirt_level == 1e-4);
   CHECK(s.pipeline.params.rain_drop_reflectance == 0.03);
   CHECK(s.pipeline.params.weather.rain_mm_per_h == 12.5);
@@ -213,7 +213,7 @@ weather = { rain_mm_per_h = -3.0 }
       load_config_text("[[sensor]]\nmodel = \"vlp16\"\nreturn_mode = \"triple\"\n", "vlp.toml"),
       Catch::Contains("expected strongest|last|dual"));
   SensorFlags f;
-  f.echoes = "all";
+  f.return_mode = "all";
   f.rain_mm_per_h = 1e9;
   CHECK_THROWS_WITH(sensor_from_flags(f),
                     Catch::Contains("--return-mode = 'all'") && Catch::Contains("--rain"));
@@ -380,7 +380,7 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
   auto s = sensor_from_flags(f);
   CHECK(s.pattern.columns_per_frame == 2048);
   CHECK(s.ouster.profile == lidaremu::core::OusterProfile::kRng19Dual);
-  CHECK(s.pipeline.echoes == lidaremu::core::EchoMode::kTwoStrongest);
+  CHECK(s.pipeline.return_mode == lidaremu::core::ReturnMode::kTwoStrongest);
   CHECK(s.ouster.azimuth_window_start_mdeg == 270000);
   CHECK(s.ouster.azimuth_window_end_mdeg == 90000);
   CHECK(s.ouster.timestamp_mode == lidaremu::core::OusterTimestampMode::kPtp);
@@ -406,10 +406,10 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
           Catch::Contains("--sensor-ip = '127.0.0.999'"));
   SensorFlags hdl64e;
   hdl64e.model = "hdl64e";
-  hdl64e.echoes = "dual";
+  hdl64e.return_mode = "dual";
   CHECK_THROWS_WITH(sensor_from_flags(hdl64e),
                     Catch::Contains("expected strongest|last (this model's return modes)"));
-  hdl64e.echoes = "strongest";
+  hdl64e.return_mode = "strongest";
   hdl64e.profile = "rng19";
   CHECK_THROWS_WITH(sensor_from_flags(hdl64e), Catch::Contains("Ouster only"));
   CHECK(load_config_text("[[sensor]]\nmodel = \"os2-64\"\nprofile = \"rng15\"\n"

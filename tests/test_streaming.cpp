@@ -25,7 +25,7 @@ struct Case {
   int rays = 1;
   PhysicsMode mode = PhysicsMode::kDefault;
   bool all_retroreflective = false;  // every surface blooms
-  EchoMode echoes = EchoMode::kStrongest;
+  ReturnMode return_mode = ReturnMode::kStrongest;
   OusterProfile profile = OusterProfile::kLegacy;
 };
 
@@ -96,7 +96,7 @@ PipelineSettings settings_of(const Case& c, const ScanPattern& pattern) {
   PipelineSettings s;
   s.stages = stage_chain(c.mode);
   s.params = default_physics_params(*pattern.model);
-  s.echoes = c.echoes;
+  s.return_mode = c.return_mode;
   s.seed = 42;
   return s;
 }
@@ -104,7 +104,7 @@ PipelineSettings settings_of(const Case& c, const ScanPattern& pattern) {
 std::unique_ptr<Encoder> encoder_of(const Case& c, const ScanPattern& pattern) {
   OusterOutput output;
   output.profile = c.profile;
-  return make_encoder(pattern, {992200000001ull, 0x123456}, c.echoes, output);
+  return make_encoder(pattern, {992200000001ull, 0x123456}, c.return_mode, output);
 }
 
 const Case kCases[] = {
@@ -116,12 +116,12 @@ const Case kCases[] = {
      .columns = 512,
      .rays = 5,
      .all_retroreflective = true,
-     .echoes = EchoMode::kTwoStrongest,
+     .return_mode = ReturnMode::kTwoStrongest,
      .profile = OusterProfile::kRng19Dual},
     {.name = "VLS-128 dual, every surface blooms",
      .model = "vls128",
      .all_retroreflective = true,
-     .echoes = EchoMode::kDual},
+     .return_mode = ReturnMode::kDual},
     {.name = "OS1-128 1024x10, ideal (no frame stage)",
      .model = "os1-128",
      .columns = 1024,

@@ -116,7 +116,7 @@ struct EmittedFrame {
   std::vector<std::vector<std::uint8_t>> packets;
 };
 
-EmittedFrame emit_demo_frame(const SensorModel& model, EchoMode echoes) {
+EmittedFrame emit_demo_frame(const SensorModel& model, ReturnMode echoes) {
   const auto pattern = *make_rpm_scan(model, 600).pattern;
   DemoFrame frame = demo_frame(pattern, echoes);
   EmittedFrame out;
@@ -144,13 +144,13 @@ TEST_CASE("Every Velodyne model and return mode: sizes, bytes, cadence, round tr
           "[format][velodyne][registry]") {
   for (const SensorModel* model : all_sensor_models()) {
     if (model->family != SensorFamily::kVelodyne) continue;
-    for (const EchoMode echoes : {EchoMode::kStrongest, EchoMode::kLast, EchoMode::kDual}) {
-      const bool dual = echoes == EchoMode::kDual;
+    for (const ReturnMode echoes : {ReturnMode::kStrongest, ReturnMode::kLast, ReturnMode::kDual}) {
+      const bool dual = echoes == ReturnMode::kDual;
       if (dual && !model->velodyne.dual_return) {
         CHECK(make_encoder(*make_rpm_scan(*model, 600).pattern, {}, echoes) == nullptr);
         continue;
       }
-      INFO(model->name << (dual ? " dual" : echoes == EchoMode::kLast ? " last" : " strongest"));
+      INFO(model->name << (dual ? " dual" : echoes == ReturnMode::kLast ? " last" : " strongest"));
       const auto& v = model->velodyne;
       const auto frame = emit_demo_frame(*model, echoes);
       const int sequences_per_packet =
@@ -158,9 +158,9 @@ TEST_CASE("Every Velodyne model and return mode: sizes, bytes, cadence, round tr
       CHECK(frame.packets.size() ==
             static_cast<std::size_t>((frame.columns + sequences_per_packet - 1) /
                                      sequences_per_packet));
-      const std::uint8_t mode = dual                        ? velodyne::kDual
-                                : echoes == EchoMode::kLast ? velodyne::kLast
-                                                            : velodyne::kStrongest;
+      const std::uint8_t mode = dual                          ? velodyne::kDual
+                                : echoes == ReturnMode::kLast ? velodyne::kLast
+                                                              : velodyne::kStrongest;
       std::string status_types;
       for (const auto& p : frame.packets) {
         REQUIRE(p.size() == 1206);
@@ -213,7 +213,7 @@ TEST_CASE("Velodyne: emitted streams match the real captures field by field",
           "[format][velodyne][real]") {
   struct Capture {
     const char* model;
-    EchoMode echoes;
+    ReturnMode return_mode;
     const char* pcap;
     std::size_t packets;
     double step_tolerance_us;  // on the packet timestamp step
@@ -221,14 +221,14 @@ TEST_CASE("Velodyne: emitted streams match the real captures field by field",
   // VLS-128: the real unit steps 166 us per packet; the ROS driver's model (6253.9 packets/s at
   // 600 rpm, 53.3 us sequences), which we follow, steps 159.9 us: within 4 %, both at ~600 rpm.
   for (const Capture& c :
-       {Capture{"vlp16", EchoMode::kDual, "velodyne/vlp16_dual.pcap", 603, 1.0},
-        Capture{"vlp32c", EchoMode::kStrongest, "velodyne/vlp32c_strongest.pcap", 379, 1.0},
-        Capture{"vls128", EchoMode::kStrongest, "velodyne/vls128_strongest.pcap", 2193, 7.0}}) {
+       {Capture{"vlp16", ReturnMode::kDual, "velodyne/vlp16_dual.pcap", 603, 1.0},
+        Capture{"vlp32c", ReturnMode::kStrongest, "velodyne/vlp32c_strongest.pcap", 379, 1.0},
+        Capture{"vls128", ReturnMode::kStrongest, "velodyne/vls128_strongest.pcap", 2193, 7.0}}) {
     INFO(c.model);
     const SensorModel& model = *find_sensor_model(c.model);
     const auto& v = model.velodyne;
-    const bool dual = c.echoes == EchoMode::kDual;
-    const auto emitted = emit_demo_frame(model, c.echoes);
+    const bool dual = c.return_mode == ReturnMode::kDual;
+    const auto emitted = emit_demo_frame(model, c.return_mode);
     PcapReader pcap(lidaremu::test::data_path(c.pcap));
     std::vector<std::vector<std::uint8_t>> real;
     while (auto d = pcap.next()) {

@@ -58,7 +58,7 @@ struct SensorLoad {
   std::string scan_table;  // Livox: the --scan-pattern the daemon and the bench share
   // Reads the returns and the time of each data packet (the receive thread's alone).
   std::unique_ptr<core::PacketDecoder> decoder;
-  core::EchoMode echoes = core::EchoMode::kStrongest;  // Velodyne, Hesai
+  core::ReturnMode return_mode = core::ReturnMode::kStrongest;  // Velodyne, Hesai
   std::string profile = "legacy";
   std::vector<std::vector<std::uint8_t>> datagrams;  // one frame
   std::vector<std::uint64_t> datagram_sim_ns;        // each batch's own time in frame 1
@@ -150,12 +150,12 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
                       : scan_for(l.spec.model, 0, l.spec.mode);
   l.ouster = core::scan_kind(*l.pattern.model) == core::ScanKind::kLidarMode;
   // Hesai: the return mode named (or the model's default) fixes the blocks a column takes.
-  const auto named = core::echo_mode_named(l.spec.variant);
-  l.echoes = named && !l.ouster ? *named : core::default_echoes(*l.pattern.model);
+  const auto named = core::return_mode_named(l.spec.variant);
+  l.return_mode = named && !l.ouster ? *named : core::default_return_mode(*l.pattern.model);
   l.identify_frames = !o.raw;
   if (l.ouster && !l.spec.variant.empty()) l.profile = l.spec.variant;
-  l.decoder =
-      core::make_packet_decoder(l.pattern, {.echoes = l.echoes, .profile = profile_of(l.profile)});
+  l.decoder = core::make_packet_decoder(
+      l.pattern, {.return_mode = l.return_mode, .profile = profile_of(l.profile)});
   std::vector<float> rows;
   const DemoScene scene =
       o.scene == "all-returning" ? DemoScene::enclosing_sphere(20.0) : DemoScene();
@@ -189,7 +189,7 @@ void build_load(const BenchOptions& o, SensorLoad& l, std::uint16_t sensor_id) {
   // whole packet.
   core::OusterOutput ouster;
   if (l.ouster) ouster.profile = profile_of(l.profile);
-  const auto echoes = l.ouster ? core::ouster_echoes(ouster.profile) : l.echoes;
+  const auto echoes = l.ouster ? core::ouster_return_mode(ouster.profile) : l.return_mode;
   const auto encoder = core::make_encoder(l.pattern, {}, echoes, ouster);
   if (!encoder) {
     throw std::runtime_error("bench: " + l.spec.model + " has no return mode '" + l.spec.variant +

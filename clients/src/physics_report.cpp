@@ -124,10 +124,10 @@ namespace {
 
 // Per (rate, range): share of target returns and of rain-drop returns, in the given echo mode.
 Table rain_sweep(const Setup& setup, const std::vector<double>& ranges_m,
-                 const std::vector<double>& rates, core::EchoMode mode, bool drops) {
+                 const std::vector<double>& rates, core::ReturnMode mode, bool drops) {
   const auto materials = targets({0.10});
   auto settings = setup.settings;
-  settings.echoes = mode;
+  settings.return_mode = mode;
   core::Pipeline pipeline(setup.pattern, materials, settings);
   SyntheticFrame frame(setup.pattern);
   core::FrameReturns out;
@@ -163,8 +163,8 @@ std::vector<double> with_dry_first(std::vector<double> rates) {
 
 Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
                      const std::vector<double>& rates_mm_per_h) {
-  Table t =
-      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), setup.settings.echoes, false);
+  Table t = rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), setup.settings.return_mode,
+                       false);
   t.title = std::string(setup.pattern.model->name) +
             ": returns of a 10 % target lost to rain (false negatives)";
   t.x_label = "rain rate (mm/h)";
@@ -175,7 +175,7 @@ Table rain_drop_rate(const Setup& setup, const std::vector<double>& ranges_m,
 Table rain_false_positive_rate(const Setup& setup, const std::vector<double>& ranges_m,
                                const std::vector<double>& rates_mm_per_h) {
   Table t =
-      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), setup.settings.echoes, true);
+      rain_sweep(setup, ranges_m, with_dry_first(rates_mm_per_h), setup.settings.return_mode, true);
   t.title = std::string(setup.pattern.model->name) +
             ": beams whose reported return is a rain drop (false positives), 10 % target";
   t.x_label = "rain rate (mm/h)";

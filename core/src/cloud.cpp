@@ -32,12 +32,11 @@ EchoTruth FrameTruth::echo_at(std::size_t beam, float range) const {
 }
 
 CloudDecoder::CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata,
-                           EchoMode echoes)
+                           ReturnMode echoes)
     : pattern_(pattern),
-      decoder_(make_packet_decoder(
-          pattern,
-          {.echoes = echoes, .ouster_metadata = std::move(metadata), .side_channel_known = true})) {
-}
+      decoder_(make_packet_decoder(pattern, {.return_mode = echoes,
+                                             .ouster_metadata = std::move(metadata),
+                                             .side_channel_known = true})) {}
 
 namespace {
 

@@ -26,16 +26,16 @@ void ColumnEncoder::flush(PacketSink& sink) {
   }
 }
 
-bool family_supports(SensorFamily family, EchoMode echoes) {
+bool family_supports(SensorFamily family, ReturnMode echoes) {
   return family_of(family).supports(echoes);
 }
 
-EchoMode ouster_echoes(OusterProfile profile) {
-  return profile == OusterProfile::kRng19Dual ? EchoMode::kTwoStrongest : EchoMode::kStrongest;
+ReturnMode ouster_return_mode(OusterProfile profile) {
+  return profile == OusterProfile::kRng19Dual ? ReturnMode::kTwoStrongest : ReturnMode::kStrongest;
 }
 
 std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                                      EchoMode echoes, const OusterOutput& ouster) {
+                                      ReturnMode echoes, const OusterOutput& ouster) {
   return family_of(*pattern.model).make_encoder(pattern, identity, echoes, ouster);
 }
 

@@ -10,15 +10,18 @@ namespace lidaremu::core {
 
 std::string Family::calibration_file(const SensorModel& /*model*/) const { return {}; }
 
-EchoMode Family::default_echoes(const SensorModel& model) const {
+ReturnMode Family::default_return_mode(const SensorModel& model) const {
   const auto modes = return_modes(model);
-  if (modes.empty() || std::find(modes.begin(), modes.end(), EchoMode::kStrongest) != modes.end()) {
-    return EchoMode::kStrongest;
+  if (modes.empty() ||
+      std::find(modes.begin(), modes.end(), ReturnMode::kStrongest) != modes.end()) {
+    return ReturnMode::kStrongest;
   }
   return modes.front();
 }
 
-EchoMode default_echoes(const SensorModel& model) { return family_of(model).default_echoes(model); }
+ReturnMode default_return_mode(const SensorModel& model) {
+  return family_of(model).default_return_mode(model);
+}
 
 // The one switch over the family enumeration: exhaustive, no default, and -Wswitch-enum an error
 // here, so that a family added to the enumeration and not to the switch fails the build.

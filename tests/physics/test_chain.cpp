@@ -20,7 +20,7 @@ TEST_CASE("The chain names its stages; weather reaches the stages through the fr
   use_stage(s.stages, "surface.ipsp");
   use_stage(s.stages, "detection.capability");
   use_stage(s.stages, "geometry.raster_correction");
-  s.echoes = EchoMode::kDual;
+  s.return_mode = ReturnMode::kDual;
   const auto other = Pipeline(bench.pattern(), materials, s).stage_names();
   CHECK(std::find(other.begin(), other.end(), "surface.ipsp") != other.end());
   CHECK(std::find(other.begin(), other.end(), "detection.capability") != other.end());

@@ -168,7 +168,7 @@ TEST_CASE("3: the threshold follows the false-alarm rate; noise fires on every b
 
   // On beams that hit something too: a dual-return sensor reports them as second echoes.
   bench.target_facing_every_beam(20, kThirtyPercent);
-  chain.echoes = EchoMode::kDual;
+  chain.return_mode = ReturnMode::kDual;
   Pipeline dual(bench.pattern(), materials, chain);
   std::size_t seen = 0;
   for (int f = 1; f <= kFrames; ++f) {

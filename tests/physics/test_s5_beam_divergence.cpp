@@ -38,7 +38,7 @@ TEST_CASE("5: several rays per beam merge, and mixed pixels give two echoes",
     bench.set(10, 0, 0, d * 20.00, -d, kConcrete);
     bench.set(10, 1, 0, d * 20.05, -d, kConcrete);
     auto s = bench.settings(PhysicsMode::kIdeal);
-    s.echoes = EchoMode::kDual;
+    s.return_mode = ReturnMode::kDual;
     const auto out = bench.run(s);
     CHECK(out.range_m[out.slot(10, 0)] == Approx(20.0).margin(0.002));
     CHECK(out.range_m[out.slot(10, 1)] == 0);  // one return, not two
@@ -50,15 +50,15 @@ TEST_CASE("5: several rays per beam merge, and mixed pixels give two echoes",
     for (int r : {0, 3, 4}) bench.set(beam, r, 0, d * 10, -d, kConcrete, 0, 7);
     for (int r : {1, 2}) bench.set(beam, r, 0, d * 30, -d, kConcrete, 0, 9);
     auto s = bench.settings();
-    s.echoes = EchoMode::kDual;
+    s.return_mode = ReturnMode::kDual;
     const auto dual = bench.run(s);
     CHECK(dual.range_m[dual.slot(beam, 0)] == Approx(10).margin(0.1));  // strongest: the object
     CHECK(dual.object_id[dual.slot(beam, 0)] == 7);
     CHECK(dual.range_m[dual.slot(beam, 1)] == Approx(30).margin(0.1));  // last: the wall
     CHECK(dual.object_id[dual.slot(beam, 1)] == 9);
-    s.echoes = EchoMode::kLast;
+    s.return_mode = ReturnMode::kLast;
     CHECK(bench.run(s).range_m[beam] == Approx(30).margin(0.1));
-    s.echoes = EchoMode::kStrongest;
+    s.return_mode = ReturnMode::kStrongest;
     CHECK(bench.run(s).range_m[beam] == Approx(10).margin(0.1));
   }
 }

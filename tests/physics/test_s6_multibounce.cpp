@@ -23,7 +23,7 @@ TEST_CASE("6: a mirror shows the wall it reflects as a ghost at half the optical
 
   // The return comes back along the mirror: R = (10 + 5 + 5 + 10) / 2 = 15 m.
   auto ideal = bench.settings(PhysicsMode::kIdeal);
-  ideal.echoes = EchoMode::kDual;
+  ideal.return_mode = ReturnMode::kDual;
   auto out = bench.run(ideal);
   CHECK(out.range_m[beam] == Approx(15.0).margin(0.002));
   CHECK(out.object_id[beam] == 2);
@@ -59,7 +59,7 @@ TEST_CASE("6: glass passes part of the beam: the object behind it is a second ec
     bench.set(beam, 0, 1, d * 15, -d, kThirtyPercent, 0, 2);
   };
   auto dual = bench.settings();
-  dual.echoes = EchoMode::kDual;
+  dual.return_mode = ReturnMode::kDual;
   const auto echoes = [&](const FrameReturns& out) {
     std::vector<std::pair<float, int>> e;  // range, reflectivity
     for (int k = 0; k < 2; ++k) {

@@ -43,24 +43,24 @@ TEST_CASE("8: strongest, last, first, dual, triple, first + last, first + strong
   bench.set(beam, 1, 0, d * 20, -d, kRetro, 0, 2);       // retroreflector on a ring ray
   bench.set(beam, 2, 0, d * 40, -d, kConcrete, 0, 3);    // far wall
   auto s = bench.settings(PhysicsMode::kIdeal);
-  const auto ids = [&](EchoMode mode) {
-    s.echoes = mode;
+  const auto ids = [&](ReturnMode mode) {
+    s.return_mode = mode;
     const auto out = bench.run(s);
     return std::array<std::uint32_t, 3>{out.object_id[out.slot(beam, 0)],
                                         out.object_id[out.slot(beam, 1)],
                                         out.object_id[out.slot(beam, 2)]};
   };
-  CHECK(ids(EchoMode::kStrongest) == std::array<std::uint32_t, 3>{2, 0, 0});
-  CHECK(ids(EchoMode::kFirst) == std::array<std::uint32_t, 3>{1, 0, 0});
-  CHECK(ids(EchoMode::kLast) == std::array<std::uint32_t, 3>{3, 0, 0});
-  CHECK(ids(EchoMode::kDual) == std::array<std::uint32_t, 3>{2, 3, 0});
-  CHECK(ids(EchoMode::kTriple)[0] == 2);
-  CHECK(ids(EchoMode::kTriple)[1] == 3);
-  CHECK(ids(EchoMode::kTriple)[2] == 1);
+  CHECK(ids(ReturnMode::kStrongest) == std::array<std::uint32_t, 3>{2, 0, 0});
+  CHECK(ids(ReturnMode::kFirst) == std::array<std::uint32_t, 3>{1, 0, 0});
+  CHECK(ids(ReturnMode::kLast) == std::array<std::uint32_t, 3>{3, 0, 0});
+  CHECK(ids(ReturnMode::kDual) == std::array<std::uint32_t, 3>{2, 3, 0});
+  CHECK(ids(ReturnMode::kTriple)[0] == 2);
+  CHECK(ids(ReturnMode::kTriple)[1] == 3);
+  CHECK(ids(ReturnMode::kTriple)[2] == 1);
   // Hesai's first + last (QT64) and first + strongest (XT32M2X): plane 0 the first or the
   // strongest, plane 1 the other.
-  CHECK(ids(EchoMode::kFirstLast) == std::array<std::uint32_t, 3>{1, 3, 0});
-  CHECK(ids(EchoMode::kFirstStrongest) == std::array<std::uint32_t, 3>{2, 1, 0});
+  CHECK(ids(ReturnMode::kFirstLast) == std::array<std::uint32_t, 3>{1, 3, 0});
+  CHECK(ids(ReturnMode::kFirstStrongest) == std::array<std::uint32_t, 3>{2, 1, 0});
 }
 
 TEST_CASE("8: first + last and first + strongest report one echo once", "[physics][echoes]") {
@@ -68,20 +68,20 @@ TEST_CASE("8: first + last and first + strongest report one echo once", "[physic
   const std::size_t beam = 20;
   const Eigen::Vector3d d = bench.direction(beam);
   auto s = bench.settings(PhysicsMode::kIdeal);
-  const auto ids = [&](EchoMode mode) {
-    s.echoes = mode;
+  const auto ids = [&](ReturnMode mode) {
+    s.return_mode = mode;
     const auto out = bench.run(s);
     return std::array<std::uint32_t, 2>{out.object_id[out.slot(beam, 0)],
                                         out.object_id[out.slot(beam, 1)]};
   };
   // One wall: the first, the last and the strongest are the same echo, reported once.
   bench.set(beam, 0, 0, d * 30, -d, kConcrete, 0, 7);
-  CHECK(ids(EchoMode::kFirstLast) == std::array<std::uint32_t, 2>{7, 0});
-  CHECK(ids(EchoMode::kFirstStrongest) == std::array<std::uint32_t, 2>{7, 0});
+  CHECK(ids(ReturnMode::kFirstLast) == std::array<std::uint32_t, 2>{7, 0});
+  CHECK(ids(ReturnMode::kFirstStrongest) == std::array<std::uint32_t, 2>{7, 0});
   // A bright near target before a dim far one: the first is the strongest (reported once), the
   // last the far one.
   bench.set(beam, 0, 0, d * 10, -d, kRetro, 0, 1);
   bench.set(beam, 1, 0, d * 40, -d, kTenPercent, 0, 2);
-  CHECK(ids(EchoMode::kFirstLast) == std::array<std::uint32_t, 2>{1, 2});
-  CHECK(ids(EchoMode::kFirstStrongest) == std::array<std::uint32_t, 2>{1, 0});
+  CHECK(ids(ReturnMode::kFirstLast) == std::array<std::uint32_t, 2>{1, 2});
+  CHECK(ids(ReturnMode::kFirstStrongest) == std::array<std::uint32_t, 2>{1, 0});
 }

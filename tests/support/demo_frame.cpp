@@ -9,7 +9,7 @@ namespace lidaremu::test {
 
 using namespace lidaremu::core;
 
-DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes, std::uint32_t frame) {
+DemoFrame demo_frame(const ScanPattern& pattern, ReturnMode echoes, std::uint32_t frame) {
   const SensorModel& model = *pattern.model;
   const BeamGeometry geometry(pattern);
   std::vector<float> rows;
@@ -32,7 +32,7 @@ DemoFrame demo_frame(const ScanPattern& pattern, EchoMode echoes, std::uint32_t 
   PipelineSettings settings;
   settings.stages = stage_chain(PhysicsMode::kIdeal);
   settings.params = default_physics_params(model);
-  settings.echoes = echoes;
+  settings.return_mode = echoes;
   Pipeline pipeline(pattern, materials, settings);
   pipeline.process(hits, out.returns);
   return out;

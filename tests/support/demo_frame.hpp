@@ -17,7 +17,7 @@ struct DemoFrame {
 };
 
 // `frame`: the frame number (a table scan's beams point elsewhere in every frame).
-DemoFrame demo_frame(const core::ScanPattern& pattern, core::EchoMode echoes,
+DemoFrame demo_frame(const core::ScanPattern& pattern, core::ReturnMode echoes,
                      std::uint32_t frame = 0);
 
 }  // namespace lidaremu::test

@@ -11,19 +11,19 @@
 
 namespace lidaremu::core::hesai {
 
-std::uint8_t return_mode_byte(EchoMode echoes) {
+std::uint8_t return_mode_byte(ReturnMode echoes) {
   switch (echoes) {
-    case EchoMode::kFirst:
+    case ReturnMode::kFirst:
       return kFirst;
-    case EchoMode::kStrongest:
+    case ReturnMode::kStrongest:
       return kStrongest;
-    case EchoMode::kLast:
+    case ReturnMode::kLast:
       return kLast;
-    case EchoMode::kDual:
+    case ReturnMode::kDual:
       return kLastStrongest;
-    case EchoMode::kFirstLast:
+    case ReturnMode::kFirstLast:
       return kFirstLast;
-    case EchoMode::kFirstStrongest:
+    case ReturnMode::kFirstStrongest:
       return kFirstStrongest;
     default:
       return 0;
@@ -41,7 +41,7 @@ std::string calibration_csv(const SensorModel& model) {
 }
 
 HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                           EchoMode echoes)
+                           ReturnMode echoes)
     : ColumnEncoder(pattern.column_period_s),
       pattern_(pattern),
       identity_(identity),

@@ -15,16 +15,16 @@ class HesaiFamily final : public Family {
   // nebula's data port and gnss_port.
   [[nodiscard]] FamilyPorts default_ports() const override { return {2368, 10110, "GPS"}; }
   [[nodiscard]] int default_api_port() const override { return 9347; }  // PTC
-  [[nodiscard]] bool supports(EchoMode echoes) const override {
+  [[nodiscard]] bool supports(ReturnMode echoes) const override {
     return return_mode_byte(echoes) != 0;
   }
-  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& model) const override {
-    std::vector<EchoMode> modes;
-    for (const auto& m : model.hesai.return_modes) modes.push_back(m.echoes);
+  [[nodiscard]] std::vector<ReturnMode> return_modes(const SensorModel& model) const override {
+    std::vector<ReturnMode> modes;
+    for (const auto& m : model.hesai.return_modes) modes.push_back(m.return_mode);
     return modes;
   }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
-      const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
+      const ScanPattern& pattern, const SensorIdentity& identity, ReturnMode echoes,
       const OusterOutput& /*ouster*/) const override {
     if (!supports(echoes) || pattern.model->hesai.return_mode(echoes) == nullptr) return nullptr;
     return std::make_unique<HesaiEncoder>(pattern, identity, echoes);

@@ -22,12 +22,12 @@ SensorOptics hesai_xt_optics() {
 
 // The XT heads' return modes and their PTC codes (nebula's hesai_common; the XT manuals list
 // first + last too, code 4, whose block order no capture here shows: left out).
-const std::vector<HesaiTraits::ReturnMode> kXtReturnModes{
-    {EchoMode::kLast, hesai::ptc::kPtcLast},
-    {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
-    {EchoMode::kDual, hesai::ptc::kPtcLastStrongest},
-    {EchoMode::kFirst, hesai::ptc::kPtcFirst},
-    {EchoMode::kFirstStrongest, hesai::ptc::kPtcFirstStrongest}};
+const std::vector<HesaiTraits::ReturnModeCode> kXtReturnModes{
+    {ReturnMode::kLast, hesai::ptc::kPtcLast},
+    {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
+    {ReturnMode::kDual, hesai::ptc::kPtcLastStrongest},
+    {ReturnMode::kFirst, hesai::ptc::kPtcFirst},
+    {ReturnMode::kFirstStrongest, hesai::ptc::kPtcFirstStrongest}};
 
 // The rows Hesai's XT heads share: protocol 6.1, 4 mm distance unit (262.14 m the largest
 // range), one block (a column) every 50 us whatever the rate, 0.18 degree at 600 rpm (the real
@@ -118,10 +118,10 @@ SensorModel make_pandar_qt128() {
                         .first_firing_us = 9.0,
                         .channel_step_us = 0,
                         .stamp_after_block_us = 0,
-                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
-                                         {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
-                                         {EchoMode::kDual, hesai::ptc::kPtcLastStrongest},
-                                         {EchoMode::kFirst, hesai::ptc::kPtcFirst}},
+                        .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
+                                         {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {ReturnMode::kDual, hesai::ptc::kPtcLastStrongest},
+                                         {ReturnMode::kFirst, hesai::ptc::kPtcFirst}},
                         .firing_loops = 2,
                         .channel_loop = std::vector<std::uint8_t>(128, 0)};
   for (std::size_t ch = 0; ch < 64; ++ch) m.hesai.channel_loop[ch] = ch < 32 ? 1 : 2;
@@ -159,9 +159,9 @@ SensorModel make_pandar(std::string_view name, const char* product_name, std::ui
                         .channel_step_us = 0,
                         .stamp_after_block_us = last_block_us + longest_table_us,
                         .sends_gps = true,
-                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
-                                         {EchoMode::kStrongest, hesai::ptc::kPtcStrongest},
-                                         {EchoMode::kDual, hesai::ptc::kPtcLastStrongest}},
+                        .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
+                                         {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {ReturnMode::kDual, hesai::ptc::kPtcLastStrongest}},
                         .firing_loops = 1,
                         .channel_loop = {}};
   return m;
@@ -242,9 +242,9 @@ SensorModel make_pandar_qt64() {
                         .channel_step_us = 0,
                         .stamp_after_block_us = -25.71,
                         .stamp_from_first_column = true,
-                        .return_modes = {{EchoMode::kLast, hesai::ptc::kPtcLast},
-                                         {EchoMode::kFirstLast, hesai::ptc::kPtcQt64Dual},
-                                         {EchoMode::kFirst, hesai::ptc::kPtcFirst}},
+                        .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
+                                         {ReturnMode::kFirstLast, hesai::ptc::kPtcQt64Dual},
+                                         {ReturnMode::kFirst, hesai::ptc::kPtcFirst}},
                         .firing_loops = 1,
                         .channel_loop = {}};
   return m;

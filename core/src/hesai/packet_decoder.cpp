@@ -20,7 +20,7 @@ class HesaiDecoder final : public PacketDecoder {
         traits_(pattern.model->hesai),
         columns_(static_cast<std::uint32_t>(pattern.columns_per_frame)),
         column_period_s_(pattern.column_period_s),
-        columns_per_packet_(format_.blocks / (reports_two_echoes(facts.echoes) ? 2 : 1)) {}
+        columns_per_packet_(format_.blocks / (reports_two_echoes(facts.return_mode) ? 2 : 1)) {}
 
   [[nodiscard]] FrameCut frame_cut() const override { return FrameCut::kColumnWrap; }
 

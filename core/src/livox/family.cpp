@@ -24,15 +24,17 @@ class LivoxFamily final : public Family {
   }
   [[nodiscard]] int default_api_port() const override { return kCommandPorts.lidar; }
   // The Mid-360's datasheet: first return.
-  [[nodiscard]] bool supports(EchoMode echoes) const override { return echoes == EchoMode::kFirst; }
-  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& /*model*/) const override {
-    return {EchoMode::kFirst};
+  [[nodiscard]] bool supports(ReturnMode echoes) const override {
+    return echoes == ReturnMode::kFirst;
+  }
+  [[nodiscard]] std::vector<ReturnMode> return_modes(const SensorModel& /*model*/) const override {
+    return {ReturnMode::kFirst};
   }
   [[nodiscard]] std::string_view return_mode_note() const override {
     return "the datasheet's points are first returns";
   }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
-      const ScanPattern& pattern, const SensorIdentity& /*identity*/, EchoMode echoes,
+      const ScanPattern& pattern, const SensorIdentity& /*identity*/, ReturnMode echoes,
       const OusterOutput& /*ouster*/) const override {
     if (!supports(echoes) || pattern.table == nullptr) return nullptr;
     return std::make_unique<LivoxEncoder>(pattern);

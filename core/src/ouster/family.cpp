@@ -16,21 +16,21 @@ class OusterFamily final : public Family {
   [[nodiscard]] int default_api_port() const override { return 80; }
   [[nodiscard]] bool stream_needs_metadata() const override { return true; }
   // The profile decides: one return, or the two strongest (RNG19 dual).
-  [[nodiscard]] bool supports(EchoMode echoes) const override {
-    return echoes == EchoMode::kStrongest || echoes == EchoMode::kTwoStrongest;
+  [[nodiscard]] bool supports(ReturnMode echoes) const override {
+    return echoes == ReturnMode::kStrongest || echoes == ReturnMode::kTwoStrongest;
   }
   // The settings' one; the profile decides what is reported (see return_mode_note).
-  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& /*model*/) const override {
-    return {EchoMode::kStrongest};
+  [[nodiscard]] std::vector<ReturnMode> return_modes(const SensorModel& /*model*/) const override {
+    return {ReturnMode::kStrongest};
   }
   [[nodiscard]] std::string_view return_mode_note() const override {
     return "the rng19-dual profile reports the two strongest";
   }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern,
                                                       const SensorIdentity& identity,
-                                                      EchoMode echoes,
+                                                      ReturnMode echoes,
                                                       const OusterOutput& ouster) const override {
-    if (echoes != ouster_echoes(ouster.profile)) return nullptr;
+    if (echoes != ouster_return_mode(ouster.profile)) return nullptr;
     return std::make_unique<OusterEncoder>(pattern, identity, ouster);
   }
   [[nodiscard]] std::unique_ptr<PacketDecoder> make_decoder(

@@ -15,7 +15,7 @@ namespace lidaremu::core {
 Pipeline::Pipeline(const ScanPattern& pattern, const MaterialTable& materials,
                    PipelineSettings settings)
     : geometry_(pattern), materials_(materials), settings_(std::move(settings)) {
-  const StageSetup setup{pattern, settings_.params, settings_.echoes};
+  const StageSetup setup{pattern, settings_.params, settings_.return_mode};
   for (const StageRow* row : check_chain(settings_.stages)) {
     stages_.push_back({row, row->make(setup)});
     system_constant_ = std::max(system_constant_, stages_.back().stage->system_constant());

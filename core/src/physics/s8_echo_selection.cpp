@@ -14,7 +14,7 @@ namespace {
 
 class EchoSelectionStage final : public Stage {
  public:
-  explicit EchoSelectionStage(EchoMode mode) : mode_(mode) {}
+  explicit EchoSelectionStage(ReturnMode mode) : mode_(mode) {}
   void run(const BlockContext& b) const override {
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
       const Pulse* pulses = stage_kit::pulses_of(b, beam);
@@ -47,34 +47,34 @@ class EchoSelectionStage final : public Stage {
         return best;
       };
       switch (mode_) {
-        case EchoMode::kStrongest:
+        case ReturnMode::kStrongest:
           pick[0] = static_cast<std::int8_t>(strongest);
           break;
-        case EchoMode::kLast:
+        case ReturnMode::kLast:
           pick[0] = static_cast<std::int8_t>(last);
           break;
-        case EchoMode::kFirst:
+        case ReturnMode::kFirst:
           pick[0] = static_cast<std::int8_t>(first);
           break;
-        case EchoMode::kTwoStrongest:
+        case ReturnMode::kTwoStrongest:
           pick[0] = static_cast<std::int8_t>(strongest);
           pick[1] = static_cast<std::int8_t>(next_strongest(1));
           break;
-        case EchoMode::kFirstLast:
+        case ReturnMode::kFirstLast:
           // The last is a second echo only when it is another one, far enough from the first.
           pick[0] = static_cast<std::int8_t>(first);
           if (last != first && separated(last, 1)) pick[1] = static_cast<std::int8_t>(last);
           break;
-        case EchoMode::kFirstStrongest:
+        case ReturnMode::kFirstStrongest:
           pick[0] = static_cast<std::int8_t>(strongest);
           if (first != strongest && separated(first, 1)) pick[1] = static_cast<std::int8_t>(first);
           break;
-        case EchoMode::kDual:
-        case EchoMode::kTriple: {
+        case ReturnMode::kDual:
+        case ReturnMode::kTriple: {
           pick[0] = static_cast<std::int8_t>(strongest);
           const int second = last != strongest && separated(last, 1) ? last : next_strongest(1);
           pick[1] = static_cast<std::int8_t>(second);
-          if (mode_ == EchoMode::kTriple && second >= 0) {
+          if (mode_ == ReturnMode::kTriple && second >= 0) {
             pick[2] = static_cast<std::int8_t>(next_strongest(2));
           }
           break;
@@ -84,13 +84,13 @@ class EchoSelectionStage final : public Stage {
   }
 
  private:
-  EchoMode mode_;
+  ReturnMode mode_;
 };
 
 }  // namespace
 
 std::unique_ptr<Stage> make_echo_selection(const StageSetup& setup) {
-  return std::make_unique<EchoSelectionStage>(setup.echoes);
+  return std::make_unique<EchoSelectionStage>(setup.return_mode);
 }
 
 }  // namespace lidaremu::core::stages

@@ -116,7 +116,7 @@ std::array<std::uint8_t, kPacketSize> difop_packet(const SensorModel& model, dou
 }
 
 RoboSenseEncoder::RoboSenseEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                                   EchoMode echoes)
+                                   ReturnMode echoes)
     : ColumnEncoder(pattern.column_period_s),
       pattern_(pattern),
       identity_(identity),

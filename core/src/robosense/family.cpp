@@ -15,17 +15,17 @@ class RoboSenseFamily final : public Family {
   [[nodiscard]] FamilyPorts default_ports() const override { return {6699, 7788, "DIFOP"}; }
   // Drivers ask the unit nothing: its DIFOP tells them.
   [[nodiscard]] int default_api_port() const override { return 0; }
-  [[nodiscard]] bool supports(EchoMode echoes) const override {
-    return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast ||
-           echoes == EchoMode::kFirst || echoes == EchoMode::kDual;
+  [[nodiscard]] bool supports(ReturnMode echoes) const override {
+    return echoes == ReturnMode::kStrongest || echoes == ReturnMode::kLast ||
+           echoes == ReturnMode::kFirst || echoes == ReturnMode::kDual;
   }
-  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& model) const override {
-    std::vector<EchoMode> modes;
-    for (const auto& m : model.robosense.return_modes) modes.push_back(m.echoes);
+  [[nodiscard]] std::vector<ReturnMode> return_modes(const SensorModel& model) const override {
+    std::vector<ReturnMode> modes;
+    for (const auto& m : model.robosense.return_modes) modes.push_back(m.return_mode);
     return modes;
   }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
-      const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
+      const ScanPattern& pattern, const SensorIdentity& identity, ReturnMode echoes,
       const OusterOutput& /*ouster*/) const override {
     if (!supports(echoes) || pattern.model->robosense.return_mode(echoes) == nullptr) {
       return nullptr;

@@ -55,10 +55,10 @@ SensorModel make_rs_helios(const SensorOptics& mechanical_optics) {
                                            41.52, 43.25, 44.98, 46.71, 48.44, 50.17, 51.90, 53.63},
                       .lens_rx_m = 0.03498,
                       .lens_rz_m = 0.0,
-                      .return_modes = {{EchoMode::kDual, 0x00},
-                                       {EchoMode::kStrongest, 0x04},
-                                       {EchoMode::kLast, 0x05},
-                                       {EchoMode::kFirst, 0x06}}};
+                      .return_modes = {{ReturnMode::kDual, 0x00},
+                                       {ReturnMode::kStrongest, 0x04},
+                                       {ReturnMode::kLast, 0x05},
+                                       {ReturnMode::kFirst, 0x06}}};
   return m;
 }
 
@@ -92,7 +92,7 @@ SensorModel make_rs_bpearl(const SensorOptics& mechanical_optics) {
       .lens_rx_m = 0.01619,
       .lens_rz_m = 0.09571,
       .return_modes = {
-          {EchoMode::kDual, 0x00}, {EchoMode::kStrongest, 0x01}, {EchoMode::kLast, 0x02}}};
+          {ReturnMode::kDual, 0x00}, {ReturnMode::kStrongest, 0x01}, {ReturnMode::kLast, 0x02}}};
   return m;
 }
 

@@ -17,7 +17,7 @@ class RoboSenseDecoder final : public PacketDecoder {
         columns_(static_cast<std::uint32_t>(pattern.columns_per_frame)) {
     if (facts.side_channel_known) {
       // The DIFOP the emulated unit sends: its return mode and the row's angles.
-      const auto* mode = pattern.model->robosense.return_mode(facts.echoes);
+      const auto* mode = pattern.model->robosense.return_mode(facts.return_mode);
       decoder_.on_difop(difop_packet(*pattern.model, difop_rpm(pattern),
                                      mode != nullptr ? mode->difop_code : 0, 0, {}));
     }

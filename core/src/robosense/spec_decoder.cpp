@@ -93,7 +93,7 @@ DifopError SpecDecoder::on_difop(std::span<const std::uint8_t> packet) {
 
 bool SpecDecoder::dual() const {
   const auto* mode = model_.robosense.return_mode_of_code(difop_.return_mode);
-  return mode != nullptr && reports_two_echoes(mode->echoes);
+  return mode != nullptr && reports_two_echoes(mode->return_mode);
 }
 
 std::optional<double> msop_time_s(std::span<const std::uint8_t> packet, const ModelFormat& format) {

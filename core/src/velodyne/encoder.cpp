@@ -33,12 +33,12 @@ std::array<std::uint8_t, kPositionPacketSize> position_packet(double unix_time_s
 }
 
 VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                                 EchoMode echoes)
+                                 ReturnMode echoes)
     : ColumnEncoder(pattern.column_period_s),
       geometry_(pattern),
       identity_(identity),
       echoes_(echoes),
-      blocks_per_azimuth_(echoes == EchoMode::kDual ? 2 : 1) {}
+      blocks_per_azimuth_(echoes == ReturnMode::kDual ? 2 : 1) {}
 
 int VelodyneEncoder::sequences_per_packet() const {
   const auto& v = geometry_.pattern().model->velodyne;
@@ -80,9 +80,9 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
     write_status(packet_time_s_);
   } else {
     store_raw(packet_, 0, kDataPacket.return_mode,
-              echoes_ == EchoMode::kDual   ? kDual
-              : echoes_ == EchoMode::kLast ? kLast
-                                           : kStrongest);
+              echoes_ == ReturnMode::kDual   ? kDual
+              : echoes_ == ReturnMode::kLast ? kLast
+                                             : kStrongest);
     store_raw(packet_, 0, kDataPacket.product_id, v.product_id);
   }
   sink.on_packet(PacketChannel::kData, packet_, packet_time_s_);

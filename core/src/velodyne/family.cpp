@@ -15,18 +15,19 @@ class VelodyneFamily final : public Family {
   [[nodiscard]] FamilyPorts default_ports() const override { return {2368, 8308, "position"}; }
   [[nodiscard]] int default_api_port() const override { return 80; }
   // Return-mode byte 0x37, 0x38, 0x39.
-  [[nodiscard]] bool supports(EchoMode echoes) const override {
-    return echoes == EchoMode::kStrongest || echoes == EchoMode::kLast || echoes == EchoMode::kDual;
+  [[nodiscard]] bool supports(ReturnMode echoes) const override {
+    return echoes == ReturnMode::kStrongest || echoes == ReturnMode::kLast ||
+           echoes == ReturnMode::kDual;
   }
-  [[nodiscard]] std::vector<EchoMode> return_modes(const SensorModel& model) const override {
-    if (!model.velodyne.dual_return) return {EchoMode::kStrongest, EchoMode::kLast};
-    return {EchoMode::kStrongest, EchoMode::kLast, EchoMode::kDual};
+  [[nodiscard]] std::vector<ReturnMode> return_modes(const SensorModel& model) const override {
+    if (!model.velodyne.dual_return) return {ReturnMode::kStrongest, ReturnMode::kLast};
+    return {ReturnMode::kStrongest, ReturnMode::kLast, ReturnMode::kDual};
   }
   [[nodiscard]] std::unique_ptr<Encoder> make_encoder(
-      const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes,
+      const ScanPattern& pattern, const SensorIdentity& identity, ReturnMode echoes,
       const OusterOutput& /*ouster*/) const override {
     if (!supports(echoes)) return nullptr;
-    if (echoes == EchoMode::kDual && !pattern.model->velodyne.dual_return) return nullptr;
+    if (echoes == ReturnMode::kDual && !pattern.model->velodyne.dual_return) return nullptr;
     return std::make_unique<VelodyneEncoder>(pattern, identity, echoes);
   }
   [[nodiscard]] std::unique_ptr<PacketDecoder> make_decoder(

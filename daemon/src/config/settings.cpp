@@ -136,7 +136,7 @@ void read_ouster_output(const SensorFlags& f, bool ouster, SensorSettings& s, co
       {"rng15", core::OusterProfile::kRng15}};
   if (const auto profile = profiles.find(f.profile); profile != profiles.end()) {
     s.ouster.profile = profile->second;
-    s.pipeline.echoes = core::ouster_echoes(profile->second);
+    s.pipeline.return_mode = core::ouster_return_mode(profile->second);
   }
   if (f.timestamp_mode == "ptp" || f.timestamp_mode == "TIME_FROM_PTP_1588") {
     s.ouster.timestamp_mode = core::OusterTimestampMode::kPtp;
@@ -319,16 +319,17 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
   // The return modes the model offers (its family's reading of its row).
   const core::Family& family = core::family_of(*s.model);
   const std::string echoes =
-      f.echoes.empty() ? std::string(core::echo_mode_name(family.default_echoes(*s.model)))
-                       : f.echoes;
+      f.return_mode.empty()
+          ? std::string(core::return_mode_name(family.default_return_mode(*s.model)))
+          : f.return_mode;
   const auto offered = family.return_modes(*s.model);
-  const auto named = core::echo_mode_named(echoes);
+  const auto named = core::return_mode_named(echoes);
   if (named && std::find(offered.begin(), offered.end(), *named) != offered.end()) {
-    s.pipeline.echoes = *named;
+    s.pipeline.return_mode = *named;
   } else {
     std::string accepted;
     for (const auto mode : offered) {
-      accepted += (accepted.empty() ? "" : "|") + std::string(core::echo_mode_name(mode));
+      accepted += (accepted.empty() ? "" : "|") + std::string(core::return_mode_name(mode));
     }
     const std::string note(family.return_mode_note());
     bad("return_mode", echoes,

@@ -145,7 +145,7 @@ SensorTap::SensorTap(LiveView& view, const SensorSettings& settings, std::uint32
     : view_(view),
       name_(settings.name),
       channel_id_(channel_id),
-      decoder_(settings.pattern, metadata_for(settings), settings.pipeline.echoes) {
+      decoder_(settings.pattern, metadata_for(settings), settings.pipeline.return_mode) {
   free_.set_capacity(kFramesInView);
   for (int i = 0; i < kFramesInView; ++i) {
     pool_.push_back(std::make_unique<LiveFrame>());

@@ -60,7 +60,7 @@ class CloudDecoder {
   // Ouster streams need the metadata the emulated sensor serves; RoboSense streams the DIFOP the
   // emulated unit sends, which names its return mode (`echoes`).
   CloudDecoder(const ScanPattern& pattern, std::optional<ouster::Metadata> metadata,
-               EchoMode echoes = EchoMode::kStrongest);
+               ReturnMode echoes = ReturnMode::kStrongest);
   // One frame's data packets in the order they were sent. A spinning head's packet stream does not
   // break at frame ends: points of columns sent before the stream wrapped to column 0 belong to
   // the previous frame and take their ids from `previous` (dropped when it is not valid).

@@ -67,14 +67,14 @@ struct OusterOutput {
 // first, then the strongest (XT32M2X 0x3C, its real capture); kDual as dual_block_slot. With one
 // echo both blocks carry it, as the captures show.
 [[nodiscard]] inline std::size_t paired_block_slot(const FrameReturns& returns, std::size_t beam,
-                                                   int copy, EchoMode echoes) {
+                                                   int copy, ReturnMode echoes) {
   const std::size_t primary = returns.slot(beam, 0);
   const std::size_t second = returns.slot(beam, 1);
   const bool has_second = returns.range_m[second] > 0;
   switch (echoes) {
-    case EchoMode::kFirstLast:  // plane 0 the first, plane 1 the last
+    case ReturnMode::kFirstLast:  // plane 0 the first, plane 1 the last
       return copy == 1 && has_second ? second : primary;
-    case EchoMode::kFirstStrongest:  // plane 0 the strongest, plane 1 the first
+    case ReturnMode::kFirstStrongest:  // plane 0 the strongest, plane 1 the first
       return copy == 0 && has_second ? second : primary;
     default:
       return dual_block_slot(returns, beam, copy);
@@ -130,11 +130,11 @@ class ColumnEncoder : public Encoder {
 // strongest, or the two strongest in the dual profile). Nothing for a mode the output cannot
 // carry (settings reject it first).
 std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                                      EchoMode echoes = EchoMode::kStrongest,
+                                      ReturnMode echoes = ReturnMode::kStrongest,
                                       const OusterOutput& ouster = {});
 // Whether a family's packets can carry this echo mode (Ouster: in some profile).
-bool family_supports(SensorFamily family, EchoMode echoes);
+bool family_supports(SensorFamily family, ReturnMode echoes);
 // The echo mode an Ouster profile carries.
-EchoMode ouster_echoes(OusterProfile profile);
+ReturnMode ouster_return_mode(OusterProfile profile);
 
 }  // namespace lidaremu::core

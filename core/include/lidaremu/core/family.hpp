@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "lidaremu/core/echo_mode.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/packet_decoder.hpp"
+#include "lidaremu/core/return_mode.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 
 namespace lidaremu::core {
@@ -43,17 +43,17 @@ class Family {
   // 0: its drivers ask the unit nothing (RoboSense: the DIFOP tells them).
   [[nodiscard]] virtual int default_api_port() const = 0;
   // Whether the family's packets can carry `echoes` (a model may offer fewer).
-  [[nodiscard]] virtual bool supports(EchoMode echoes) const = 0;
+  [[nodiscard]] virtual bool supports(ReturnMode echoes) const = 0;
   // The return modes `model` offers, as settings name them (its row's, in its order).
-  [[nodiscard]] virtual std::vector<EchoMode> return_modes(const SensorModel& model) const = 0;
+  [[nodiscard]] virtual std::vector<ReturnMode> return_modes(const SensorModel& model) const = 0;
   // What a user should know when a return mode is refused ("" for nothing).
   [[nodiscard]] virtual std::string_view return_mode_note() const { return {}; }
   // The return mode unless told: the strongest, or the first the model offers without it.
-  [[nodiscard]] EchoMode default_echoes(const SensorModel& model) const;
+  [[nodiscard]] ReturnMode default_return_mode(const SensorModel& model) const;
   // The encoder of a stream of `pattern`'s model in `echoes`; null when the model cannot send it.
   [[nodiscard]] virtual std::unique_ptr<Encoder> make_encoder(const ScanPattern& pattern,
                                                               const SensorIdentity& identity,
-                                                              EchoMode echoes,
+                                                              ReturnMode echoes,
                                                               const OusterOutput& ouster) const = 0;
   [[nodiscard]] virtual std::unique_ptr<PacketDecoder> make_decoder(
       const ScanPattern& pattern, const StreamFacts& facts) const = 0;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "lidaremu/core/echo_mode.hpp"
+#include "lidaremu/core/return_mode.hpp"
 
 namespace lidaremu::core {
 

@@ -33,13 +33,13 @@ inline constexpr std::uint8_t kLastStrongest = 0x39;
 inline constexpr std::uint8_t kFirstLast = 0x3B;
 inline constexpr std::uint8_t kFirstStrongest = 0x3C;
 // The return-mode byte of an echo mode; 0 when Hesai packets cannot carry it.
-std::uint8_t return_mode_byte(EchoMode echoes);
+std::uint8_t return_mode_byte(ReturnMode echoes);
 
 class HesaiEncoder final : public ColumnEncoder {
  public:
   // echoes: first, strongest or last (one block per column) or dual, first-last, first-strongest
   // (blocks in pairs with the same azimuth, as paired_block_slot orders them).
-  HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes);
+  HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity, ReturnMode echoes);
   [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
   [[nodiscard]] double data_packet_period_s() const override;
 
@@ -53,7 +53,7 @@ class HesaiEncoder final : public ColumnEncoder {
   const ScanPattern pattern_;
   const SensorIdentity identity_;
   const ModelFormat& format_;
-  EchoMode echoes_;
+  ReturnMode echoes_;
   int blocks_per_column_ = 1;  // 2 in the dual modes
   int columns_per_packet_ = 0;
   std::uint8_t return_mode_ = 0;

@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
-#include "lidaremu/core/echo_mode.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/return_mode.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 
 namespace lidaremu::core {
@@ -48,8 +48,8 @@ enum class DecodeVerdict : std::uint8_t {
 
 // What a decoder needs besides the scan.
 struct StreamFacts {
-  EchoMode echoes = EchoMode::kStrongest;          // the return mode configured
-  OusterProfile profile = OusterProfile::kLegacy;  // Ouster
+  ReturnMode return_mode = ReturnMode::kStrongest;  // the return mode configured
+  OusterProfile profile = OusterProfile::kLegacy;   // Ouster
   // Ouster: the metadata the unit serves (none: made from the scan and profile, as it serves it).
   std::optional<ouster::Metadata> ouster_metadata{};
   // RoboSense: begin as if the unit's DIFOP had arrived (the live view, which sees only data).

@@ -20,7 +20,7 @@ namespace lidaremu::core {
 
 struct PipelineSettings {
   std::vector<std::string> stages = stage_chain(PhysicsMode::kDefault);
-  EchoMode echoes = EchoMode::kStrongest;  // what the echo stage reports
+  ReturnMode return_mode = ReturnMode::kStrongest;  // what the echo stage reports
   PhysicsParams params;
   std::uint64_t seed = 0;
   std::uint32_t sensor_index = 0;

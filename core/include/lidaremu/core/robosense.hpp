@@ -33,7 +33,7 @@ class RoboSenseEncoder final : public ColumnEncoder {
  public:
   // echoes: one of the model's return modes (RoboSenseTraits); dual puts both echoes of a column
   // in two adjacent blocks with the same azimuth.
-  RoboSenseEncoder(const ScanPattern& pattern, const SensorIdentity& identity, EchoMode echoes);
+  RoboSenseEncoder(const ScanPattern& pattern, const SensorIdentity& identity, ReturnMode echoes);
   [[nodiscard]] std::size_t data_packet_size() const override { return kPacketSize; }
   [[nodiscard]] double data_packet_period_s() const override;
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lidaremu/core/echo_mode.hpp"
+#include "lidaremu/core/return_mode.hpp"
 #include "lidaremu/core/scan_table.hpp"
 
 namespace lidaremu::core {
@@ -90,23 +90,23 @@ struct HesaiTraits {
   // The return modes the model offers, each with the PTC code that selects it (0x1E, and the
   // config answer): the codes differ by model (nebula's hesai_common: 0 last, 1 strongest,
   // 2 last + strongest, 3 first, 5 first + strongest; the QT64's 2 is its dual, first + last).
-  struct ReturnMode {
-    EchoMode echoes;
+  struct ReturnModeCode {
+    ReturnMode return_mode;
     std::uint8_t ptc_code;
   };
-  std::vector<ReturnMode> return_modes;
+  std::vector<ReturnModeCode> return_modes;
   // Firing loops taking turns column by column (QT128: 2): channel_loop[ch] is the loop that
   // fires channel ch (from 1), 0 for every loop; empty: every channel fires in every column.
   int firing_loops = 1;
   std::vector<std::uint8_t> channel_loop;
-  [[nodiscard]] const ReturnMode* return_mode(EchoMode echoes) const {
-    for (const ReturnMode& m : return_modes) {
-      if (m.echoes == echoes) return &m;
+  [[nodiscard]] const ReturnModeCode* return_mode(ReturnMode echoes) const {
+    for (const ReturnModeCode& m : return_modes) {
+      if (m.return_mode == echoes) return &m;
     }
     return nullptr;
   }
-  [[nodiscard]] const ReturnMode* return_mode_of_ptc(std::uint8_t code) const {
-    for (const ReturnMode& m : return_modes) {
+  [[nodiscard]] const ReturnModeCode* return_mode_of_ptc(std::uint8_t code) const {
+    for (const ReturnModeCode& m : return_modes) {
       if (m.ptc_code == code) return &m;
     }
     return nullptr;
@@ -132,19 +132,19 @@ struct RoboSenseTraits {
   double lens_rx_m = 0;
   double lens_rz_m = 0;
   // Each return mode with the DIFOP byte (300) that names it; codes differ by model.
-  struct ReturnMode {
-    EchoMode echoes;
+  struct ReturnModeCode {
+    ReturnMode return_mode;
     std::uint8_t difop_code;
   };
-  std::vector<ReturnMode> return_modes;
-  [[nodiscard]] const ReturnMode* return_mode(EchoMode echoes) const {
-    for (const ReturnMode& m : return_modes) {
-      if (m.echoes == echoes) return &m;
+  std::vector<ReturnModeCode> return_modes;
+  [[nodiscard]] const ReturnModeCode* return_mode(ReturnMode echoes) const {
+    for (const ReturnModeCode& m : return_modes) {
+      if (m.return_mode == echoes) return &m;
     }
     return nullptr;
   }
-  [[nodiscard]] const ReturnMode* return_mode_of_code(std::uint8_t code) const {
-    for (const ReturnMode& m : return_modes) {
+  [[nodiscard]] const ReturnModeCode* return_mode_of_code(std::uint8_t code) const {
+    for (const ReturnModeCode& m : return_modes) {
       if (m.difop_code == code) return &m;
     }
     return nullptr;
@@ -268,7 +268,7 @@ ScanPatternResult make_table_scan(const SensorModel& model, std::shared_ptr<cons
 
 // The echoes a model reports unless told otherwise: the strongest, or, on a Hesai model without
 // it (QT64), the first return mode its row lists.
-EchoMode default_echoes(const SensorModel& model);
+ReturnMode default_return_mode(const SensorModel& model);
 
 const SensorModel* find_sensor_model(std::string_view name);
 std::span<const SensorModel* const> all_sensor_models();

@@ -30,7 +30,7 @@ class VelodyneEncoder final : public ColumnEncoder {
   // echoes: strongest or last (echo plane 0, one block per azimuth) or dual (blocks in pairs
   // with the same azimuth: last, then strongest or second strongest).
   VelodyneEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
-                  EchoMode echoes = EchoMode::kStrongest);
+                  ReturnMode echoes = ReturnMode::kStrongest);
   [[nodiscard]] std::size_t data_packet_size() const override { return kDataPacketSize; }
   [[nodiscard]] double data_packet_period_s() const override;
 
@@ -44,7 +44,7 @@ class VelodyneEncoder final : public ColumnEncoder {
   [[nodiscard]] int sequences_per_packet() const;
   BeamGeometry geometry_;
   SensorIdentity identity_;
-  EchoMode echoes_;
+  ReturnMode echoes_;
   int blocks_per_azimuth_ = 1;  // 2 in dual mode
   std::array<std::uint8_t, kDataPacketSize> packet_{};
   int sequences_in_packet_ = 0;

@@ -42,7 +42,7 @@ ptc::Config HesaiApi::config() const {
   c.stop_angle = stop_angle_;
   c.clock_source = clock_source_;
   c.trigger_method = trigger_method_;
-  const auto* mode = active_.model->hesai.return_mode(active_.pipeline.echoes);
+  const auto* mode = active_.model->hesai.return_mode(active_.pipeline.return_mode);
   c.return_mode = mode != nullptr ? mode->ptc_code : ptc::kPtcLastStrongest;
   c.standby = standby_;
   return c;
@@ -118,7 +118,7 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
       const auto* mode = model.hesai.return_mode_of_ptc(payload[0]);
       if (mode == nullptr) return reply(ptc::kInvalidParameter);
       SensorSettings next = active_;
-      next.pipeline.echoes = mode->echoes;
+      next.pipeline.return_mode = mode->return_mode;
       return reply(apply(next));
     }
     case ptc::kSetDestination: {

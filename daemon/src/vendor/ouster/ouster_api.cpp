@@ -75,7 +75,7 @@ OusterConfigResult settings_from_ouster_config(const SensorSettings& base, const
             "LEGACY, RNG19_RFL8_SIG16_NIR16, RNG19_RFL8_SIG16_NIR16_DUAL or RNG15_RFL8_NIR8");
       }
       s.ouster.profile = *profile;
-      s.pipeline.echoes = core::ouster_echoes(*profile);
+      s.pipeline.return_mode = core::ouster_return_mode(*profile);
     } else if (key == "udp_profile_imu") {
       if (value != "LEGACY") return bad("LEGACY (the IMU profile emulated)");
     } else if (key == "udp_dest" || key == "udp_ip") {  // udp_ip: firmware 1.x's name

@@ -22,11 +22,11 @@ ordered_json VelodyneApi::info() const {
 }
 
 ordered_json VelodyneApi::settings_json() const {
-  const core::EchoMode e = active_.pipeline.echoes;
+  const core::ReturnMode e = active_.pipeline.return_mode;
   return {{"laser", "On"},
-          {"returns", e == core::EchoMode::kDual   ? "Dual"
-                      : e == core::EchoMode::kLast ? "Last"
-                                                   : "Strongest"},
+          {"returns", e == core::ReturnMode::kDual   ? "Dual"
+                      : e == core::ReturnMode::kLast ? "Last"
+                                                     : "Strongest"},
           {"rpm", static_cast<int>(std::lround(active_.pattern.rpm))},
           {"fov", {{"start", 0}, {"end", 359}}},
           {"phaselock", {{"enabled", "Off"}, {"offset", 0}}},
@@ -88,11 +88,11 @@ HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
       next.pattern = *r.pattern;
     } else if (key == "returns") {
       if (value == "Strongest") {
-        next.pipeline.echoes = core::EchoMode::kStrongest;
+        next.pipeline.return_mode = core::ReturnMode::kStrongest;
       } else if (value == "Last") {
-        next.pipeline.echoes = core::EchoMode::kLast;
+        next.pipeline.return_mode = core::ReturnMode::kLast;
       } else if (value == "Dual" && next.model->velodyne.dual_return) {
-        next.pipeline.echoes = core::EchoMode::kDual;
+        next.pipeline.return_mode = core::ReturnMode::kDual;
       } else if (value == "Dual") {
         return json_error(400, "returns: Strongest or Last (no dual-return layout)");
       } else {

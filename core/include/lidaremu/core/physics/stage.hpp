@@ -109,7 +109,7 @@ enum Products : std::uint32_t {
 struct StageSetup {
   const ScanPattern& pattern;
   const PhysicsParams& params;
-  EchoMode echoes;
+  ReturnMode return_mode;
 };
 
 class Stage {

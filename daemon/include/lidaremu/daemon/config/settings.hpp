@@ -138,7 +138,7 @@ struct SensorFlags {
   std::string detection = "threshold";
   std::vector<std::string> physics_stages;  // the whole chain by name; empty: the preset above
   // Empty: strongest, or, on a model without it (Hesai QT64), the first its row lists.
-  std::string echoes;
+  std::string return_mode;
   double rain_mm_per_h = 0;
   double visibility_m = 23000;
   double sun_irradiance_w_per_m2 = 0;

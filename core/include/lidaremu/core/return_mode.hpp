@@ -10,7 +10,7 @@ namespace lidaremu::core {
 // kDual: strongest and last (Velodyne, Hesai 0x39); kTwoStrongest: strongest and second
 // strongest (Ouster); kFirstLast: first (plane 0) and last (Hesai 0x3B, the QT64's dual);
 // kFirstStrongest: strongest (plane 0) and first (Hesai 0x3C, the XT32M2X's capture).
-enum class EchoMode : std::uint8_t {
+enum class ReturnMode : std::uint8_t {
   kStrongest,
   kLast,
   kFirst,
@@ -22,14 +22,14 @@ enum class EchoMode : std::uint8_t {
 };
 
 // Whether the mode reports two echoes a beam (a Velodyne or Hesai column then takes two blocks).
-constexpr bool reports_two_echoes(EchoMode echoes) {
-  return echoes == EchoMode::kDual || echoes == EchoMode::kTwoStrongest ||
-         echoes == EchoMode::kFirstLast || echoes == EchoMode::kFirstStrongest;
+constexpr bool reports_two_echoes(ReturnMode echoes) {
+  return echoes == ReturnMode::kDual || echoes == ReturnMode::kTwoStrongest ||
+         echoes == ReturnMode::kFirstLast || echoes == ReturnMode::kFirstStrongest;
 }
 
 // The name settings, flags and the web APIs use ("first-last"); the Ouster-only two-strongest
 // mode has none (its profile selects it).
-std::string_view echo_mode_name(EchoMode echoes);
-std::optional<EchoMode> echo_mode_named(std::string_view name);
+std::string_view return_mode_name(ReturnMode echoes);
+std::optional<ReturnMode> return_mode_named(std::string_view name);
 
 }  // namespace lidaremu::core
