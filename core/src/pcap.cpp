@@ -173,8 +173,8 @@ std::size_t PcapWriter::write(double time_s, UdpAddress from, UdpAddress to,
 
   // Ethernet II between two locally administered addresses.
   const std::span<std::uint8_t> frame(frame_);
-  constexpr std::array<std::uint8_t, 12> kMacs{0x02, 0,    0,    0, 0, 0x01,
-                                               0x60, 0x76, 0x88, 0, 0, 0x01};
+  constexpr auto kMacs =
+      std::to_array<std::uint8_t>({0x02, 0, 0, 0, 0, 0x01, 0x60, 0x76, 0x88, 0, 0, 0x01});
   std::copy(kMacs.begin(), kMacs.end(), frame.begin());
   store_be16(frame, 12, kEtherTypeIpv4);
   // Fragments carry multiples of 8 bytes, the last one the rest.

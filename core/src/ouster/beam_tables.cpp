@@ -135,7 +135,8 @@ constexpr double kOs2With128Azimuth[] = {
     0.72,  -0.66, -2.04, 2.1,   0.72,  -0.65, -2.03, 2.11,  0.73,  -0.66, -2.04};
 }  // namespace
 
-const std::array<OusterBeamTable, 9> kOusterBeamTables{{
+namespace {
+const auto kOusterBeamTableRows = std::to_array<OusterBeamTable>({
     {"os0-32",
      "OS-0-32",
      "840-103574-06",
@@ -226,6 +227,9 @@ const std::array<OusterBeamTable, 9> kOusterBeamTables{{
      {1.0, 0.0, 0.0, 6.253, 0.0, 1.0, 0.0, -11.775, 0.0, 0.0, 1.0, 11.645, 0.0, 0.0, 0.0, 1.0},
      kOs2With128Altitude,
      kOs2With128Azimuth},
-}};
+});
+}  // namespace
+
+std::span<const OusterBeamTable> ouster_beam_tables() { return kOusterBeamTableRows; }
 
 }  // namespace lidaremu::core

@@ -20,6 +20,6 @@ struct OusterBeamTable {
   std::span<const double> azimuth_deg;
 };
 
-extern const std::array<OusterBeamTable, 9> kOusterBeamTables;
+std::span<const OusterBeamTable> ouster_beam_tables();
 
 }  // namespace lidaremu::core

@@ -105,9 +105,9 @@ Metadata parse_metadata_fields(const std::string& json_text) {
   if (!doc.is_object()) throw std::runtime_error("metadata: top level must be an object");
   // The nested format's seven sections come all together or not at all (as the SDK requires):
   // a flat file with one of them, or a nested one missing one, is refused.
-  static constexpr std::array<const char*, 7> kSections{
-      "sensor_info",   "beam_intrinsics",   "imu_intrinsics",    "lidar_intrinsics",
-      "config_params", "lidar_data_format", "calibration_status"};
+  static constexpr auto kSections = std::to_array<const char*>(
+      {"sensor_info", "beam_intrinsics", "imu_intrinsics", "lidar_intrinsics", "config_params",
+       "lidar_data_format", "calibration_status"});
   int sections = 0;
   for (const char* name : kSections) sections += doc.contains(name) ? 1 : 0;
   const bool nested = sections > 0;

@@ -91,8 +91,8 @@ SensorModel make_ouster(const OusterBeamTable& t) {
 namespace ouster {
 std::vector<SensorModel> models() {
   std::vector<SensorModel> rows;
-  rows.reserve(kOusterBeamTables.size());
-  for (const OusterBeamTable& t : kOusterBeamTables) rows.push_back(make_ouster(t));
+  rows.reserve(ouster_beam_tables().size());
+  for (const OusterBeamTable& t : ouster_beam_tables()) rows.push_back(make_ouster(t));
   return rows;
 }
 }  // namespace ouster

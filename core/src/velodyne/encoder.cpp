@@ -98,7 +98,7 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
 void VelodyneEncoder::write_status(double time_s) {
   // HDL-64E: one status (type, value) per packet in rotation: UTC time and date of the packet,
   // GPS ('A': sync pulse and NMEA both present), temperature (degrees C), firmware version.
-  constexpr std::array<char, 9> kTypes{'H', 'M', 'S', 'D', 'N', 'Y', 'G', 'T', 'V'};
+  constexpr auto kTypes = std::to_array({'H', 'M', 'S', 'D', 'N', 'Y', 'G', 'T', 'V'});
   const UtcFields utc = utc_fields(static_cast<std::int64_t>(std::floor(time_s)));
   const char type = kTypes[status_index_++ % kTypes.size()];
   int value = 0;

@@ -72,8 +72,8 @@ std::optional<std::string> refuse_cross_site(const HttpRequest& request,
 }
 
 bool looks_like_http(std::string_view line) {
-  static constexpr std::array<std::string_view, 9> kMethods{
-      "GET ", "POST ", "PUT ", "DELETE ", "HEAD ", "OPTIONS ", "PATCH ", "CONNECT ", "TRACE "};
+  static constexpr auto kMethods = std::to_array<std::string_view>(
+      {"GET ", "POST ", "PUT ", "DELETE ", "HEAD ", "OPTIONS ", "PATCH ", "CONNECT ", "TRACE "});
   const bool request_line = std::any_of(kMethods.begin(), kMethods.end(),
                                         [&](std::string_view m) { return line.starts_with(m); }) &&
                             line.find(" HTTP/") != std::string_view::npos;
