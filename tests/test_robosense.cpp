@@ -83,9 +83,11 @@ TEST_CASE("RoboSense tables: the offsets FORMATS-HESAI-ROBOSENSE.md and rs_drive
     CHECK(d.time_at == 303);
     CHECK(d.gprmc_at == 382);
     CHECK(d.gprmc_at + d.gprmc_bytes == 468);
-    CHECK(d.vertical_at == 468);
-    CHECK(d.horizontal_at == 564);
-    CHECK(d.horizontal_at + 32 * kAngleBytes + 586 == kTailAt);  // 586 reserved bytes
+    if (d.angle_form != AngleForm::kPitch16) {  // RS-LiDAR-16: test_robosense_rs16_rs32
+      CHECK(d.vertical_at == 468);
+      CHECK(d.horizontal_at == 564);
+      CHECK(d.horizontal_at + 32 * kAngleBytes + 586 == kTailAt);  // 586 reserved bytes
+    }
     CHECK(f->msop.time_at == 20);
     CHECK(f->msop.temperature_at == 38);
   }
@@ -279,10 +281,23 @@ TEST_CASE("RoboSense DIFOP: what the emulated unit says about itself", "[format]
       CHECK(info.gprmc.rfind("$GPRMC,120000", 0) == 0);
       CHECK(packet[1246] == 0x0F);
       CHECK(packet[1247] == 0xF0);
+      // The angles as rs_driver keeps them (0.01 degree): rounded from the DIFOP's 0.01 or
+      // 0.001 degree, the RS-LiDAR-16's 0.0001-degree pitch truncated.
+      const auto kept_cdeg = [&](double degrees) {
+        switch (format.difop.angle_form) {
+          case robosense::AngleForm::kSignedCdeg:
+            return static_cast<int>(std::lround(degrees * 100));
+          case robosense::AngleForm::kSignedMdeg:
+            return static_cast<int>(std::round(std::round(degrees * 1000) * 0.1));
+          case robosense::AngleForm::kPitch16:
+            return static_cast<int>(std::trunc(std::round(degrees * 1e4) * 0.01));
+        }
+        return 0;
+      };
       for (int ch = 0; ch < model->channels; ++ch) {
         const auto c = static_cast<std::size_t>(ch);
-        CHECK(info.vertical_cdeg[c] == std::lround(model->elevation_deg[c] * 100));
-        CHECK(info.horizontal_cdeg[c] == std::lround(model->azimuth_offset_deg[c] * 100));
+        CHECK(info.vertical_cdeg[c] == kept_cdeg(model->elevation_deg[c]));
+        CHECK(info.horizontal_cdeg[c] == kept_cdeg(model->azimuth_offset_deg[c]));
       }
     }
   }
@@ -336,8 +351,8 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
         INFO(model->name << " " << return_mode_name(echoes) << " at " << rpm << " rpm");
         const bool dual = reports_two_echoes(echoes);
         const auto pattern = *make_rpm_scan(*model, rpm).pattern;
-        // A block every 55.56 us: 1800 columns a turn at 600 rpm (0.2 degree); the v3's 55.52 us
-        // make 1801.
+        // A firing every 55.56 us: 1800 columns a turn at 600 rpm (0.2 degree); the v3's and the
+        // RS-LiDAR-32's 55.52 us make 1801, the RS-LiDAR-16's 55.5 us 1802.
         const double block_us = model->robosense.block_period_us;
         CHECK(pattern.columns_per_frame == std::lround(60.0 / rpm / (block_us * 1e-6)));
         auto frame = lidaremu::test::demo_frame(pattern, echoes);
@@ -355,8 +370,10 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
         CHECK(decoder.difop().return_mode == mode->difop_code);
         CHECK(decoder.difop().rpm == rpm);
         CHECK(decoder.dual() == dual);
-        // 12 columns a packet (6 in dual): 150 packets a turn at 600 rpm, 300 in dual.
-        const int columns_per_packet = dual ? 6 : 12;
+        // 12 columns a packet (6 in dual): 150 packets a turn at 600 rpm, 300 in dual; the
+        // RS-LiDAR-16 packs two firings a block: 24 (12 in dual).
+        const int firings_per_block = model->robosense.format->firings_per_block;
+        const int columns_per_packet = (dual ? 6 : 12) * firings_per_block;
         CHECK(sink.data.size() ==
               static_cast<std::size_t>((pattern.columns_per_frame + columns_per_packet - 1) /
                                        columns_per_packet));
@@ -378,8 +395,13 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
         }
         CHECK(median(steps_us) == Approx(columns_per_packet * block_us).margin(1.0));
         // One point per hit (dual: the one echo in both blocks), each on its hit within half
-        // the 2.5 mm range quantum (the block azimuths, the turn and the angles are exact in the
-        // hundredths of a degree the packets carry).
+        // the range quantum and the angle rs_driver loses: none where the model's angles are
+        // whole hundredths of a degree (Helios, Bpearl); the RS-LiDAR-32's 0.001 degree rounded
+        // to 0.01 (0.005 on each axis), the RS-LiDAR-16's pitch truncated (0.01), and its second
+        // firing in a block turned by half the two firings' step (0.01).
+        const double lost_deg = model->name == "rs16"   ? 0.005 + 0.01 + 0.01
+                                : model->name == "rs32" ? 0.005 + 0.0075
+                                                        : 0.005;
         CHECK(points.size() == frame.hits.size() * (dual ? 2 : 1));
         std::vector<XYZ> decoded;
         decoded.reserve(points.size());
@@ -388,14 +410,14 @@ TEST_CASE("Every RoboSense model and return mode: sizes, cadence, DIFOP first, r
         std::size_t off = 0;
         for (std::size_t i = 0; i < distances.size(); ++i) {
           off += distances[i] >
-                 model->range_unit_m / 2 + 1e-4 + points[i].distance_m * 0.005 * M_PI / 180;
+                 model->range_unit_m / 2 + 1e-4 + points[i].distance_m * lost_deg * M_PI / 180;
         }
         CHECK(off == 0);
         CHECK(median(distances) < model->range_unit_m / 2 + 0.0005);
       }
     }
   }
-  CHECK(models == 3);
+  CHECK(models == 5);
 }
 
 TEST_CASE("RoboSense dual return: the strongest first, then the last or second strongest",

@@ -36,10 +36,35 @@ void store_time(std::span<std::uint8_t> out, std::size_t at, TimeForm form, doub
   store_be(out, at + 8, 2, micros % 1000);
 }
 
-void store_angle(std::span<std::uint8_t> out, std::size_t at, double degrees) {
-  const long cdeg = std::lround(degrees * 100.0);
-  out[at] = cdeg < 0 ? 1 : 0;
-  store_be(out, at + 1, 2, static_cast<std::uint64_t>(std::min(65535L, std::labs(cdeg))));
+// A sign byte and a u16 magnitude in `per_degree` steps.
+void store_signed_angle(std::span<std::uint8_t> out, std::size_t at, double degrees,
+                        double per_degree) {
+  const long steps = std::lround(degrees * per_degree);
+  out[at] = steps < 0 ? 1 : 0;
+  store_be(out, at + 1, 2, static_cast<std::uint64_t>(std::min(65535L, std::labs(steps))));
+}
+
+void store_angles(std::span<std::uint8_t> out, const DifopFormat& d, const SensorModel& model) {
+  const auto channels = static_cast<std::size_t>(std::min(kChannels, model.channels));
+  for (std::size_t c = 0; c < channels; ++c) {
+    const std::size_t vertical = d.vertical_at + c * kAngleBytes;
+    const std::size_t horizontal = d.horizontal_at + c * kAngleBytes;
+    switch (d.angle_form) {
+      case AngleForm::kSignedCdeg:
+        store_signed_angle(out, vertical, model.elevation_deg[c], 100.0);
+        store_signed_angle(out, horizontal, model.azimuth_offset_deg[c], 100.0);
+        break;
+      case AngleForm::kSignedMdeg:
+        store_signed_angle(out, vertical, model.elevation_deg[c], 1000.0);
+        store_signed_angle(out, horizontal, model.azimuth_offset_deg[c], 1000.0);
+        break;
+      case AngleForm::kPitch16:
+        // The magnitude only: the channel's place says up or down (the row keeps 0-7 below).
+        store_be(out, vertical, 3,
+                 static_cast<std::uint64_t>(std::lround(std::fabs(model.elevation_deg[c]) * 1e4)));
+        break;
+    }
+  }
 }
 
 }  // namespace
@@ -106,11 +131,7 @@ std::array<std::uint8_t, kPacketSize> difop_packet(const SensorModel& model, dou
   const std::size_t n =
       format_gprmc(nmea, std::floor(time_s), identity.latitude_deg, identity.longitude_deg);
   std::copy_n(nmea.begin(), std::min(n, d.gprmc_bytes), p.begin() + d.gprmc_at);
-  for (int ch = 0; ch < kChannels && ch < model.channels; ++ch) {
-    const auto c = static_cast<std::size_t>(ch);
-    store_angle(p, d.vertical_at + c * kAngleBytes, model.elevation_deg[c]);
-    store_angle(p, d.horizontal_at + c * kAngleBytes, model.azimuth_offset_deg[c]);
-  }
+  store_angles(p, d, model);
   store_be(p, kTailAt, 2, kDifopTail);
   return p;
 }
@@ -121,8 +142,9 @@ RoboSenseEncoder::RoboSenseEncoder(const ScanPattern& pattern, const SensorIdent
       pattern_(pattern),
       identity_(identity),
       format_(*pattern.model->robosense.format),
-      blocks_per_column_(reports_two_echoes(echoes) ? 2 : 1),
-      columns_per_packet_(kBlocks / blocks_per_column_) {
+      echoes_(reports_two_echoes(echoes) ? 2 : 1),
+      firing_channels_(kChannels / format_.firings_per_block),
+      columns_per_packet_(kBlocks * format_.firings_per_block / echoes_) {
   if (const auto* mode = pattern.model->robosense.return_mode(echoes)) {
     return_mode_code_ = mode->difop_code;
   }
@@ -134,6 +156,22 @@ RoboSenseEncoder::RoboSenseEncoder(const ScanPattern& pattern, const SensorIdent
   const auto temperature = temperature_bytes(kTemperatureC);
   std::copy(temperature.begin(), temperature.end(), packet_.begin() + m.temperature_at);
   store_be(packet_, kTailAt, 2, kMsopTail);
+}
+
+RoboSenseEncoder::Place RoboSenseEncoder::place_of(int column_in_packet, int echo) const {
+  if (format_.firings_per_block == 1) {
+    return {.block = column_in_packet * echoes_ + echo, .first_slot = 0, .heads_block = true};
+  }
+  // Two firings a block (RS-LiDAR-16): in dual return a column's two echoes share its block,
+  // the first echo in slots 0-15; in single return two columns do, the earlier first.
+  if (echoes_ == 2) {
+    return {
+        .block = column_in_packet, .first_slot = echo * firing_channels_, .heads_block = echo == 0};
+  }
+  const int half = column_in_packet % format_.firings_per_block;
+  return {.block = column_in_packet / format_.firings_per_block,
+          .first_slot = half * firing_channels_,
+          .heads_block = half == 0};
 }
 
 double RoboSenseEncoder::data_packet_period_s() const {
@@ -159,23 +197,24 @@ void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t 
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
   const auto azimuth = static_cast<std::uint16_t>(
       std::lround(36000.0 * (column % columns) / pattern_.columns_per_frame) % 36000);
-  for (int copy = 0; copy < blocks_per_column_; ++copy) {
-    const int block = columns_in_packet_ * blocks_per_column_ + copy;
-    store_be(packet_, block_at(block), 2, kBlockFlag);
-    store_be(packet_, block_at(block) + 2, 2, azimuth);
-    for (int ch = 0; ch < kChannels; ++ch) {
+  for (int copy = 0; copy < echoes_; ++copy) {
+    const Place place = place_of(columns_in_packet_, copy);
+    if (place.heads_block) {
+      store_be(packet_, block_at(place.block), 2, kBlockFlag);
+      store_be(packet_, block_at(place.block) + 2, 2, azimuth);
+    }
+    for (int ch = 0; ch < firing_channels_; ++ch) {
       std::uint16_t units = 0;
       std::uint8_t intensity = 0;
       if (returns != nullptr && ch < pattern_.model->channels) {
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
-        const std::size_t slot = blocks_per_column_ == 2
-                                     ? strongest_first_slot(*returns, beam, copy)
-                                     : returns->slot(beam, 0);
+        const std::size_t slot =
+            echoes_ == 2 ? strongest_first_slot(*returns, beam, copy) : returns->slot(beam, 0);
         const double quanta = std::round(returns->range_m[slot] / unit_m);
         units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
         intensity = units ? returns->reflectivity[slot] : 0;
       }
-      const std::size_t at = record_at(block, ch);
+      const std::size_t at = record_at(place.block, place.first_slot + ch);
       store_be(packet_, at, 2, units);
       packet_[at + 2] = intensity;
     }

@@ -39,12 +39,11 @@ class RoboSenseDecoder final : public PacketDecoder {
     if (error == DecodeError::kNoDifop) return DecodeVerdict::kAwaitingSideChannel;
     if (error != DecodeError::kNone) return DecodeVerdict::kMalformed;
     out.time_s = info.time_s;
-    // Dual modes send each column's blocks in pairs: the block's place in its pair is the echo.
-    const int returns = decoder_.dual() ? 2 : 1;
+    // A block's azimuth names its first column; a second firing in it (RS-LiDAR-16) the next.
     for (const auto& p : points_) {
       out.returns.push_back({p.x, p.y, p.z, p.distance_m, p.intensity, p.channel,
-                             column_of_azimuth(p.block_azimuth, columns_),
-                             static_cast<std::uint8_t>(p.block % returns)});
+                             (column_of_azimuth(p.block_azimuth, columns_) + p.firing) % columns_,
+                             p.echo});
     }
     return DecodeVerdict::kDecoded;
   }

@@ -33,13 +33,29 @@ bool read_time(std::span<const std::uint8_t> in, std::size_t at, TimeForm form, 
   return true;
 }
 
-DifopError read_angles(std::span<const std::uint8_t> in, std::size_t at,
+// Angles in 0.01 degree, as rs_driver keeps them: the RS-LiDAR-32's 0.001 degree rounded
+// (round(v * 0.1)), the RS-LiDAR-16's 0.0001 degree truncated ((u16)(v * 0.01)).
+DifopError read_angles(std::span<const std::uint8_t> in, std::size_t at, AngleForm form,
                        std::array<int, kChannels>& cdeg) {
-  for (std::size_t ch = 0; ch < cdeg.size(); ++ch) {
+  const std::size_t channels = form == AngleForm::kPitch16 ? 16 : cdeg.size();
+  for (std::size_t ch = 0; ch < channels; ++ch) {
     const std::size_t a = at + ch * kAngleBytes;
     if (in[a] == kAngleUncalibrated) return DifopError::kUncalibrated;
-    const auto magnitude = static_cast<int>(load_be(in, a + 1, 2));
-    cdeg[ch] = in[a] == 0 ? magnitude : -magnitude;
+    switch (form) {
+      case AngleForm::kSignedCdeg:
+      case AngleForm::kSignedMdeg: {
+        const auto magnitude = static_cast<int>(load_be(in, a + 1, 2));
+        const int steps = in[a] == 0 ? magnitude : -magnitude;
+        cdeg[ch] =
+            form == AngleForm::kSignedCdeg ? steps : static_cast<int>(std::round(steps * 0.1));
+        break;
+      }
+      case AngleForm::kPitch16: {
+        const auto pitch = static_cast<int>(static_cast<double>(load_be(in, a, 3)) * 0.01);
+        cdeg[ch] = ch < 8 ? -pitch : pitch;  // channels 1-8 point down
+        break;
+      }
+    }
     if (cdeg[ch] < kAngleMinCdeg || cdeg[ch] > kAngleMaxCdeg) return DifopError::kAngleOutOfRange;
   }
   return DifopError::kNone;
@@ -53,13 +69,16 @@ DifopError read_difop(std::span<const std::uint8_t> packet, const ModelFormat& f
   if (!std::equal(kDifopId.begin(), kDifopId.end(), packet.begin())) return DifopError::kBadId;
   const DifopFormat& d = format.difop;
   DifopInfo out;
-  if (const DifopError e = read_angles(packet, d.vertical_at, out.vertical_cdeg);
+  if (const DifopError e = read_angles(packet, d.vertical_at, d.angle_form, out.vertical_cdeg);
       e != DifopError::kNone) {
     return e;
   }
-  if (const DifopError e = read_angles(packet, d.horizontal_at, out.horizontal_cdeg);
-      e != DifopError::kNone) {
-    return e;
+  if (d.horizontal_at != 0) {
+    if (const DifopError e =
+            read_angles(packet, d.horizontal_at, d.angle_form, out.horizontal_cdeg);
+        e != DifopError::kNone) {
+      return e;
+    }
   }
   out.rpm = static_cast<int>(load_be(packet, d.rpm_at, 2));
   out.fov_start_cdeg = static_cast<int>(load_be(packet, d.fov_start_at, 2));
@@ -122,11 +141,21 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
     info->temperature_c = temperature_of(packet.subspan(m.temperature_at).first<2>());
   }
   const RoboSenseTraits& rs = model_.robosense;
-  const double block_s = rs.block_period_us * 1e-6;
+  // A block holds one firing of every channel, or two on the RS-LiDAR-16 in single return
+  // (slots 16-31 the next firing); in dual return the echoes of one firing take two blocks, or
+  // the two halves of one block on the RS-LiDAR-16.
+  const bool two_echoes = dual();
+  const int firings_per_block = format_.firings_per_block;
+  const int firing_channels = kChannels / firings_per_block;
+  const int stride = two_echoes && firings_per_block == 1 ? 2 : 1;  // blocks one firing takes
+  const int firings_in_block = two_echoes ? 1 : firings_per_block;
+  const double firing_us = rs.block_period_us;
+  const double block_span_us = firing_us * firings_in_block;
   // The azimuth step a block makes at the DIFOP's rate: for a packet's last block (pair), and
   // for any step past 1 degree (a gap in the scan).
-  const auto nominal_step = static_cast<int>(std::lround(36000.0 * (difop_.rpm / 60.0) * block_s));
-  const int stride = dual() ? 2 : 1;
+  const int nominal_step =
+      static_cast<int>(std::lround(36000.0 * (difop_.rpm / 60.0) * firing_us * 1e-6)) *
+      firings_in_block;
   const auto azimuth_of = [&](int block) {
     return static_cast<int>(load_be(packet, block_at(block) + 2, 2));
   };
@@ -140,15 +169,19 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       step = (azimuth_of(next) - azimuth_of(first_of_group) + 36000) % 36000;
       if (step > 100) step = nominal_step;
     }
-    const int firing = block / stride;  // dual: the two blocks of a pair fire together
-    const double block_time_s = packet_time_s + static_cast<double>(firing) * block_s;
-    for (int ch = 0; ch < kChannels && ch < model_.channels; ++ch) {
-      const std::size_t at = record_at(block, ch);
+    const double block_time_s =
+        packet_time_s + static_cast<double>(block / stride) * block_span_us * 1e-6;
+    for (int slot = 0; slot < kChannels; ++slot) {
+      const int ch = slot % firing_channels;
+      const int half = slot / firing_channels;
+      if (ch >= model_.channels) continue;
+      const std::size_t at = record_at(block, slot);
       const auto units = load_be(packet, at, 2);
       if (units == 0) continue;
       const auto c = static_cast<std::size_t>(ch);
-      const auto share =
-          static_cast<float>(rs.firing_offset_us[c]) / static_cast<float>(rs.block_period_us);
+      const int firing = two_echoes ? 0 : half;
+      const double fired_us = firing * firing_us + rs.firing_offset_us[c];
+      const auto share = static_cast<float>(fired_us) / static_cast<float>(block_span_us);
       const int turned = azimuth + static_cast<int>(static_cast<float>(step) * share);
       const int calibrated = turned + difop_.horizontal_cdeg[c];
       const double v = difop_.vertical_cdeg[c] * kRadPerCdeg;
@@ -162,8 +195,10 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       p.intensity = packet[at + 2];
       p.channel = static_cast<std::uint16_t>(ch);
       p.block = static_cast<std::uint8_t>(block);
+      p.firing = static_cast<std::uint8_t>(firing);
+      p.echo = static_cast<std::uint8_t>(!two_echoes ? 0 : stride == 2 ? block % 2 : half);
       p.block_azimuth = static_cast<std::uint16_t>(azimuth);
-      p.time_s = block_time_s + rs.firing_offset_us[c] * 1e-6;
+      p.time_s = block_time_s + fired_us * 1e-6;
       out.push_back(p);
     }
   }

@@ -32,7 +32,7 @@ std::string angle_csv(const SensorModel& model);
 class RoboSenseEncoder final : public ColumnEncoder {
  public:
   // echoes: one of the model's return modes (RoboSenseTraits); dual puts both echoes of a column
-  // in two adjacent blocks with the same azimuth.
+  // in two adjacent blocks with the same azimuth (RS-LiDAR-16: in the two halves of one block).
   RoboSenseEncoder(const ScanPattern& pattern, const SensorIdentity& identity, ReturnMode echoes);
   [[nodiscard]] std::size_t data_packet_size() const override { return kPacketSize; }
   [[nodiscard]] double data_packet_period_s() const override;
@@ -42,11 +42,20 @@ class RoboSenseEncoder final : public ColumnEncoder {
                      PacketSink& sink) override;
   [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
   void send_difop_if_due(double time_s, PacketSink& sink);
+  // Where a column's echo goes in the packet: its block, its first channel slot, and whether it
+  // writes the block's flag and azimuth (the first firing of a block does).
+  struct Place {
+    int block = 0;
+    int first_slot = 0;
+    bool heads_block = true;
+  };
+  [[nodiscard]] Place place_of(int column_in_packet, int echo) const;
   const ScanPattern pattern_;
   const SensorIdentity identity_;
   const ModelFormat& format_;
   std::uint8_t return_mode_code_ = 0;
-  int blocks_per_column_ = 1;
+  int echoes_ = 1;           // echoes a column reports
+  int firing_channels_ = 0;  // channel slots one firing takes in a block
   int columns_per_packet_ = 0;
   std::array<std::uint8_t, kPacketSize> packet_{};
   int columns_in_packet_ = 0;
@@ -91,6 +100,8 @@ struct Point {
   std::uint8_t intensity = 0;
   std::uint16_t channel = 0;  // as sent, from 0
   std::uint8_t block = 0;
+  std::uint8_t firing = 0;          // of the block's firings (RS-LiDAR-16 single return: 0 or 1)
+  std::uint8_t echo = 0;            // dual return: 0 the strongest, 1 the other
   std::uint16_t block_azimuth = 0;  // 0.01 degree, names the column
   double time_s = 0;                // the channel's firing
 };

@@ -53,8 +53,20 @@ struct MsopFormat {
   std::array<FixedByte, 3> fixed{};   // unused rows have offset 0
 };
 
-// The DIFOP packet: the fields drivers read (rs_driver's RSHELIOSDifopPkt / RSBPDifopPkt,
-// nebula's info packets).
+// How a DIFOP carries each channel's vertical and horizontal angle.
+enum class AngleForm : std::uint8_t {
+  // 32 x {sign u8 (0 +, 1 -), u16 in 0.01 degree} at vertical_at, the same at horizontal_at
+  // (Helios, Bpearl).
+  kSignedCdeg,
+  // The same in 0.001 degree (RS-LiDAR-32; rs_driver rounds to 0.01 degree).
+  kSignedMdeg,
+  // RS-LiDAR-16: 16 x u24 unsigned pitch in 0.0001 degree at vertical_at, channels 0-7 pointing
+  // down (rs_driver negates them), no horizontal offsets (rs_driver truncates to 0.01 degree).
+  kPitch16,
+};
+
+// The DIFOP packet: the fields drivers read (rs_driver's RSHELIOSDifopPkt / RSBPDifopPkt /
+// RS16DifopPkt / RS32DifopPkt, nebula's info packets).
 struct DifopFormat {
   std::uint16_t rpm_at = 8;
   std::uint16_t lidar_ip_at = 10;
@@ -74,12 +86,13 @@ struct DifopFormat {
   TimeForm time_form = TimeForm::kUtcMicros;
   std::uint16_t gprmc_at = 382;
   std::size_t gprmc_bytes = 86;
-  std::uint16_t vertical_at = 468;  // 32 x {sign u8, u16 0.01 degree}
-  std::uint16_t horizontal_at = 564;
+  AngleForm angle_form = AngleForm::kSignedCdeg;
+  std::uint16_t vertical_at = 468;
+  std::uint16_t horizontal_at = 564;  // 0: none (RS-LiDAR-16)
 };
 inline constexpr std::array<std::uint8_t, 8> kDifopId{0xA5, 0xFF, 0x00, 0x5A,
                                                       0x11, 0x11, 0x55, 0x55};
-inline constexpr std::size_t kAngleBytes = 3;
+inline constexpr std::size_t kAngleBytes = 3;  // every form: sign and u16, or u24
 // An angle's sign byte: 0 positive, anything else negative, 0xFF "not calibrated" (rs_driver
 // then waits for another DIFOP). rs_driver accepts -90 .. 180 degrees.
 inline constexpr std::uint8_t kAngleUncalibrated = 0xFF;
@@ -91,6 +104,10 @@ struct ModelFormat {
   MsopFormat msop;
   DifopFormat difop;
   double distance_unit_m = 0.0025;
+  // Firings of every channel a single-return block holds: 2 on the RS-LiDAR-16, whose 16
+  // channels fill slots 0-15 with one firing and 16-31 with the next (in dual return, the two
+  // echoes of one firing); 1 elsewhere (dual return there takes two blocks a firing).
+  int firings_per_block = 1;
 };
 
 // RS-Helios (32 channels): 4-byte id, UTC time, 2.5 mm (nebula reads byte 17 as the range
@@ -134,6 +151,36 @@ inline constexpr ModelFormat kBpearlV3{
     .difop = {.time_form = TimeForm::kYmd},
     .distance_unit_m = 0.005};
 
-inline constexpr std::array<const ModelFormat*, 3> kModelFormats{&kHelios, &kBpearl, &kBpearlV3};
+// RS-LiDAR-16 (FORMATS-MORE.md section 3): the Bpearl's 8-byte id, model byte 0x01 at 30 (the
+// manual's table 4; rs_driver does not check it), YMD time, 5 mm; two firings a block; the DIFOP's
+// pitch table at 1165.
+inline constexpr ModelFormat kRs16{.model = "rs16",
+                                   .msop = {.id = {0x55, 0xAA, 0x05, 0x0A, 0x5A, 0xA5, 0x50, 0xA0},
+                                            .id_bytes = 8,
+                                            .time_at = 20,
+                                            .time_form = TimeForm::kYmd,
+                                            .temperature_at = 38,
+                                            .fixed = {{{30, 0x01}}}},
+                                   .difop = {.time_form = TimeForm::kYmd,
+                                             .angle_form = AngleForm::kPitch16,
+                                             .vertical_at = 1165,
+                                             .horizontal_at = 0},
+                                   .distance_unit_m = 0.005,
+                                   .firings_per_block = 2};
+
+// RS-LiDAR-32: the same header with model byte 0x02; angles in 0.001 degree at 468 and 564.
+inline constexpr ModelFormat kRs32{
+    .model = "rs32",
+    .msop = {.id = {0x55, 0xAA, 0x05, 0x0A, 0x5A, 0xA5, 0x50, 0xA0},
+             .id_bytes = 8,
+             .time_at = 20,
+             .time_form = TimeForm::kYmd,
+             .temperature_at = 38,
+             .fixed = {{{30, 0x02}}}},
+    .difop = {.time_form = TimeForm::kYmd, .angle_form = AngleForm::kSignedMdeg},
+    .distance_unit_m = 0.005};
+
+inline constexpr auto kModelFormats =
+    std::to_array<const ModelFormat*>({&kHelios, &kBpearl, &kBpearlV3, &kRs16, &kRs32});
 
 }  // namespace lidaremu::core::robosense
