@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes core/src/hesai/beam_tables.cpp from the Hesai calibration files in tests/data/hesai/
 for the models whose tables are too long to keep by hand (QT128C2X: 128 channels, Pandar40P: 40,
-Pandar64: 64, QT64: 64, XT32M2X: 32). The files
+Pandar64: 64, QT64: 64, XT32M2X: 32, OT128: 128). The files
 hold degrees, as the registry does; test_sensor_models compares the registry with them.
 
 Run: python3 scripts/gen_hesai_beams.py > core/src/hesai/beam_tables.cpp &&
@@ -13,7 +13,7 @@ import pathlib
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "hesai"
 MODELS = [("PandarQt128", "PandarQT128.csv"), ("Pandar40p", "Pandar40P.csv"),
           ("Pandar64", "Pandar64.csv"), ("PandarQt64", "PandarQT64.csv"),
-          ("PandarXt32m", "PandarXT32M.csv")]
+          ("PandarXt32m", "PandarXT32M.csv"), ("PandarOt128", "Pandar128E4X.csv")]
 
 
 def main():

@@ -86,7 +86,7 @@ TEST_CASE("Rays and hits agree for every model, every engine and any pose", "[en
   // moving with the head, and the rig hands the engine that start.
   for (const char* model :
        {"vlp16", "vls128", "hdl64e", "os1-64", "pandar-xt32", "pandar-qt128", "pandar-40p",
-        "rs-helios", "rs-bpearl", "rs-bpearl-v3", "rs16", "rs32"}) {
+        "pandar-ot128", "rs-helios", "rs-bpearl", "rs-bpearl-v3", "rs16", "rs32"}) {
     for (const char* engine : {"ros", "unreal", "unity"}) {
       INFO(model << " in " << engine);
       clients::SensorRig rig(model, 0, "", engine);

@@ -436,3 +436,89 @@ TEST_CASE("PTC: the QT64's own return-mode codes, and its first + last packets",
   CHECK(points_total > 1000);
   CHECK(daemon.stop() == 0);
 }
+
+TEST_CASE("PTC: nebula's OT128 session (FORMATS-MORE.md 1.7), then its packets decode",
+          "[e2e][hesai][ptc]") {
+  namespace ptc = core::hesai::ptc;
+  test::UdpReceiver data, gps;
+  test::DaemonProcess daemon({"--model", "pandar-ot128", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", gps.url(), "--physics", "ideal", "--pace",
+                              "afap", "--sensor-ip", "127.0.0.13"});
+  {
+    // nebula's order, each reply at least (or exactly) the length nebula needs: a shorter one,
+    // or a return code other than 0, ends nebula's start-up.
+    PtcClient client("127.0.0.13", 9347);
+    const auto inventory = client.request(ptc::kGetInventory);  // 1
+    REQUIRE(inventory.code == ptc::kOk);
+    CHECK(inventory.command == ptc::kGetInventory);
+    REQUIRE(inventory.payload.size() >= 162);
+    CHECK(inventory.payload[106] == 42);  // OT128
+    CHECK(inventory.payload[108] == 128);
+    const auto config = client.request(ptc::kGetConfig);  // 2
+    REQUIRE(config.code == ptc::kOk);
+    REQUIRE(config.payload.size() >= 47);
+    // The daemon's default is strongest; nebula's Pandar128E4X default is Dual, which it sets.
+    CHECK(ptc::parse_config(config.payload).return_mode == ptc::kPtcStrongest);
+    CHECK(ptc::parse_config(config.payload).spin_rate == 600);
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcLastStrongest}).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetSyncAngle, {0, 0, 0}).code == ptc::kOk);  // 3
+    const auto ptp = client.request(ptc::kGetPtpConfig);                    // 4
+    REQUIRE(ptp.code == ptc::kOk);
+    REQUIRE(ptp.payload.size() >= 5);
+    CHECK(ptp.payload[1] == 3);  // automotive, as an OT128 sends it on the wire
+    CHECK(ptp.payload[2] == 0);  // domain
+    CHECK(ptp.payload[3] == 1);  // L2
+    CHECK(ptp.payload[4] == 1);  // TSN switch
+    CHECK(client.request(ptc::kSetPtpConfig, {3, 0, 1, 1}).code == ptc::kOk);
+    const auto lock = client.request(ptc::kGetPtpLockOffset);  // 5
+    REQUIRE(lock.code == ptc::kOk);
+    REQUIRE(lock.payload.size() >= 1);
+    CHECK(lock.payload[0] == 100);
+    CHECK(client.request(ptc::kSetPtpLockOffset, {50}).code == ptc::kOk);
+    CHECK(client.request(ptc::kGetPtpLockOffset).payload == std::vector<std::uint8_t>{50});
+    const auto hires = client.request(ptc::kGetHighResolution);  // 6
+    REQUIRE(hires.code == ptc::kOk);
+    CHECK(hires.payload == std::vector<std::uint8_t>{0});                  // exactly one byte
+    CHECK(client.request(ptc::kSetHighResolution, {1}).code == ptc::kOk);  // hires_mode: true
+    const auto blockage = client.request(ptc::kGetUpCloseBlockage);        // 7
+    REQUIRE(blockage.code == ptc::kOk);
+    CHECK(blockage.payload == std::vector<std::uint8_t>{0});
+    const auto range = client.request(ptc::kGetLidarRange);  // 8
+    REQUIRE(range.code == ptc::kOk);
+    CHECK(range.payload == std::vector<std::uint8_t>{0, 0, 0, 0x0E, 0x10});  // exactly 5 bytes
+    const auto calibration = client.request(ptc::kGetCalibration);           // 9
+    REQUIRE(calibration.code == ptc::kOk);
+    const auto angles = core::hesai::parse_calibration_csv(
+        std::string(calibration.payload.begin(), calibration.payload.end()));
+    CHECK(angles.elevation_deg.size() == 128);
+    CHECK(client.request(ptc::kSetLidarRange, {0, 0, 0, 0x0E, 0x10}).code == ptc::kOk);  // 10
+    // The periodic polls, every second in nebula.
+    const auto status = client.request(ptc::kGetStatus);
+    REQUIRE(status.code == ptc::kOk);
+    CHECK(status.payload.size() >= 54);
+    const auto monitor = client.request(ptc::kGetLidarMonitor);
+    REQUIRE(monitor.code == ptc::kOk);
+    CHECK(monitor.payload.size() >= 64);
+  }
+  // Its packets: 861 bytes, decoded by the spec decoder with the angles PTC served.
+  const auto pattern = clients::scan_for("pandar-ot128", 0, "");
+  clients::UdpSender sender(test::hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(test::scene_rows(pattern));
+  const auto packets = data.receive(1800, 3s, 10s);  // 1,800 dual packets a turn
+  REQUIRE(packets.size() >= 1800);
+  const auto& model = *core::find_sensor_model("pandar-ot128");
+  const core::hesai::SpecDecoder decoder(*model.hesai.format,
+                                         {model.elevation_deg, model.azimuth_offset_deg});
+  std::size_t points_total = 0;
+  for (const auto& p : packets) {
+    std::vector<core::hesai::Point> points;
+    core::hesai::PacketInfo info;
+    REQUIRE(p.bytes.size() == 861);
+    REQUIRE(decoder.decode(p.bytes, points, &info) == core::hesai::DecodeError::kNone);
+    CHECK(info.crcs_checked == 3);
+    points_total += points.size();
+  }
+  CHECK(points_total > 10000);
+  CHECK(daemon.stop() == 0);
+}

@@ -193,7 +193,7 @@ TEST_CASE("Every Hesai model and return mode: sizes, bytes, cadence, round trip"
       }
     }
   }
-  CHECK(models == 7);
+  CHECK(models == 8);
 }
 
 TEST_CASE("Hesai dual return: the last return first, then the strongest or second strongest",

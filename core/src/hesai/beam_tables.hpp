@@ -15,5 +15,7 @@ extern const std::array<double, 64> kPandarQt64ElevationDeg;
 extern const std::array<double, 64> kPandarQt64AzimuthDeg;
 extern const std::array<double, 32> kPandarXt32mElevationDeg;
 extern const std::array<double, 32> kPandarXt32mAzimuthDeg;
+extern const std::array<double, 128> kPandarOt128ElevationDeg;
+extern const std::array<double, 128> kPandarOt128AzimuthDeg;
 
 }  // namespace lidaremu::core

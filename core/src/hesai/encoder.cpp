@@ -267,6 +267,19 @@ void HesaiEncoder::write_tail(double time_s) {
       case Field::kModeFlag:
         value = packet_loop_;
         break;
+      case Field::kSafetyState:
+        // Lidar state 1 (normal) in bits 7:5; the rolling counter in bits 2:0 moves on every
+        // 5 ms of sensor time (the block's update cycle: nebula reports a functional-safety
+        // block that does not change for a scan period as stuck).
+        value = (1U << 5) | static_cast<std::uint64_t>(
+                                static_cast<std::int64_t>(std::floor(time_s / 0.005)) & 0x7);
+        break;
+      case Field::kAzimuthState:
+        value = 0;  // standard resolution: every block in state 0
+        break;
+      case Field::kOperationalState:
+        value = format_.operational_state;
+        break;
       case Field::kUdpSequence:
         // The optional sequence past the tail: only where the model sends it.
         if (f.offset + f.bytes > p.tail_size && !format_.sends_sequence) continue;

@@ -250,12 +250,58 @@ SensorModel make_pandar_qt64() {
   return m;
 }
 
+// Hesai OT128 (nebula's Pandar128E4X; FORMATS-MORE.md section 1): protocol 1.4, 861 bytes, flags
+// 0x07, pre-header byte 4 0x80 (the SDK takes it for an OT128). Angles: the real unit whose
+// calibration nebula ships (tests/data/hesai/Pandar128E4X.csv, generated into
+// hesai/beam_tables.cpp, compared by a test). Standard resolution only (operational state 2 in
+// every packet, azimuth state 0): a firing every 55.556 us, 0.2 degree at 600 rpm, two blocks a
+// packet (900 single / 1,800 dual packets a turn: 9,000 / 18,000 a second); its high-resolution
+// mode (27.778 us, a dithered subset of channels each azimuth state) is not emulated. The tail's
+// time 43.346 us before the packet's last block starts (nebula: a point is the packet's time plus
+// 43.346 us plus its channel's offset, the earlier block 55.556 us before in single return;
+// nebula flags its own table, the sheet's [?]). Return modes: last, strongest, last + strongest
+// (0x39, nebula's default), first; its first + last and first + strongest block orders are not
+// among the facts (nebula swaps 0x3B's labels): left out. Optics: no OT128 range figure is among
+// the facts here, so the Pandar40P's and 64's (200 m at 20 %, +/-2 cm) stand in; minimum range
+// 0.3 m. PTC inventory model byte 42, with the 162-byte inventory (part numbers) nebula requires
+// of it, PTP "automotive" over L2 on a TSN switch (nebula's OT128 defaults).
+SensorModel make_pandar_ot128() {
+  SensorModel m;
+  m.name = "pandar-ot128";
+  m.channels = 128;
+  m.elevation_deg.assign(kPandarOt128ElevationDeg.begin(), kPandarOt128ElevationDeg.end());
+  m.azimuth_offset_deg.assign(kPandarOt128AzimuthDeg.begin(), kPandarOt128AzimuthDeg.end());
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 0.3;
+  m.optics = spinning_head_optics(200);
+  m.optics.datasheet_reflectivity = 0.20;
+  m.optics.range_noise_sigma_m = 0.01;
+  m.spin = SpinTraits{.default_rpm = 600, .min_rpm = 600, .max_rpm = 600, .rpm_step = 1};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-ot128"),
+                        .product_name = "OT128",
+                        .ptc_model = 42,
+                        .block_period_us = 1e6 / 18000.0,
+                        .first_firing_us = 0,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = -43.346,
+                        .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
+                                         {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {ReturnMode::kDual, hesai::ptc::kPtcLastStrongest},
+                                         {ReturnMode::kFirst, hesai::ptc::kPtcFirst}},
+                        .firing_loops = 1,
+                        .channel_loop = {},
+                        .ptc_inventory_bytes = hesai::ptc::kInventoryOt128Size,
+                        .ptp_automotive = true};
+  return m;
+}
+
 }  // namespace
 
 namespace hesai {
 std::vector<SensorModel> models() {
   return {make_pandar_xt32(),  make_pandar_xt16(), make_pandar_xt32m(), make_pandar_qt64(),
-          make_pandar_qt128(), make_pandar_40p(),  make_pandar_64()};
+          make_pandar_qt128(), make_pandar_40p(),  make_pandar_64(),    make_pandar_ot128()};
 }
 }  // namespace hesai
 

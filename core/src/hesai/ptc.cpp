@@ -62,7 +62,7 @@ std::vector<std::uint8_t> frame(std::uint8_t command, std::uint8_t return_code,
 }
 
 std::vector<std::uint8_t> inventory_payload(const Inventory& inventory) {
-  BigEndianWriter w(kInventorySize);
+  BigEndianWriter w(std::max(kInventorySize, inventory.size));
   w.text(inventory.serial, 18);
   w.text(inventory.date_of_manufacture, 16);
   w.bytes(inventory.mac);
@@ -74,7 +74,7 @@ std::vector<std::uint8_t> inventory_payload(const Inventory& inventory) {
   w.u8(inventory.model);
   w.u8(0);  // motor type
   w.u8(inventory.lines);
-  w.zeros(11);
+  w.zeros(11 + std::max(kInventorySize, inventory.size) - kInventorySize);
   return w.take();
 }
 

@@ -99,6 +99,11 @@ struct HesaiTraits {
   // fires channel ch (from 1), 0 for every loop; empty: every channel fires in every column.
   int firing_loops = 1;
   std::vector<std::uint8_t> channel_loop;
+  // PTC: the inventory's length (120; the OT128's 162, with its part numbers), and whether the
+  // unit reports PTP in the automotive profile over L2 on a TSN switch (the OT128's defaults in
+  // nebula) rather than 1588v2 over UDP.
+  std::size_t ptc_inventory_bytes = 120;
+  bool ptp_automotive = false;
   [[nodiscard]] const ReturnModeCode* return_mode(ReturnMode echoes) const {
     for (const ReturnModeCode& m : return_modes) {
       if (m.return_mode == echoes) return &m;

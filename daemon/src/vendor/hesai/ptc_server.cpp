@@ -76,7 +76,8 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
                         .control_firmware = "lidaremu",
                         .sensor_firmware = "lidaremu",
                         .model = model.hesai.ptc_model,
-                        .lines = static_cast<std::uint8_t>(model.channels)}));
+                        .lines = static_cast<std::uint8_t>(model.channels),
+                        .size = model.hesai.ptc_inventory_bytes}));
     }
     case ptc::kGetCalibration: {
       const std::string csv = core::hesai::calibration_csv(model);
@@ -101,9 +102,47 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
       return reply(ptc::kOk, range);
     }
     case ptc::kGetPtpConfig: {
+      if (model.hesai.ptp_automotive) {
+        // Status 0, automotive, domain 0, L2, TSN switch: what nebula configures an OT128 to,
+        // so it sends no set command.
+        const std::array<std::uint8_t, 5> config{0, ptc::kPtpProfileAutomotive, 0,
+                                                 ptc::kPtpNetworkL2, ptc::kPtpSwitchTsn};
+        return reply(ptc::kOk, config);
+      }
       // Status 0 (enabled), 1588v2, domain 0, UDP/IP, intervals 1, 1, 0 (2^n seconds).
       const std::array<std::uint8_t, 7> config{0, 0, 0, 0, 1, 1, 0};
       return reply(ptc::kOk, config);
+    }
+    case ptc::kGetPtpLockOffset: {
+      const std::array<std::uint8_t, 1> offset{ptp_lock_offset_};
+      return reply(ptc::kOk, offset);
+    }
+    case ptc::kSetPtpLockOffset:
+      if (!needs(1)) return reply(ptc::kInvalidParameter);
+      ptp_lock_offset_ = payload[0];
+      return reply(ptc::kOk);
+    case ptc::kGetHighResolution: {
+      // Exactly one byte, as nebula requires: 0, the standard resolution every packet states.
+      const std::array<std::uint8_t, 1> off{0};
+      return reply(ptc::kOk, off);
+    }
+    case ptc::kSetHighResolution:
+      // Accepted, not emulated: the packets keep stating standard resolution (operational
+      // state 2), which is what nebula decodes by; refusing would end nebula's default start
+      // (hires_mode: true), which treats any error here as fatal.
+      if (!needs(1) || payload[0] > 1) return reply(ptc::kInvalidParameter);
+      return reply(ptc::kOk);
+    case ptc::kGetUpCloseBlockage: {
+      const std::array<std::uint8_t, 1> off{0};  // detection off: no blockage codes sent
+      return reply(ptc::kOk, off);
+    }
+    case ptc::kSetUpCloseBlockage:
+      if (!needs(1)) return reply(ptc::kInvalidParameter);
+      return reply(ptc::kOk);  // accepted, not emulated (no distance codes 1-3 are sent)
+    case ptc::kGetLidarMonitor: {
+      // Input current, voltage, power and phase offset: not emulated, reported as zeros.
+      const std::array<std::uint8_t, ptc::kLidarMonitorSize> monitor{};
+      return reply(ptc::kOk, monitor);
     }
     case ptc::kSetSpinRate: {
       if (!needs(2)) return reply(ptc::kInvalidParameter);

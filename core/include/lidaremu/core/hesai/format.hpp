@@ -5,7 +5,8 @@
 // encoder, when it comes, writes them from the same rows.
 //
 // So far: protocol 6.1 (Pandar XT16, XT32, XT32M), 3.2 (QT128C2X), 3.1 (QT64), Pandar64 and
-// Pandar40P, every field checked on the real captures.
+// Pandar40P, every field checked on the real captures; 1.4 (OT128) from FORMATS-MORE.md section
+// 1 (no capture: its CRC coverage is the QT128's by analogy, the sheet's [?]).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +48,10 @@ enum class Field : std::uint8_t {
   kTailCrc,    // of the tail from after the functional-safety block
   kSafetyVersion,
   kModeFlag,
-  kBlockFlag  // Pandar40P: each block starts with FF EE, as a Velodyne block
+  kBlockFlag,         // Pandar40P: each block starts with FF EE, as a Velodyne block
+  kSafetyState,       // lidar state (bits 7:5, 1 normal) and rolling counter (bits 2:0)
+  kAzimuthState,      // OT128: 2 bits a block, block 0 in bits 15:14
+  kOperationalState,  // OT128: 0 high resolution, 2 standard
 };
 
 inline constexpr std::uint16_t kSignatureValue = 0xFFEE;  // bytes EE FF, little-endian
@@ -189,6 +193,59 @@ inline constexpr ProtocolFormat kProtocol32{
     .optional_sequence = false,
 };
 
+// Protocol 1.4 (OT128, nebula's Pandar128E4X; FORMATS-MORE.md 1.2): two blocks of an azimuth and
+// 128 records of {distance, reflectivity}; then the body CRC, the 17-byte functional-safety
+// block (version, state, fault, code, 8 bytes of channel health, its CRC), 9 reserved, the
+// azimuth state, the operational state, return mode, RPM, date (year since 1900), microseconds,
+// factory byte, UDP sequence, the 22-byte IMU block and the tail CRC: 861 bytes, flags 0x07
+// (sequence, IMU, functional safety; no signature since the OT128 manual of 2023-09).
+inline constexpr std::array<PacketField<Field>, 17> kProtocol14Tail{{
+    {Field::kBodyCrc, 0, 4, 0xFFFFFFFF},
+    {Field::kSafetyVersion, 4, 1, 0xFF},
+    {Field::kSafetyState, 5, 1, 0xFF},
+    {Field::kSafetyCrc, 17, 4, 0xFFFFFFFF},
+    {Field::kAzimuthState, 30, 2, 0xFFFF},
+    {Field::kOperationalState, 32, 1, 0xFF},
+    {Field::kReturnMode, 33, 1, 0xFF},
+    {Field::kMotorRpm, 34, 2, 0xFFFF},
+    {Field::kYear, 36, 1, 0xFF},
+    {Field::kMonth, 37, 1, 0xFF},
+    {Field::kDay, 38, 1, 0xFF},
+    {Field::kHour, 39, 1, 0xFF},
+    {Field::kMinute, 40, 1, 0xFF},
+    {Field::kSecond, 41, 1, 0xFF},
+    {Field::kMicroseconds, 42, 4, 0xFFFFFFFF},
+    {Field::kFactory, 46, 1, 0xFF},
+    {Field::kUdpSequence, 47, 4, 0xFFFFFFFF},
+}};
+// The tail CRC after the IMU block (857-860).
+inline constexpr PacketField<Field> kProtocol14TailCrc{Field::kTailCrc, 73, 4, 0xFFFFFFFF};
+inline constexpr std::array<CrcCheck, 3> kProtocol14Crcs{{
+    {{Field::kBodyCrc, 0, 4, 0xFFFFFFFF}, true, 0, 0},
+    {{Field::kSafetyCrc, 17, 4, 0xFFFFFFFF}, false, 5, 17},  // not the version byte
+    {kProtocol14TailCrc, false, 21, 73},
+}};
+
+inline constexpr ProtocolFormat kProtocol14{
+    .major = 1,
+    .minor = 4,
+    .header = kHeader,
+    .distance_unit_mm = 0,
+    .first_block = 12,
+    .record_size = 3,
+    .block_flag = {},
+    .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
+    .first_record = 2,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {},
+    .tail = kProtocol14Tail,
+    .tail_size = 77,
+    .year_base = 1900,
+    .crcs = kProtocol14Crcs,
+    .optional_sequence = false,
+};
+
 // Protocol 3.1 (QT64): the XT's block shape (records of {distance, reflectivity, a reserved
 // byte}); the tail: 10 reserved bytes, RPM, microseconds, return mode, factory byte, date (year
 // since 1900), UDP sequence (nebula's PacketQT64; every packet of the real capture).
@@ -298,16 +355,17 @@ struct ModelFormat {
   std::string_view name;
   const ProtocolFormat* protocol;
   int lasers;
-  int blocks;                     // per packet, whatever the return mode
-  std::uint8_t flags;             // header byte 11 (none without a header)
-  std::uint8_t distance_unit_mm;  // header byte 9 (the protocol's, without a header)
-  std::uint8_t factory;           // tail factory byte
-  std::uint8_t confidence;        // what the record's confidence byte carries
-  std::uint8_t dual_first_block;  // header byte 8 in dual mode: 1 last first, 2 strongest first
-  std::uint8_t dual_return_num;   // header byte 10 in the two-block modes (XT32M2X: 3)
-  std::uint8_t status_version;    // pre-header byte 4
-  std::uint8_t safety_version;    // the functional-safety block's first byte (none: 0)
-  bool sends_sequence;            // Pandar64, 40P: the optional UDP sequence appended
+  int blocks;                      // per packet, whatever the return mode
+  std::uint8_t flags;              // header byte 11 (none without a header)
+  std::uint8_t distance_unit_mm;   // header byte 9 (the protocol's, without a header)
+  std::uint8_t factory;            // tail factory byte
+  std::uint8_t confidence;         // what the record's confidence byte carries
+  std::uint8_t dual_first_block;   // header byte 8 in dual mode: 1 last first, 2 strongest first
+  std::uint8_t dual_return_num;    // header byte 10 in the two-block modes (XT32M2X: 3)
+  std::uint8_t status_version;     // pre-header byte 4
+  std::uint8_t safety_version;     // the functional-safety block's first byte (none: 0)
+  bool sends_sequence;             // Pandar64, 40P: the optional UDP sequence appended
+  std::uint8_t operational_state;  // OT128's tail byte: 2, standard resolution (none: 0)
 
   [[nodiscard]] constexpr std::size_t block_size() const {
     return protocol->first_record + static_cast<std::size_t>(lasers) * protocol->record_size;
@@ -337,16 +395,19 @@ struct ModelFormat {
 // signature, confidence); the Pandar64 "first block" byte is 0 even in dual mode on the real
 // unit, which appends the UDP sequence (1198 bytes); the 40P's capture does not (1262). The
 // XT32M2X's header counts 3 returns in its first + strongest mode (the unit's triple mode is
-// the most it has), the others 2.
-inline constexpr std::array<ModelFormat, 7> kModelFormats{{
-    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false},
-    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false},
-    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 3, 0, 0, false},
-    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 2, 3, 1, false},
-    {"pandar-qt64", &kProtocol31, 64, 4, 0x01, 4, 0x42, 0x00, 1, 2, 0, 0, false},
-    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, true},
-    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, false},
-}};
+// the most it has), the others 2. The OT128: flags 0x07, pre-header byte 4 0x80 (the SDK takes
+// a value above 127 for an OT128), functional-safety version 1 (as the QT128's), standard
+// resolution.
+inline constexpr auto kModelFormats = std::to_array<ModelFormat>({
+    {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false, 0},
+    {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false, 0},
+    {"pandar-xt32m", &kProtocol61, 32, 6, 0x01, 5, 0x42, 0xFF, 1, 3, 0, 0, false, 0},
+    {"pandar-qt128", &kProtocol32, 128, 2, 0x1D, 4, 0x42, 0x00, 1, 2, 3, 1, false, 0},
+    {"pandar-qt64", &kProtocol31, 64, 4, 0x01, 4, 0x42, 0x00, 1, 2, 0, 0, false, 0},
+    {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, true, 0},
+    {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, false, 0},
+    {"pandar-ot128", &kProtocol14, 128, 2, 0x07, 4, 0x42, 0x00, 1, 2, 0x80, 1, false, 2},
+});
 
 // The GPS packet a unit with a GPS input sends to UDP 10110 once a second (XT32M2X user manual,
 // 3.2.2 "GPS UDP Data", and the Pandar40P SDK's parser): 512 bytes, the flag FF EE, the date and

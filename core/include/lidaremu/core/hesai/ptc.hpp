@@ -37,7 +37,14 @@ enum Command : std::uint8_t {
   kSetPtpConfig = 0x24,
   kReset = 0x25,
   kGetPtpConfig = 0x26,
+  kGetLidarMonitor = 0x27,
+  kGetHighResolution = 0x28,
+  kSetHighResolution = 0x29,
   kSetRotateDirection = 0x2A,
+  kSetPtpLockOffset = 0x39,
+  kGetPtpLockOffset = 0x3A,
+  kSetUpCloseBlockage = 0x58,
+  kGetUpCloseBlockage = 0x59,
 };
 
 enum ReturnCode : std::uint8_t {
@@ -71,8 +78,11 @@ inline constexpr std::uint8_t kPtcFirstStrongest = 5;
 inline constexpr std::uint8_t kPtcQt64Dual = 2;  // first and last
 
 // GET_INVENTORY_INFO: sn[18] date[16] mac[6] sw_ver[16] hw_ver[16] control_fw[16]
-// sensor_fw[16] angle_offset u16, model u8, motor_type u8, lines u8, 11 reserved: 120 bytes.
+// sensor_fw[16] angle_offset u16, model u8, motor_type u8, lines u8, 11 reserved: 120 bytes; the
+// OT128's goes on to 162 (pn[32] from 109, customer_pn_enable, customer_pn[20]: nebula reads
+// them and refuses a shorter reply; FORMATS-MORE.md 1.7).
 inline constexpr std::size_t kInventorySize = 120;
+inline constexpr std::size_t kInventoryOt128Size = 162;
 inline constexpr std::size_t kInventoryModelAt = 106;
 inline constexpr std::size_t kInventoryLinesAt = 108;
 struct Inventory {
@@ -85,8 +95,20 @@ struct Inventory {
   std::string sensor_firmware;
   std::uint8_t model = 0;
   std::uint8_t lines = 0;
+  std::size_t size = kInventorySize;  // the part numbers past 120 bytes are sent as zeros
 };
 std::vector<std::uint8_t> inventory_payload(const Inventory& inventory);
+
+// GET_PTP_CONFIG: status, profile, domain, network, then (profile 0, 1588v2) the logging
+// intervals; the OT128's "automotive" profile is 3 on the wire with 5 bytes (nebula throws on
+// any other profile value or a shorter reply).
+inline constexpr std::uint8_t kPtpProfileAutomotive = 3;
+inline constexpr std::uint8_t kPtpNetworkL2 = 1;
+inline constexpr std::uint8_t kPtpSwitchTsn = 1;
+// GET_LIDAR_MONITOR: input current, voltage and power, phase offset (i32 each), 48 reserved.
+inline constexpr std::size_t kLidarMonitorSize = 64;
+// GET_PTP_LOCK_OFFSET: one byte; nebula's default threshold is 100.
+inline constexpr std::uint8_t kPtpLockOffset = 100;
 
 // GET_CONFIG_INFO (XT and 40P): addresses, ports, spin rate, sync, angles, clock source, UDP
 // sequence, trigger, return mode, standby, motor status, VLAN, then clock data format, noise

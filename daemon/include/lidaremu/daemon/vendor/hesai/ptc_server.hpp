@@ -42,6 +42,7 @@ class HesaiApi {
   std::uint16_t sync_angle_ = 0;
   std::uint16_t start_angle_ = 0;
   std::uint16_t stop_angle_ = 3600;
+  std::uint8_t ptp_lock_offset_ = core::hesai::ptc::kPtpLockOffset;
 };
 
 // TCP server of PTC requests: each connection reads header and payload (at most
