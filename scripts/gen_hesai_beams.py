@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes core/src/hesai/beam_tables.cpp from the Hesai calibration files in tests/data/hesai/
 for the models whose tables are too long to keep by hand (QT128C2X: 128 channels, Pandar40P: 40,
-Pandar64: 64, QT64: 64, XT32M2X: 32, OT128: 128). The files
-hold degrees, as the registry does; test_sensor_models compares the registry with them.
+Pandar64: 64, QT64: 64, XT32M2X: 32, OT128: 128), and the AT128's binary correction file byte
+for byte (PandarAT128.dat, 47,176 bytes: PTC 0x05 serves it as it is). The CSV files hold
+degrees, as the registry does; test_sensor_models compares the registry with them.
 
 Run: python3 scripts/gen_hesai_beams.py > core/src/hesai/beam_tables.cpp &&
      clang-format -i core/src/hesai/beam_tables.cpp
@@ -30,6 +31,10 @@ def main():
         print(f"// {file}")
         print(f"const std::array<double, {len(rows)}> k{ident}ElevationDeg{{{elevation}}};")
         print(f"const std::array<double, {len(rows)}> k{ident}AzimuthDeg{{{azimuth}}};")
+    dat = (DATA / "PandarAT128.dat").read_bytes()
+    print("// PandarAT128.dat")
+    print(f"const std::array<std::uint8_t, {len(dat)}> kPandarAt128Dat{{"
+          + ", ".join(str(b) for b in dat) + "};")
     print("}  // namespace lidaremu::core")
 
 
