@@ -322,6 +322,7 @@ void register_all() {
       {"vls128-strongest", {"vls128", ""}, core::ReturnMode::kStrongest, {}},
       {"vls128-dual", {"vls128", ""}, core::ReturnMode::kDual, {}},
       {"pandar-ot128-dual", {"pandar-ot128", ""}, core::ReturnMode::kDual, {}},
+      {"pandar-at128-strongest", {"pandar-at128", ""}, core::ReturnMode::kStrongest, {}},
       {"rs16-strongest", {"rs16", ""}, core::ReturnMode::kStrongest, {}},
       {"rs32-dual", {"rs32", ""}, core::ReturnMode::kDual, {}},
       {"os1-128-2048x10-legacy", os1, core::ReturnMode::kStrongest, core::OusterProfile::kLegacy},

@@ -59,6 +59,7 @@ std::vector<std::string> digest_lines() {
       {"pandar-qt128 first", {"pandar-qt128", ""}, core::ReturnMode::kFirst, {}},
       {"pandar-40p last", {"pandar-40p", ""}, core::ReturnMode::kLast, {}},
       {"pandar-ot128 dual", {"pandar-ot128", ""}, core::ReturnMode::kDual, {}},
+      {"pandar-at128 strongest", {"pandar-at128", ""}, core::ReturnMode::kStrongest, {}},
       {"rs16 strongest", {"rs16", ""}, core::ReturnMode::kStrongest, {}},
       {"rs32 dual", {"rs32", ""}, core::ReturnMode::kDual, {}},
       // A table scan: each frame's beams elsewhere (the built-in test pattern).

@@ -128,7 +128,7 @@ TEST_CASE("Hesai tables: every model's packet size as FORMATS-HESAI-ROBOSENSE.md
   const std::map<std::string, std::pair<std::size_t, std::size_t>> published{
       {"pandar-xt32", {1080, 0}},   {"pandar-xt16", {568, 0}},  {"pandar-xt32m", {820, 0}},
       {"pandar-qt128", {1127, 0}},  {"pandar-qt64", {1072, 0}}, {"pandar-64", {1194, 1198}},
-      {"pandar-40p", {1262, 1266}}, {"pandar-ot128", {861, 0}}};
+      {"pandar-40p", {1262, 1266}}, {"pandar-ot128", {861, 0}}, {"pandar-at128", {1118, 0}}};
   REQUIRE(hesai::kModelFormats.size() == published.size());
   for (const auto& m : hesai::kModelFormats) {
     const std::string name(m.name);

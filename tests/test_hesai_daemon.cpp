@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "daemon_process.hpp"
@@ -521,4 +523,80 @@ TEST_CASE("PTC: nebula's OT128 session (FORMATS-MORE.md 1.7), then its packets d
   }
   CHECK(points_total > 10000);
   CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("PTC: nebula's AT128 session serves the binary correction; its passes decode",
+          "[e2e][hesai][ptc]") {
+  namespace ptc = core::hesai::ptc;
+  const auto& model = *core::find_sensor_model("pandar-at128");
+  // Raw rows cannot name the pass a hit was cast in: refused, with the reason.
+  daemon::SensorFlags raw;
+  raw.model = "pandar-at128";
+  raw.hits_format = "raw7";
+  CHECK_THROWS_WITH(daemon::sensor_from_flags(raw), Catch::Contains("three mirror facets"));
+
+  const auto dir = std::filesystem::temp_directory_path() / "lidaremu_at128_test";
+  std::filesystem::create_directories(dir);
+  const auto dat_out = (dir / "PandarAT128.dat").string();
+  test::UdpReceiver data, gps;
+  test::DaemonProcess daemon({"--model", "pandar-at128", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", gps.url(), "--physics", "ideal", "--pace",
+                              "afap", "--return-mode", "dual", "--sensor-ip", "127.0.0.14",
+                              "--calibration-out", dat_out});
+  const auto file_bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in),
+                                     std::istreambuf_iterator<char>());
+  };
+  const auto shipped = file_bytes(std::string(LIDAREMU_TEST_DATA) + "/hesai/PandarAT128.dat");
+  REQUIRE(shipped.size() == 47176);
+  // --calibration-out writes the correction nebula and the SDK load, byte for byte.
+  CHECK(file_bytes(dat_out) == shipped);
+  {
+    PtcClient client("127.0.0.14", 9347);
+    const auto inventory = client.request(ptc::kGetInventory);
+    REQUIRE(inventory.code == ptc::kOk);
+    REQUIRE(inventory.payload.size() >= 184);  // nebula's AT128 inventory
+    CHECK(inventory.payload[170] == 48);       // AT128: nebula sets its spin rate over TCP
+    CHECK(inventory.payload[172] == 128);
+    const auto config = client.request(ptc::kGetConfig);
+    REQUIRE(config.code == ptc::kOk);
+    REQUIRE(config.payload.size() >= 47);
+    CHECK(ptc::parse_config(config.payload).spin_rate == 200);
+    CHECK(ptc::parse_config(config.payload).return_mode == ptc::kPtcLastStrongest);
+    // 0x05: the .dat as it is (nebula parses from its first EE FF, the SDK needs it first).
+    const auto calibration = client.request(ptc::kGetCalibration);
+    REQUIRE(calibration.code == ptc::kOk);
+    CHECK(calibration.payload == shipped);
+    const auto status = client.request(ptc::kGetStatus);
+    REQUIRE(status.code == ptc::kOk);
+    CHECK(status.payload.size() >= 58);
+    CHECK(((status.payload[4] << 8) | status.payload[5]) == 200);
+    // A rate the unit has not (its 400 rpm is not emulated) is refused; 200 accepted.
+    CHECK(client.request(ptc::kSetSpinRate, be16(400)).code == ptc::kInvalidParameter);
+    CHECK(client.request(ptc::kSetSpinRate, be16(200)).code == ptc::kOk);
+  }
+  // A turn's three passes, all decoded with the correction PTC served (test_hesai_encoder puts
+  // every decoded point on its hit).
+  const auto pattern = clients::scan_for("pandar-at128", 0, "");
+  const auto rows = test::scene_rows(pattern);
+  clients::UdpSender sender(test::hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+  streamer.send_frame(rows);
+  const auto packets = data.receive(3750, 3s, 10s);  // 1,250 dual packets a pass
+  REQUIRE(packets.size() >= 3750);
+  const auto served = core::hesai::MirrorCorrection::parse(shipped);
+  REQUIRE(served);
+  const core::hesai::SpecDecoder decoder(*model.hesai.format,
+                                         {model.elevation_deg, model.azimuth_offset_deg, &*served});
+  std::size_t points_total = 0;
+  for (const auto& p : packets) {
+    std::vector<core::hesai::Point> points;
+    REQUIRE(p.bytes.size() == 1118);
+    REQUIRE(decoder.decode(p.bytes, points) == core::hesai::DecodeError::kNone);
+    points_total += points.size();
+  }
+  CHECK(points_total > 10000);
+  CHECK(daemon.stop() == 0);
+  std::filesystem::remove_all(dir);
 }

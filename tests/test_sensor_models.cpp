@@ -153,9 +153,13 @@ TEST_CASE("Beam geometry: locate inverts ray, and the reported range puts the po
     // A table scan's beams are found by the batch's numbering, never located (test_livox_scan
     // puts its points back on their hits).
     if (model->family == SensorFamily::kLivox) continue;
+    // Nor a mirror scan's (the AT128's three facets sweep the same directions; raw rows are
+    // refused for it): test_hesai_at128 puts its decoded points on their hits.
+    if (model->hesai.mirror != nullptr) continue;
     const std::string name(model->name);
-    const auto pattern = rpm_driven(*model) ? *make_rpm_scan(*model, 600).pattern
-                                            : *make_ouster_scan(*model, 1024, 10).pattern;
+    const auto pattern = rpm_driven(*model)
+                             ? *make_rpm_scan(*model, model->spin.default_rpm).pattern
+                             : *make_ouster_scan(*model, 1024, 10).pattern;
     const BeamGeometry g(pattern);
     // Near and far: the HDL-64E's lasers leave from offsets of ~0.2 m, a channel's spacing at 20 m.
     for (const double range : {1.5, 23.4, 100.0}) {

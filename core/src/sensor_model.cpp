@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "angles.hpp"
+#include "lidaremu/core/hesai/mirror_correction.hpp"
 
 namespace lidaremu::core {
 using angles::kDeg;
@@ -182,8 +183,19 @@ BeamRay BeamGeometry::ray_in_frame(std::uint32_t frame, std::uint32_t column,
   }
   if (model_.family == SensorFamily::kHesai) {
     // Hesai's cloud frame (nebula, the SDK): x right, y forward, z up; azimuth clockwise from y.
-    const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
-    const double e = model_.elevation_deg[channel] * kDeg;
+    double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+    double e = model_.elevation_deg[channel] * kDeg;
+    if (model_.hesai.mirror != nullptr) {
+      // A mirror scan (AT128): where the unit's correction puts the channel at the column's
+      // encoder angle, as nebula computes it from the packet.
+      const std::int64_t encoder_units =
+          static_cast<std::int64_t>(column %
+                                    static_cast<std::uint32_t>(pattern_.columns_per_frame)) *
+          hesai::kUnitsPerTurn / pattern_.columns_per_frame;
+      const hesai::MirrorAngles m = model_.hesai.mirror->angles(encoder_units, channel);
+      a = m.azimuth_deg * kDeg;
+      e = m.elevation_deg * kDeg;
+    }
     return {Eigen::Vector3d::Zero(),
             {std::cos(e) * std::sin(a), std::cos(e) * std::cos(a), std::sin(e)}};
   }

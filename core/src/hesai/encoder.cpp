@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/nmea.hpp"
 #include "lidaremu/core/number_text.hpp"
@@ -38,6 +39,16 @@ std::string calibration_csv(const SensorModel& model) {
            shortest_decimal(model.azimuth_offset_deg[c]) + "\n";
   }
   return csv;
+}
+
+std::string calibration_file(const SensorModel& model) {
+  if (model.hesai.mirror == nullptr) return calibration_csv(model);
+  const auto bytes = model.hesai.mirror->bytes();
+  return {bytes.begin(), bytes.end()};
+}
+
+Calibration calibration_of(const SensorModel& model) {
+  return {model.elevation_deg, model.azimuth_offset_deg, model.hesai.mirror};
 }
 
 HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
@@ -104,22 +115,31 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
                                  PacketSink& sink) {
   const ProtocolFormat& p = *format_.protocol;
   const HesaiTraits& hesai = pattern_.model->hesai;
+  // A mirror scan's dark columns send nothing (a flushing firing still fills its packet).
+  if (returns != nullptr && !hesai.column_fires_at(column)) return;
   const double unit_m = format_.distance_unit_mm * 1e-3;
   // The firing loop of the packet's first column (QT128: the tail's mode flag).
   if (columns_in_packet_ == 0) {
     first_column_time_s_ = time_s;
     packet_loop_ = column % static_cast<std::uint32_t>(std::max(1, hesai.firing_loops));
   }
-  const auto azimuth = static_cast<std::uint16_t>(
-      std::lround(360.0 * 100.0 *
-                  (column % static_cast<std::uint32_t>(pattern_.columns_per_frame)) /
-                  pattern_.columns_per_frame) %
-      36000);
+  const auto turn_column = column % static_cast<std::uint32_t>(pattern_.columns_per_frame);
+  auto azimuth = static_cast<std::uint16_t>(
+      std::lround(360.0 * 100.0 * turn_column / pattern_.columns_per_frame) % 36000);
+  // With a fine azimuth (AT128): the encoder angle in 1/25,600 degree, split in two.
+  std::uint8_t fine = 0;
+  if (p.fine_azimuth.bytes != 0) {
+    const std::int64_t units =
+        static_cast<std::int64_t>(turn_column) * 9'216'000 / pattern_.columns_per_frame;
+    azimuth = static_cast<std::uint16_t>(units >> 8);
+    fine = static_cast<std::uint8_t>(units & 0xFF);
+  }
   for (int copy = 0; copy < blocks_per_column_; ++copy) {
     const int block = columns_in_packet_ * blocks_per_column_ + copy;
     const std::size_t block_at = format_.block_at(block);
     if (p.block_flag.bytes != 0) store_raw(packet_, block_at, p.block_flag, kBlockFlagValue);
     store_raw(packet_, block_at, p.azimuth, azimuth);
+    if (p.fine_azimuth.bytes != 0) store_raw(packet_, block_at, p.fine_azimuth, fine);
     for (int ch = 0; ch < format_.lasers; ++ch) {
       const std::size_t at = format_.record_at(block, ch);
       std::uint16_t units = 0;
@@ -280,6 +300,12 @@ void HesaiEncoder::write_tail(double time_s) {
       case Field::kOperationalState:
         value = format_.operational_state;
         break;
+      case Field::kUnixSecondsBe:
+        // Big-endian, after two zero bytes (the date's first two, which the SDK reads as "UNIX
+        // seconds follow").
+        store_be(packet_, tail_at + f.offset, f.bytes,
+                 static_cast<std::uint64_t>(std::max(0.0, whole)) & 0xFFFFFFFF);
+        continue;
       case Field::kUdpSequence:
         // The optional sequence past the tail: only where the model sends it.
         if (f.offset + f.bytes > p.tail_size && !format_.sends_sequence) continue;

@@ -35,7 +35,7 @@ class HesaiFamily final : public Family {
   }
   [[nodiscard]] bool writes_calibration_file() const override { return true; }
   [[nodiscard]] std::string calibration_file(const SensorModel& model) const override {
-    return calibration_csv(model);
+    return hesai::calibration_file(model);
   }
 };
 

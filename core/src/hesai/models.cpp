@@ -4,6 +4,7 @@
 #include "beam_tables.hpp"
 #include "lidaremu/core/family.hpp"
 #include "lidaremu/core/hesai.hpp"
+#include "lidaremu/core/hesai/mirror_correction.hpp"
 #include "lidaremu/core/hesai/ptc.hpp"
 
 namespace lidaremu::core {
@@ -296,12 +297,81 @@ SensorModel make_pandar_ot128() {
   return m;
 }
 
+// Which columns of a turn of `columns` fire: each field's pass, from 13.75 degrees of encoder
+// angle past the facet's start for 62.5 degrees (the SDK's pass ends, FORMATS-MORE.md 2.1 and
+// 2.7: optical 27.5 to 152.5 degrees less the channels' offsets, inside nebula's 10-170 degree
+// check), a whole number of columns from the first past that start.
+std::vector<std::uint8_t> mirror_passes(const hesai::MirrorCorrection& mirror, int columns) {
+  std::vector<std::uint8_t> fires(static_cast<std::size_t>(columns), 0);
+  const std::int64_t units_per_column = hesai::kUnitsPerTurn / columns;
+  const auto pass_columns = static_cast<int>(std::lround(62.5 * columns / 360.0));
+  for (int f = 0; f < mirror.fields(); ++f) {
+    const std::int64_t begin = mirror.field_start(f) + 1375 * hesai::kUnitsPerDegree / 100;
+    const auto first = static_cast<int>((begin + units_per_column - 1) / units_per_column);
+    for (int c = first; c < first + pass_columns; ++c) {
+      fires[static_cast<std::size_t>(c % columns)] = 1;
+    }
+  }
+  return fires;
+}
+
+// Hesai AT128 (AT128E2X, protocol 4.3; FORMATS-MORE.md section 2): one rotor with three mirror
+// facets and 128 lasers; each facet sweeps the same 120-degree field. The forward model is the
+// binary correction of the unit whose file nebula ships (hesai/mirror_correction.hpp: nebula's
+// rounding of the adjustments), which PTC 0x05 serves and --calibration-out writes. 200 rpm (10
+// passes a second; the 400 rpm mode's firing period is not in the facts); a firing every 41.667
+// us, 0.05 degree of encoder angle: a turn of 7,200 columns, of which the three passes of 1,250
+// fire (52 ms each, then 48 ms dark): 625 single / 1,250 dual packets a pass, 6,250 / 12,500 a
+// second. The daemon's frame is the turn (three passes, 0.3 s); the drivers cut a frame at each
+// pass. The tail's time 50.915 us after the packet's first firing (nebula: a point is the
+// packet's time less 9.249 us less 41.666 us before the second block in single return, for both
+// blocks in dual, plus its channel's firing). Return modes: last 0, strongest 1, dual (last +
+// strongest) 2. Optics: Hesai's published AT128 reach, 200 m at 10 %; nebula's range gate
+// 1 to 180 m, so 1 m the minimum range; accuracy as the other Hesai heads (1 cm as 1 sigma).
+// PTC inventory model byte 48 (nebula then sets the spin rate over TCP), its 184-byte inventory
+// and 58-byte status.
+SensorModel make_pandar_at128() {
+  const hesai::MirrorCorrection& mirror = hesai::at128_default_correction();
+  SensorModel m;
+  m.name = "pandar-at128";
+  m.channels = 128;
+  for (int ch = 0; ch < 128; ++ch) {
+    m.elevation_deg.push_back(mirror.elevation_deg(ch));
+    m.azimuth_offset_deg.push_back(-mirror.azimuth_offset_deg(ch));  // as the legacy CSV
+  }
+  m.range_unit_m = 0.004;
+  m.max_range_m = 65535 * 0.004;
+  m.min_range_m = 1.0;
+  m.optics = spinning_head_optics(200);
+  m.optics.range_noise_sigma_m = 0.01;
+  m.spin = SpinTraits{.default_rpm = 200, .min_rpm = 200, .max_rpm = 200, .rpm_step = 1};
+  m.hesai = HesaiTraits{.format = hesai::find_model_format("pandar-at128"),
+                        .product_name = "AT128E2X",
+                        .ptc_model = 48,
+                        .block_period_us = 1e6 / 24000.0,
+                        .first_firing_us = 0,
+                        .channel_step_us = 0,
+                        .stamp_after_block_us = 9.249 + 1e6 / 24000.0,
+                        .stamp_from_first_column = true,
+                        .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
+                                         {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
+                                         {ReturnMode::kDual, hesai::ptc::kPtcLastStrongest}},
+                        .firing_loops = 1,
+                        .channel_loop = {},
+                        .ptc_inventory_bytes = hesai::ptc::kInventoryAt128Size,
+                        .ptc_status_bytes = hesai::ptc::kStatusAt128Size,
+                        .mirror = &mirror,
+                        .column_fires = mirror_passes(mirror, 7200)};
+  return m;
+}
+
 }  // namespace
 
 namespace hesai {
 std::vector<SensorModel> models() {
-  return {make_pandar_xt32(),  make_pandar_xt16(), make_pandar_xt32m(), make_pandar_qt64(),
-          make_pandar_qt128(), make_pandar_40p(),  make_pandar_64(),    make_pandar_ot128()};
+  return {make_pandar_xt32(), make_pandar_xt16(),  make_pandar_xt32m(),
+          make_pandar_qt64(), make_pandar_qt128(), make_pandar_40p(),
+          make_pandar_64(),   make_pandar_ot128(), make_pandar_at128()};
 }
 }  // namespace hesai
 

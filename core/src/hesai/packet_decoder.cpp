@@ -15,8 +15,7 @@ class HesaiDecoder final : public PacketDecoder {
  public:
   HesaiDecoder(const ScanPattern& pattern, const StreamFacts& facts)
       : format_(*pattern.model->hesai.format),
-        decoder_(format_,
-                 Calibration{pattern.model->elevation_deg, pattern.model->azimuth_offset_deg}),
+        decoder_(format_, calibration_of(*pattern.model)),
         traits_(pattern.model->hesai),
         columns_(static_cast<std::uint32_t>(pattern.columns_per_frame)),
         column_period_s_(pattern.column_period_s),

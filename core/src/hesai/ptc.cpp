@@ -70,11 +70,13 @@ std::vector<std::uint8_t> inventory_payload(const Inventory& inventory) {
   w.text(inventory.hardware_version, 16);
   w.text(inventory.control_firmware, 16);
   w.text(inventory.sensor_firmware, 16);
-  w.u16(0);  // angle offset
+  if (inventory.size == kInventoryAt128Size) w.zeros(4 * 16);  // FPGA versions and checksums
+  w.u16(0);                                                    // angle offset
   w.u8(inventory.model);
   w.u8(0);  // motor type
   w.u8(inventory.lines);
-  w.zeros(11 + std::max(kInventorySize, inventory.size) - kInventorySize);
+  const std::size_t written = 104 + 2 + 3 + (inventory.size == kInventoryAt128Size ? 64 : 0);
+  w.zeros(std::max(kInventorySize, inventory.size) - written);
   return w.take();
 }
 
@@ -130,10 +132,13 @@ Config parse_config(std::span<const std::uint8_t> p) {
 }
 
 std::vector<std::uint8_t> status_payload(const Status& s) {
-  BigEndianWriter w(kStatusSize);
+  const bool at128 = s.size == kStatusAt128Size;
+  BigEndianWriter w(at128 ? kStatusAt128Size : kStatusSize);
   w.u32(s.uptime_s);
   w.u16(s.motor_rpm);
-  for (int i = 0; i < 8; ++i) w.u32(static_cast<std::uint32_t>(s.temperature_centideg));
+  for (int i = 0; i < (at128 ? 9 : 8); ++i) {
+    w.u32(static_cast<std::uint32_t>(s.temperature_centideg));
+  }
   w.u8(0);  // GPS PPS: unlocked (no GPS emulated)
   w.u8(0);  // GPRMC: unlocked
   w.u32(s.startups);

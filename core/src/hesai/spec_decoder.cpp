@@ -3,9 +3,11 @@
 #include <array>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/utc.hpp"
 
@@ -103,6 +105,7 @@ bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, 
       p.optional_sequence && packet.size() == format.packet_size_with_sequence();
   UtcFields date{};
   std::uint32_t micros = 0;
+  std::optional<std::int64_t> unix_s;  // the AT128's date: UNIX seconds, big-endian
   for (const auto& f : p.tail) {
     if (f.offset + f.bytes > p.tail_size && !with_sequence) continue;  // the optional sequence
     const auto v = load_field(packet, format.tail_at(), f);
@@ -140,9 +143,17 @@ bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, 
       case Field::kUdpSequence:
         info.udp_sequence = static_cast<std::uint32_t>(v);
         break;
+      case Field::kUnixSecondsBe:
+        unix_s = static_cast<std::int64_t>(load_be(packet, format.tail_at() + f.offset, f.bytes));
+        break;
       default:
         break;
     }
+  }
+  if (unix_s) {
+    if (micros > 999'999) return false;
+    info.time_s = static_cast<double>(*unix_s) + micros * 1e-6;
+    return true;
   }
   if (!valid_time(date, micros)) return false;
   info.time_s = static_cast<double>(unix_seconds(date)) + micros * 1e-6;
@@ -268,15 +279,29 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
   for (int b = 0; b < format_.blocks; ++b) {
     const std::size_t block_at = format_.block_at(b);
     const auto azimuth_centideg = load_field(packet, block_at, p.azimuth);
+    // A mirror scan: the block's encoder angle in 1/25,600 degree (with its fine azimuth).
+    const auto encoder_units =
+        static_cast<std::int64_t>(azimuth_centideg) * 256 +
+        static_cast<std::int64_t>(
+            p.fine_azimuth.bytes != 0 ? load_field(packet, block_at, p.fine_azimuth) : 0);
+    // The SDK skips a block whose angle is in no field (nebula throws): no point of it.
+    if (calibration_.mirror != nullptr && calibration_.mirror->field_of(encoder_units) < 0) {
+      continue;
+    }
     for (int ch = 0; ch < format_.lasers; ++ch) {
       const std::size_t at =
           block_at + p.first_record + static_cast<std::size_t>(ch) * p.record_size;
       const auto units = load_field(packet, at, p.distance);
       if (units == 0) continue;
       const auto c = static_cast<std::size_t>(ch);
-      const double azimuth =
+      double azimuth =
           static_cast<double>(azimuth_centideg) * 0.01 + calibration_.azimuth_offset_deg[c];
-      const double elevation = calibration_.elevation_deg[c];
+      double elevation = calibration_.elevation_deg[c];
+      if (calibration_.mirror != nullptr) {
+        const MirrorAngles a = calibration_.mirror->angles(encoder_units, ch);
+        azimuth = a.azimuth_deg;
+        elevation = a.elevation_deg;
+      }
       const double r = static_cast<double>(units) * unit_m;
       const double horizontal = r * std::cos(elevation * kDeg);
       Point pt;

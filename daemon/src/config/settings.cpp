@@ -309,6 +309,12 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
             " model (a raw row carries no beam, and a table scan's beam cannot be found from "
             "where it hit)");
   }
+  if (s.hits_format != HitsFormat::kFramed && s.model->hesai.mirror != nullptr) {
+    bad("hits_format", f.hits_format,
+        "framed for the " + std::string(s.model->name) +
+            " (a raw row carries no beam, and its three mirror facets sweep the same directions: "
+            "where a hit lies does not tell which pass it was cast in)");
+  }
 
   s.pace = f.pace == "afap" ? Pace::kAfap : Pace::kRealtime;
   s.clock = f.clock == "sim" ? ClockSource::kSim : ClockSource::kWall;

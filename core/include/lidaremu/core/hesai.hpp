@@ -10,6 +10,7 @@
 
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/hesai/format.hpp"
+#include "lidaremu/core/hesai/mirror_correction.hpp"
 
 namespace lidaremu::core::hesai {
 
@@ -17,6 +18,9 @@ namespace lidaremu::core::hesai {
 struct Calibration {
   std::vector<double> elevation_deg;
   std::vector<double> azimuth_offset_deg;
+  // A mirror scan's correction (the AT128's .dat): the angles come from it, as nebula computes
+  // them, not from the two rows above.
+  const MirrorCorrection* mirror = nullptr;
 };
 // Throws std::runtime_error naming the line at fault.
 Calibration parse_calibration_csv(const std::string& text);
@@ -24,6 +28,11 @@ Calibration parse_calibration_csv(const std::string& text);
 // The calibration CSV of a model's angles, as the unit's PTC answer (0x05) and nebula's
 // calibration files hold them: "Channel,Elevation,Azimuth", channels from 1, degrees.
 std::string calibration_csv(const SensorModel& model);
+// What the unit serves on PTC 0x05 and --calibration-out writes: that CSV, or a mirror scan's
+// binary correction as it is.
+std::string calibration_file(const SensorModel& model);
+// The angles a decoder of the model's packets uses: its rows, and its mirror correction.
+Calibration calibration_of(const SensorModel& model);
 
 // Return-mode bytes (the tail), single and dual.
 inline constexpr std::uint8_t kFirst = 0x33;

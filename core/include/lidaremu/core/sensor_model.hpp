@@ -21,7 +21,8 @@ enum class SensorFamily : std::uint8_t { kVelodyne, kOuster, kHesai, kRoboSense,
 
 namespace hesai {
 struct ModelFormat;
-}
+class MirrorCorrection;
+}  // namespace hesai
 namespace robosense {
 struct ModelFormat;
 }
@@ -99,11 +100,19 @@ struct HesaiTraits {
   // fires channel ch (from 1), 0 for every loop; empty: every channel fires in every column.
   int firing_loops = 1;
   std::vector<std::uint8_t> channel_loop;
-  // PTC: the inventory's length (120; the OT128's 162, with its part numbers), and whether the
-  // unit reports PTP in the automotive profile over L2 on a TSN switch (the OT128's defaults in
-  // nebula) rather than 1588v2 over UDP.
+  // PTC: the inventory's length (120; the OT128's 162, with its part numbers; the AT128's 184,
+  // its FPGA versions before the model byte), the status's (54; the AT128's 58, nine
+  // temperatures), and whether the unit reports PTP in the automotive profile over L2 on a TSN
+  // switch (the OT128's defaults in nebula) rather than 1588v2 over UDP.
   std::size_t ptc_inventory_bytes = 120;
+  std::size_t ptc_status_bytes = 54;
   bool ptp_automotive = false;
+  // A mirror scan (the AT128: hesai/mirror_correction.hpp): its beams point where the correction
+  // puts them, column c of a turn at encoder angle c / columns x 360 degrees; only the columns
+  // of column_fires (one flag a column at the model's rate) fire, the rest of the turn is the
+  // facets' dark time between passes. Null and empty: a spinning head, every column firing.
+  const hesai::MirrorCorrection* mirror = nullptr;
+  std::vector<std::uint8_t> column_fires{};
   [[nodiscard]] const ReturnModeCode* return_mode(ReturnMode echoes) const {
     for (const ReturnModeCode& m : return_modes) {
       if (m.return_mode == echoes) return &m;
@@ -116,8 +125,12 @@ struct HesaiTraits {
     }
     return nullptr;
   }
+  [[nodiscard]] bool column_fires_at(std::uint32_t column) const {
+    return column_fires.empty() || column_fires[column % column_fires.size()] != 0;
+  }
   // Whether channel `ch` fires in `column` (a beam that does not fire sends no return).
   [[nodiscard]] bool fires(int ch, std::uint32_t column) const {
+    if (!column_fires_at(column)) return false;
     if (channel_loop.empty()) return true;
     const int loop = channel_loop[static_cast<std::size_t>(ch)];
     return loop == 0 || static_cast<std::uint32_t>(loop - 1) ==

@@ -80,8 +80,10 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
                         .size = model.hesai.ptc_inventory_bytes}));
     }
     case ptc::kGetCalibration: {
-      const std::string csv = core::hesai::calibration_csv(model);
-      const std::vector<std::uint8_t> bytes(csv.begin(), csv.end());
+      // The CSV, or the AT128's binary correction byte for byte (nebula and the SDK parse it
+      // from its EE FF).
+      const std::string file = core::hesai::calibration_file(model);
+      const std::vector<std::uint8_t> bytes(file.begin(), file.end());
       return reply(ptc::kOk, bytes);
     }
     case ptc::kGetConfig:
@@ -93,7 +95,8 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
                                  {.uptime_s = static_cast<std::uint32_t>(seconds),
                                   .motor_rpm = static_cast<std::uint16_t>(
                                       standby_ ? 0 : std::lround(active_.pattern.rpm)),
-                                  .operating_minutes = static_cast<std::uint32_t>(seconds / 60)}));
+                                  .operating_minutes = static_cast<std::uint32_t>(seconds / 60),
+                                  .size = model.hesai.ptc_status_bytes}));
     }
     case ptc::kGetLidarRange: {
       const std::array<std::uint8_t, 5> range{

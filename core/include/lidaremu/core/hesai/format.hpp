@@ -52,6 +52,8 @@ enum class Field : std::uint8_t {
   kSafetyState,       // lidar state (bits 7:5, 1 normal) and rolling counter (bits 2:0)
   kAzimuthState,      // OT128: 2 bits a block, block 0 in bits 15:14
   kOperationalState,  // OT128: 0 high resolution, 2 standard
+  kFineAzimuth,       // AT128 block: 1/256 of 0.01 degree past the azimuth
+  kUnixSecondsBe,     // AT128 tail: UNIX seconds, big-endian (after two zero bytes)
 };
 
 inline constexpr std::uint16_t kSignatureValue = 0xFFEE;  // bytes EE FF, little-endian
@@ -106,6 +108,7 @@ struct ProtocolFormat {
   std::span<const CrcCheck> crcs;
   // Pandar40P and Pandar64 may append the UDP sequence (a u32) to their packet (4 bytes more).
   bool optional_sequence;
+  PacketField<Field> fine_azimuth{};  // from the block's start; none when its width is 0
 };
 
 // Protocol 6.1 (XT): records of {distance u16, reflectivity u8, confidence u8}; the tail: 10
@@ -244,6 +247,47 @@ inline constexpr ProtocolFormat kProtocol14{
     .year_base = 1900,
     .crcs = kProtocol14Crcs,
     .optional_sequence = false,
+};
+
+// Protocol 4.3 (AT128E2X; FORMATS-MORE.md 2.2): two blocks of an encoder azimuth, a fine azimuth
+// and 128 records of {distance, reflectivity, confidence}; then the body CRC, 18 reserved bytes
+// (reserved info, the high-temperature flag), motor speed, microseconds, return mode, factory,
+// the date as two zero bytes and big-endian UNIX seconds (both drivers read it so), UDP sequence,
+// the tail CRC, and a 32-byte signature: 1118 bytes, the length nebula's real AT128 sent. The CRC
+// coverage is the QT128's by analogy (the sheet's [?]; neither driver checks it).
+inline constexpr std::array<PacketField<Field>, 7> kProtocol43Tail{{
+    {Field::kBodyCrc, 0, 4, 0xFFFFFFFF},
+    {Field::kMotorRpm, 22, 2, 0xFFFF},
+    {Field::kMicroseconds, 24, 4, 0xFFFFFFFF},
+    {Field::kReturnMode, 28, 1, 0xFF},
+    {Field::kFactory, 29, 1, 0xFF},
+    {Field::kUnixSecondsBe, 32, 4, 0xFFFFFFFF},
+    {Field::kUdpSequence, 36, 4, 0xFFFFFFFF},
+}};
+inline constexpr std::array<CrcCheck, 2> kProtocol43Crcs{{
+    {{Field::kBodyCrc, 0, 4, 0xFFFFFFFF}, true, 0, 0},
+    {{Field::kTailCrc, 40, 4, 0xFFFFFFFF}, false, 4, 40},
+}};
+
+inline constexpr ProtocolFormat kProtocol43{
+    .major = 4,
+    .minor = 3,
+    .header = kHeader,
+    .distance_unit_mm = 0,
+    .first_block = 12,
+    .record_size = 4,
+    .block_flag = {},
+    .azimuth = {Field::kAzimuth, 0, 2, 0xFFFF},
+    .first_record = 3,
+    .distance = {Field::kDistance, 0, 2, 0xFFFF},
+    .reflectivity = {Field::kReflectivity, 2, 1, 0xFF},
+    .confidence = {Field::kConfidence, 3, 1, 0xFF},
+    .tail = kProtocol43Tail,
+    .tail_size = 76,
+    .year_base = 1900,
+    .crcs = kProtocol43Crcs,
+    .optional_sequence = false,
+    .fine_azimuth = {Field::kFineAzimuth, 2, 1, 0xFF},
 };
 
 // Protocol 3.1 (QT64): the XT's block shape (records of {distance, reflectivity, a reserved
@@ -397,7 +441,8 @@ struct ModelFormat {
 // XT32M2X's header counts 3 returns in its first + strongest mode (the unit's triple mode is
 // the most it has), the others 2. The OT128: flags 0x07, pre-header byte 4 0x80 (the SDK takes
 // a value above 127 for an OT128), functional-safety version 1 (as the QT128's), standard
-// resolution.
+// resolution. The AT128: flags 0x09 (sequence and signature, as its 1118 bytes hold; the sheet's
+// [?]), status byte 0 (its value unknown), confidence 0.
 inline constexpr auto kModelFormats = std::to_array<ModelFormat>({
     {"pandar-xt32", &kProtocol61, 32, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false, 0},
     {"pandar-xt16", &kProtocol61, 16, 8, 0x01, 4, 0x42, 0xFF, 1, 2, 0, 0, false, 0},
@@ -407,6 +452,7 @@ inline constexpr auto kModelFormats = std::to_array<ModelFormat>({
     {"pandar-64", &kPandar64Protocol, 64, 6, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, true, 0},
     {"pandar-40p", &kPandar40Protocol, 40, 10, 0x00, 4, 0x42, 0x00, 0, 2, 0, 0, false, 0},
     {"pandar-ot128", &kProtocol14, 128, 2, 0x07, 4, 0x42, 0x00, 1, 2, 0x80, 1, false, 2},
+    {"pandar-at128", &kProtocol43, 128, 2, 0x09, 4, 0x42, 0x00, 1, 2, 0, 0, false, 0},
 });
 
 // The GPS packet a unit with a GPS input sends to UDP 10110 once a second (XT32M2X user manual,

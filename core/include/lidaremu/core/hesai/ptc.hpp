@@ -83,6 +83,12 @@ inline constexpr std::uint8_t kPtcQt64Dual = 2;  // first and last
 // them and refuses a shorter reply; FORMATS-MORE.md 1.7).
 inline constexpr std::size_t kInventorySize = 120;
 inline constexpr std::size_t kInventoryOt128Size = 162;
+// The AT128's (FORMATS-MORE.md 2.8): the first 104 bytes as above, then four FPGA version and
+// checksum strings of 16 bytes, angle offset i16 at 168, model at 170, motor type, lines at 172,
+// motor and encoder correction flags, 9 reserved: 184 bytes.
+inline constexpr std::size_t kInventoryAt128Size = 184;
+inline constexpr std::size_t kInventoryAt128ModelAt = 170;
+inline constexpr std::size_t kInventoryAt128LinesAt = 172;
 inline constexpr std::size_t kInventoryModelAt = 106;
 inline constexpr std::size_t kInventoryLinesAt = 108;
 struct Inventory {
@@ -95,7 +101,9 @@ struct Inventory {
   std::string sensor_firmware;
   std::uint8_t model = 0;
   std::uint8_t lines = 0;
-  std::size_t size = kInventorySize;  // the part numbers past 120 bytes are sent as zeros
+  // kInventoryOt128Size: its part numbers past 120 bytes, sent as zeros; kInventoryAt128Size:
+  // the AT128's layout (FPGA strings as zeros before the model byte).
+  std::size_t size = kInventorySize;
 };
 std::vector<std::uint8_t> inventory_payload(const Inventory& inventory);
 
@@ -137,12 +145,17 @@ Config parse_config(std::span<const std::uint8_t> payload);  // for clients and 
 // C), PPS lock, GPRMC status, start-ups u32, operating minutes u32, PTP state, 5 reserved:
 // 54 bytes.
 inline constexpr std::size_t kStatusSize = 54;
+// The AT128's: nine temperatures (transmitter, FPGA, receiver, main and power boards, the hot
+// spot), PPS and GPRMC unused, start-ups at 44, operating minutes at 48, PTP state at 52, 5
+// reserved: 58 bytes.
+inline constexpr std::size_t kStatusAt128Size = 58;
 struct Status {
   std::uint32_t uptime_s = 0;
   std::uint16_t motor_rpm = 0;
   std::int32_t temperature_centideg = 4000;
   std::uint32_t startups = 1;
   std::uint32_t operating_minutes = 0;
+  std::size_t size = kStatusSize;  // kStatusAt128Size: nine temperatures
 };
 std::vector<std::uint8_t> status_payload(const Status& status);
 
