@@ -175,10 +175,10 @@ TEST_CASE("RS-LiDAR-16 and -32 DIFOP angles: the sheet's examples, as rs_driver 
   // rs_driver truncates to hundredths.
   const SensorModel& rs16 = *find_sensor_model("rs16");
   auto rs16_difop = hand_made_difop(0x01);
-  const std::size_t pitch = 1165;
-  put_be(rs16_difop, pitch + 3 * 0, 3, 0x003A98);
-  put_be(rs16_difop, pitch + 3 * 8, 3, 0x002710);
-  put_be(rs16_difop, pitch + 3 * 9, 3, 149999);  // 14.9999 degrees: 1499 hundredths kept
+  const auto pitch_of = [](std::size_t channel) { return 1165 + 3 * channel; };
+  put_be(rs16_difop, pitch_of(0), 3, 0x003A98);
+  put_be(rs16_difop, pitch_of(8), 3, 0x002710);
+  put_be(rs16_difop, pitch_of(9), 3, 149999);  // 14.9999 degrees: 1499 hundredths kept
   REQUIRE(robosense::read_difop(rs16_difop, robosense::kRs16, info) ==
           robosense::DifopError::kNone);
   CHECK(info.vertical_cdeg[0] == -150);

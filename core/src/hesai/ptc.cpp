@@ -70,8 +70,8 @@ std::vector<std::uint8_t> inventory_payload(const Inventory& inventory) {
   w.text(inventory.hardware_version, 16);
   w.text(inventory.control_firmware, 16);
   w.text(inventory.sensor_firmware, 16);
-  if (inventory.size == kInventoryAt128Size) w.zeros(4 * 16);  // FPGA versions and checksums
-  w.u16(0);                                                    // angle offset
+  if (inventory.size == kInventoryAt128Size) w.zeros(std::size_t{4} * 16);  // FPGA strings
+  w.u16(0);                                                                 // angle offset
   w.u8(inventory.model);
   w.u8(0);  // motor type
   w.u8(inventory.lines);

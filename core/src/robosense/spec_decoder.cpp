@@ -169,8 +169,9 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       step = (azimuth_of(next) - azimuth_of(first_of_group) + 36000) % 36000;
       if (step > 100) step = nominal_step;
     }
+    const int firing_group = block / stride;  // dual: the two blocks of a pair fire together
     const double block_time_s =
-        packet_time_s + static_cast<double>(block / stride) * block_span_us * 1e-6;
+        packet_time_s + static_cast<double>(firing_group) * block_span_us * 1e-6;
     for (int slot = 0; slot < kChannels; ++slot) {
       const int ch = slot % firing_channels;
       const int half = slot / firing_channels;
