@@ -130,7 +130,7 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
   std::uint8_t fine = 0;
   if (p.fine_azimuth.bytes != 0) {
     const std::int64_t units =
-        static_cast<std::int64_t>(turn_column) * 9'216'000 / pattern_.columns_per_frame;
+        static_cast<std::int64_t>(turn_column) * kUnitsPerTurn / pattern_.columns_per_frame;
     azimuth = static_cast<std::uint16_t>(units >> 8);
     fine = static_cast<std::uint8_t>(units & 0xFF);
   }
