@@ -602,3 +602,28 @@ TEST_CASE("PTC: nebula's AT128 session serves the binary correction; its passes 
   CHECK(daemon.stop() == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("PTC in the Hesai SDK's start order: an idle connection is answered however late",
+          "[e2e][hesai][ptc]") {
+  namespace ptc = core::hesai::ptc;
+  // The SDK opens PTC at Init and asks for the calibration (0x05) only after the first data
+  // packet, on the same connection, never reconnecting: the engine may start long after it. A
+  // request begun and left unfinished is another matter: it is closed after the request timeout.
+  test::UdpReceiver data, gps;
+  test::DaemonProcess daemon({"--model", "pandar-xt32", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", gps.url(), "--sensor-ip", "127.0.0.15"});
+  PtcClient idle("127.0.0.15", 9347);
+  PtcClient stalled("127.0.0.15", 9347);
+  stalled.send_raw({ptc::kMagic0, ptc::kMagic1, ptc::kGetCalibration});  // 3 of 8 header bytes
+  std::this_thread::sleep_for(6500ms);  // past the 5-s request timeout
+  const auto calibration = idle.request(ptc::kGetCalibration);
+  CHECK_FALSE(calibration.closed);
+  CHECK(calibration.code == ptc::kOk);
+  CHECK_FALSE(calibration.payload.empty());
+  const auto begun = std::chrono::steady_clock::now();
+  const auto unfinished = stalled.read_reply();
+  CHECK(unfinished.closed);
+  // Closed by the unit (at once), not by the client's own 5-s receive timeout.
+  CHECK(std::chrono::steady_clock::now() - begun < 2s);
+  CHECK(daemon.stop() == 0);
+}

@@ -237,17 +237,30 @@ class PtcSession : public std::enable_shared_from_this<PtcSession>, public Evict
     });
   }
 
+  // Between requests a connection may stay idle as long as the client likes, as on a real unit:
+  // the Hesai SDK opens its PTC connection at start and asks for the calibration only after the
+  // first data packet, however late the engine starts. An idle connection is the one that gives
+  // way when the table is full (ConnectionTable). Once a request's first byte is in, the request
+  // must be complete within the request timeout, or the connection closes.
   void read_header() {
     slot_.waiting(true);
-    arm_timer();
-    asio::async_read(socket_, asio::buffer(header_),
+    asio::async_read(socket_, asio::buffer(header_.data(), 1),
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-                       self->on_header(ec);
+                       self->on_first_byte(ec);
+                     });
+  }
+
+  void on_first_byte(boost::system::error_code ec) {
+    slot_.waiting(false);
+    if (ec) return close();
+    arm_timer();
+    asio::async_read(socket_, asio::buffer(header_.data() + 1, header_.size() - 1),
+                     [self = shared_from_this()](boost::system::error_code e, std::size_t) {
+                       self->on_header(e);
                      });
   }
 
   void on_header(boost::system::error_code ec) {
-    slot_.waiting(false);
     if (ec) return close();
     const auto header = ptc::parse_header(header_);
     // Not PTC (a browser, a stray client) or more than a request can be: the connection ends.

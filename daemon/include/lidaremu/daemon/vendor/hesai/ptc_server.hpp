@@ -46,8 +46,10 @@ class HesaiApi {
 };
 
 // TCP server of PTC requests: each connection reads header and payload (at most
-// ptc::kMaxPayload, or it closes), answers, and reads the next, within the limits of the other
-// TCP servers (connections, request timeout).
+// ptc::kMaxPayload, or it closes), answers, and reads the next. An idle connection stays open
+// (the Hesai SDK holds one from its start and asks only once data flows); a request begun must
+// be complete within the request timeout; when the connection table is full, an idle connection
+// gives way to a newcomer.
 class PtcServer {
  public:
   using Handler =
