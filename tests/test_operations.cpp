@@ -27,6 +27,7 @@
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/daemon/ops/capture.hpp"
 #include "lidaremu/daemon/ops/metrics.hpp"
+#include "round_trip.hpp"
 
 using namespace lidaremu;
 using namespace std::chrono_literals;
@@ -123,21 +124,35 @@ TEST_CASE("A real Prometheus server scrapes the daemon and answers a query", "[e
       << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
       << "scrape_configs:\n  - job_name: lidaremu\n    static_configs:\n"
       << "      - targets: ['" << target << "']\n";
-  const test::UdpReceiver probe;  // a free port for the server (closed before it binds)
-  const std::string port = std::to_string(probe.port() + 1);
-  const std::string command = "prometheus --config.file=" + (dir / "prometheus.yml").string() +
-                              " --storage.tsdb.path=" + (dir / "data").string() +
-                              " --web.listen-address=127.0.0.1:" + port + " > " +
-                              (dir / "log").string() + " 2>&1 & echo $! > " +
-                              (dir / "pid").string();
-  REQUIRE(std::system(command.c_str()) == 0);  // NOLINT(cert-env33-c)
-  const int pid = std::stoi(test::slurp((dir / "pid").string()));
-  const std::string query =
-      "http://127.0.0.1:" + port +
-      "/api/v1/query?query=lidaremu_packets_out_total%7Bsensor%3D%22roof%22%7D";
+  // The port is free when chosen, but another test may take it before Prometheus binds it (CI
+  // saw "bind: address already in use"): start again on a fresh port when the log says so.
+  const auto log = dir / "log";
+  const auto start_prometheus = [&](const std::string& port) {
+    const std::string command = "prometheus --config.file=" + (dir / "prometheus.yml").string() +
+                                " --storage.tsdb.path=" + (dir / "data").string() +
+                                " --web.listen-address=127.0.0.1:" + port + " > " + log.string() +
+                                " 2>&1 & echo $! > " + (dir / "pid").string();
+    REQUIRE(std::system(command.c_str()) == 0);  // NOLINT(cert-env33-c)
+    return std::stoi(test::slurp((dir / "pid").string()));
+  };
+  std::string port = std::to_string(test::free_tcp_port());
+  int pid = start_prometheus(port);
+  int restarts = 0;
   double packets = 0;
   for (int attempt = 0; attempt < 60 && packets == 0; ++attempt) {
     std::this_thread::sleep_for(500ms);
+    if (test::slurp(log.string()).find("address already in use") != std::string::npos &&
+        restarts < 5) {
+      ::kill(pid, SIGTERM);
+      for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(50ms);
+      ++restarts;
+      port = std::to_string(test::free_tcp_port());
+      pid = start_prometheus(port);
+      continue;
+    }
+    const std::string query =
+        "http://127.0.0.1:" + port +
+        "/api/v1/query?query=lidaremu_packets_out_total%7Bsensor%3D%22roof%22%7D";
     const auto reply = test::http_request("GET", query);
     if (reply.status != 200) continue;
     const auto answer = nlohmann::json::parse(reply.body, nullptr, false);

@@ -1,5 +1,8 @@
 #include "round_trip.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
@@ -85,6 +88,21 @@ double steady_rate(const std::vector<UdpReceiver::Datagram>& packets, std::size_
 std::uint16_t free_udp_port() {
   const UdpReceiver probe;
   return probe.port();
+}
+
+std::uint16_t free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  const bool bound =
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  ::close(fd);
+  REQUIRE(bound);
+  return ntohs(address.sin_port);
 }
 
 std::string api_port() { return ::geteuid() == 0 ? "80" : "18080"; }

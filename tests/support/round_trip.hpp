@@ -31,6 +31,8 @@ double steady_rate(const std::vector<UdpReceiver::Datagram>& packets, std::size_
 
 // A UDP port nothing listens on now (bound and released).
 std::uint16_t free_udp_port();
+// A TCP port on 127.0.0.1 nothing listens on now (bound and released).
+std::uint16_t free_tcp_port();
 // Port 80, as drivers expect, when the test may bind it; otherwise another one.
 std::string api_port();
 // The port of "scheme://host:PORT".
