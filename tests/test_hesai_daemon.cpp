@@ -88,6 +88,9 @@ TEST_CASE("Pandar XT32 end to end, framed and raw, dual: decoded points are the 
     const auto calibration_file =
         std::filesystem::temp_directory_path() /
         ("lidaremu-xt32-" + std::to_string(::getpid()) + "-" + hits_format + ".csv");
+    const auto firetimes_file =
+        std::filesystem::temp_directory_path() /
+        ("lidaremu-xt32-firetimes-" + std::to_string(::getpid()) + "-" + hits_format + ".csv");
     test::UdpReceiver data, telemetry;
     test::DaemonProcess daemon({"--model",
                                 "pandar-xt32",
@@ -108,7 +111,9 @@ TEST_CASE("Pandar XT32 end to end, framed and raw, dual: decoded points are the 
                                 "--idle-timeout-ms",
                                 "100",
                                 "--calibration-out",
-                                calibration_file.string()});
+                                calibration_file.string(),
+                                "--firetimes-out",
+                                firetimes_file.string()});
     const auto pattern = clients::scan_for("pandar-xt32", 600, "");
     const auto rows = test::scene_rows(pattern);
     clients::UdpSender sender(test::hits_url(daemon));
@@ -120,12 +125,19 @@ TEST_CASE("Pandar XT32 end to end, framed and raw, dual: decoded points are the 
     REQUIRE(daemon.stop() == 0);
     CHECK(packets.size() == 1000);
     // The calibration the daemon wrote is the unit's, and the decoder takes its angles from it.
-    const auto calibration = core::hesai::parse_calibration_csv(test::slurp(calibration_file));
+    auto calibration = core::hesai::parse_calibration_csv(test::slurp(calibration_file));
     const auto shipped =
         core::hesai::parse_calibration_csv(test::slurp(test::data_path("hesai/PandarXT32.csv")));
     CHECK(calibration.elevation_deg == shipped.elevation_deg);
     CHECK(calibration.azimuth_offset_deg == shipped.azimuth_offset_deg);
     std::filesystem::remove(calibration_file);
+    // With the firetime file too, as the Hesai SDK decodes (channel k fires 6 + 1.512 k us
+    // after its block's azimuth: the SDK's PandarXT-32 file).
+    calibration.firetime_us = core::hesai::parse_firetimes_file(test::slurp(firetimes_file));
+    std::filesystem::remove(firetimes_file);
+    REQUIRE(calibration.firetime_us.size() == 1);
+    CHECK(calibration.firetime_us[0].front() == Approx(6.0));
+    CHECK(calibration.firetime_us[0].back() == Approx(52.872));
     const core::hesai::SpecDecoder decoder(format, calibration);
     std::size_t compared = 0;
     std::uint32_t previous_sequence = 0;

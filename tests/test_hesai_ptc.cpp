@@ -417,6 +417,8 @@ TEST_CASE("PTC: nebula's AT128 session serves the binary correction; its passes 
     const auto calibration = client.request(ptc::kGetCalibration);
     REQUIRE(calibration.code == ptc::kOk);
     CHECK(calibration.payload == shipped);
+    // 0xA9: no firing-time file (the SDK reads none for protocol 4.3).
+    CHECK(client.request(ptc::kGetFiretimes).code == ptc::kUnsupportedCommand);
     const auto status = client.request(ptc::kGetStatus);
     REQUIRE(status.code == ptc::kOk);
     CHECK(status.payload.size() >= 58);
@@ -474,5 +476,29 @@ TEST_CASE("PTC in the Hesai SDK's start order: an idle connection is answered ho
   CHECK(unfinished.closed);
   // Closed by the unit (at once), not by the client's own 5-s receive timeout.
   CHECK(std::chrono::steady_clock::now() - begun < 2s);
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("PTC 0xA9: the QT128 serves the firetime file its SDK parser reads, the angles with it",
+          "[e2e][hesai][ptc][firetimes]") {
+  namespace ptc = core::hesai::ptc;
+  // The Hesai SDK asks a QT128 for its firing times over PTC (its 3.2 parser reads the answer:
+  // an "EEFF" line, the loop count, then each loop's channel and time), after the calibration.
+  const auto& model = *core::find_sensor_model("pandar-qt128");
+  test::UdpReceiver data, gps;
+  test::DaemonProcess daemon({"--model", "pandar-qt128", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", gps.url(), "--sensor-ip", "127.0.0.16"});
+  PtcClient client("127.0.0.16", 9347);
+  const auto calibration = client.request(ptc::kGetCalibration);
+  REQUIRE(calibration.code == ptc::kOk);
+  const auto firetimes = client.request(ptc::kGetFiretimes);
+  REQUIRE(firetimes.code == ptc::kOk);
+  const std::string text(firetimes.payload.begin(), firetimes.payload.end());
+  CHECK(text.rfind("EEFF,", 0) == 0);
+  const auto loops = core::hesai::parse_firetimes_file(text);
+  CHECK(loops == model.hesai.firetime_us);
+  REQUIRE(loops.size() == 2);
+  CHECK(loops[0][32] == Approx(27.656));  // nebula's pandar_qt128 loop1, channel 33
+  CHECK(loops[1][0] == Approx(2.312));    // its loop2, channel 1
   CHECK(daemon.stop() == 0);
 }

@@ -412,6 +412,19 @@ TEST_CASE("Output settings: Ouster profile, window, timestamps; sensor address; 
   hdl64e.return_mode = "strongest";
   hdl64e.profile = "rng19";
   CHECK_THROWS_WITH(sensor_from_flags(hdl64e), Catch::Contains("Ouster only"));
+  // The SDK's firetime file: Hesai models that have one; the others refused with the reason.
+  SensorFlags firetimes;
+  firetimes.model = "pandar-xt32";
+  firetimes.firetimes_out = "/tmp/xt32-firetimes.csv";
+  CHECK(sensor_from_flags(firetimes).firetimes_out == "/tmp/xt32-firetimes.csv");
+  firetimes.model = "pandar-at128";
+  CHECK_THROWS_WITH(sensor_from_flags(firetimes),
+                    Catch::Contains("--firetimes-out = '/tmp/xt32-firetimes.csv': expected none "
+                                    "for pandar-at128: the AT128's beams leave where its mirror"));
+  firetimes.model = "pandar-ot128";
+  CHECK_THROWS_WITH(sensor_from_flags(firetimes), Catch::Contains("differs between SDK releases"));
+  firetimes.model = "vlp16";
+  CHECK_THROWS_WITH(sensor_from_flags(firetimes), Catch::Contains("--firetimes-out"));
   CHECK(load_config_text("[[sensor]]\nmodel = \"os2-64\"\nprofile = \"rng15\"\n"
                          "azimuth_window = [0, 180000]\ntimestamp_mode = \"ptp\"\n"
                          "sensor_ip = \"127.0.0.9\"\napi_port = 8080\n",

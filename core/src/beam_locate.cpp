@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <numeric>
 
@@ -119,9 +120,28 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
       std::uint32_t column = 0;
       if (spinning) {
         const double azimuth_deg = wrap_degrees(azimuth[k] / kDeg);
-        column = column_of((azimuth_deg - (velodyne_laser_azimuth_deg(0, channel) -
-                                           velodyne_column_azimuth_deg(0))) /
-                           360.0 * columns);
+        // The channel's angle from its column's azimuth (its firing turn and calibration).
+        const auto turn_deg = [&](std::uint32_t c) {
+          return velodyne_laser_azimuth_deg(c, channel) - velodyne_column_azimuth_deg(c);
+        };
+        column = column_of((azimuth_deg - turn_deg(0)) / 360.0 * columns);
+        // Firing loops taking turns column by column (Hesai QT128): the channel's angle differs
+        // by loop, by up to most of a column; the column is the one whose own loop's angle puts
+        // it nearest.
+        const auto loops = static_cast<std::uint32_t>(model_.hesai.firetime_us.size());
+        if (loops > 1) {
+          double nearest = std::numeric_limits<double>::infinity();
+          for (std::uint32_t loop = 0; loop < loops; ++loop) {
+            // Column `loop` fires in that loop, and every loops-th column after it.
+            const double at = (azimuth_deg - turn_deg(loop)) / 360.0 * columns;
+            const double own = std::round((at - loop) / loops) * loops + loop;
+            const double miss = std::fabs(at - own);
+            if (miss < nearest) {
+              nearest = miss;
+              column = column_of(own);
+            }
+          }
+        }
       } else {
         const double encoder = azimuth[k] + model_.azimuth_offset_deg[channel] * kDeg;
         column = column_of(columns * (1.0 - encoder / (2.0 * std::numbers::pi)));

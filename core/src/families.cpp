@@ -9,6 +9,10 @@
 namespace lidaremu::core {
 
 std::string Family::calibration_file(const SensorModel& /*model*/) const { return {}; }
+std::string Family::firetimes_file(const SensorModel& /*model*/) const { return {}; }
+std::string Family::no_firetimes_file(const SensorModel& /*model*/) const {
+  return "its drivers read no firing-time file";
+}
 
 ReturnMode Family::default_return_mode(const SensorModel& model) const {
   const auto modes = return_modes(model);

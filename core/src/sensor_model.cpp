@@ -102,12 +102,15 @@ double BeamGeometry::velodyne_column_azimuth_deg(std::uint32_t column) const {
 }
 
 double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint16_t channel) const {
-  // Hesai (nebula and the SDK): the block azimuth plus the calibration's offset; neither adds
-  // the turn during a block's firings, so the beam points where they put its point.
-  if (model_.family == SensorFamily::kHesai) {
-    return velodyne_column_azimuth_deg(column) + model_.azimuth_offset_deg[channel];
-  }
   const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
+  // Hesai: the block azimuth, the turn until the channel fires (its firing time, from the
+  // vendor's firetime file: where the SDK with that file puts the point; nebula applies none and
+  // is off by as much as on a real unit), then the calibration's offset.
+  if (model_.family == SensorFamily::kHesai) {
+    return velodyne_column_azimuth_deg(column) +
+           deg_per_us * model_.hesai.firetime_at_us(channel, column) +
+           model_.azimuth_offset_deg[channel];
+  }
   // RoboSense (rs_driver): the block azimuth moved on by the turn until the channel fires, then
   // its horizontal calibration added.
   if (model_.family == SensorFamily::kRoboSense) {

@@ -48,7 +48,8 @@ std::string calibration_file(const SensorModel& model) {
 }
 
 Calibration calibration_of(const SensorModel& model) {
-  return {model.elevation_deg, model.azimuth_offset_deg, model.hesai.mirror};
+  return {model.elevation_deg, model.azimuth_offset_deg, model.hesai.mirror,
+          model.hesai.firetime_us};
 }
 
 HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& identity,

@@ -34,6 +34,13 @@ class HesaiFamily final : public Family {
     return hesai::make_packet_decoder(pattern, facts);
   }
   [[nodiscard]] bool writes_calibration_file() const override { return true; }
+  [[nodiscard]] bool writes_firetimes_file() const override { return true; }
+  [[nodiscard]] std::string firetimes_file(const SensorModel& model) const override {
+    return hesai::firetimes_file(model);
+  }
+  [[nodiscard]] std::string no_firetimes_file(const SensorModel& model) const override {
+    return std::string(hesai::firetimes_file_note(model));
+  }
   [[nodiscard]] std::string calibration_file(const SensorModel& model) const override {
     return hesai::calibration_file(model);
   }

@@ -2,6 +2,7 @@
 // files of real units (see each row's source note), never invented.
 #include "../spinning_optics.hpp"
 #include "beam_tables.hpp"
+#include "firetimes.hpp"
 #include "lidaremu/core/family.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/hesai/mirror_correction.hpp"
@@ -35,7 +36,7 @@ const std::vector<HesaiTraits::ReturnModeCode> kXtReturnModes{
 // captures: 500 dual packets a turn, one per 200 us); 600 (default) or 1200 rpm (the manuals'
 // Spin Rate setting).
 SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::uint8_t ptc_model,
-                          double channel_step_us) {
+                          hesai::Firetimes firetimes) {
   SensorModel m;
   m.name = name;
   m.range_unit_m = 0.004;
@@ -47,13 +48,12 @@ SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::
                         .product_name = product_name,
                         .ptc_model = ptc_model,
                         .block_period_us = 50.0,
-                        .first_firing_us = 6.0,
-                        .channel_step_us = channel_step_us,
                         .stamp_after_block_us = 0,
                         .sends_gps = true,
                         .return_modes = kXtReturnModes,
                         .firing_loops = 1,
                         .channel_loop = {}};
+  m.hesai.firetime_us = std::move(firetimes);
   return m;
 }
 
@@ -62,7 +62,7 @@ SensorModel make_hesai_xt(std::string_view name, const char* product_name, std::
 // its block starts (nebula's pandar_xt32 timing, the SDK's firetime file: channel 1 at 6.000 us,
 // step 1.512 us). PTC inventory model byte 25.
 SensorModel make_pandar_xt32() {
-  SensorModel m = make_hesai_xt("pandar-xt32", "PandarXT-32", 25, 1.512);
+  SensorModel m = make_hesai_xt("pandar-xt32", "PandarXT-32", 25, hesai::firetimes_pandar_xt32());
   m.channels = 32;
   m.elevation_deg = {14.972363,  13.952372,  12.938632,  11.931141,  10.926151,  9.922410,
                      8.917419,   7.917429,   6.919938,   5.919947,   4.922456,   3.924965,
@@ -82,7 +82,7 @@ SensorModel make_pandar_xt32() {
 // azimuth offset; tests/data/hesai/PandarXT16.csv, compared by a test); channels 3.024 us apart
 // (nebula's pandar_xt16 timing). PTC inventory model byte 26.
 SensorModel make_pandar_xt16() {
-  SensorModel m = make_hesai_xt("pandar-xt16", "PandarXT-16", 26, 3.024);
+  SensorModel m = make_hesai_xt("pandar-xt16", "PandarXT-16", 26, hesai::firetimes_pandar_xt16());
   m.channels = 16;
   for (int ch = 0; ch < 16; ++ch) m.elevation_deg.push_back(15.0 - 2.0 * ch);
   m.azimuth_offset_deg.assign(16, 0.0);
@@ -116,8 +116,6 @@ SensorModel make_pandar_qt128() {
                         .product_name = "QT128C2X",
                         .ptc_model = 32,
                         .block_period_us = 1e6 / 9000.0,
-                        .first_firing_us = 9.0,
-                        .channel_step_us = 0,
                         .stamp_after_block_us = 0,
                         .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
                                          {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
@@ -126,6 +124,7 @@ SensorModel make_pandar_qt128() {
                         .firing_loops = 2,
                         .channel_loop = std::vector<std::uint8_t>(128, 0)};
   for (std::size_t ch = 0; ch < 64; ++ch) m.hesai.channel_loop[ch] = ch < 32 ? 1 : 2;
+  m.hesai.firetime_us = hesai::firetimes_pandar_qt128();
   return m;
 }
 
@@ -156,8 +155,6 @@ SensorModel make_pandar(std::string_view name, const char* product_name, std::ui
                         .product_name = product_name,
                         .ptc_model = ptc_model,
                         .block_period_us = 1e6 / 18000.0,
-                        .first_firing_us = 0,
-                        .channel_step_us = 0,
                         .stamp_after_block_us = last_block_us + longest_table_us,
                         .sends_gps = true,
                         .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
@@ -173,8 +170,10 @@ SensorModel make_pandar(std::string_view name, const char* product_name, std::ui
 // 4 mm and reflectivity), 1262 bytes without the UDP sequence (as the capture); nebula's
 // timing 28.58 us and a table to 54.67 us. PTC model byte 0.
 SensorModel make_pandar_40p() {
-  return make_pandar("pandar-40p", "Pandar40P", 0, kPandar40pElevationDeg, kPandar40pAzimuthDeg,
-                     28.58, 54.67);
+  SensorModel m = make_pandar("pandar-40p", "Pandar40P", 0, kPandar40pElevationDeg,
+                              kPandar40pAzimuthDeg, 28.58, 54.67);
+  m.hesai.firetime_us = hesai::firetimes_pandar_40p();
+  return m;
 }
 
 // Pandar64: nebula's unit (tests/data/hesai/Pandar64.csv); an 8-byte header, six blocks of 64
@@ -183,8 +182,10 @@ SensorModel make_pandar_40p() {
 // nebula (from 2000): we count from 2000, which nebula reads right and the SDK too (it takes a
 // value below 70 as 2000 + value). PTC model byte 2.
 SensorModel make_pandar_64() {
-  return make_pandar("pandar-64", "Pandar64", 2, kPandar64ElevationDeg, kPandar64AzimuthDeg, 42.58,
-                     54.668);
+  SensorModel m = make_pandar("pandar-64", "Pandar64", 2, kPandar64ElevationDeg,
+                              kPandar64AzimuthDeg, 42.58, 54.668);
+  m.hesai.firetime_us = hesai::firetimes_pandar_64();
+  return m;
 }
 
 // Pandar XT32M2X: protocol 6.1 with six blocks and a 5 mm distance unit (its real capture);
@@ -199,7 +200,8 @@ SensorModel make_pandar_64() {
 // XT32's stand in (the XT32M2X's range figures are not among the facts here); nebula keeps its
 // points from 0.5 m. PTC model byte 38.
 SensorModel make_pandar_xt32m() {
-  SensorModel m = make_hesai_xt("pandar-xt32m", "PandarXT-32M2X", 38, 0);
+  SensorModel m =
+      make_hesai_xt("pandar-xt32m", "PandarXT-32M2X", 38, hesai::firetimes_pandar_xt32m());
   m.channels = 32;
   m.elevation_deg.assign(kPandarXt32mElevationDeg.begin(), kPandarXt32mElevationDeg.end());
   m.azimuth_offset_deg.assign(kPandarXt32mAzimuthDeg.begin(), kPandarXt32mAzimuthDeg.end());
@@ -239,8 +241,6 @@ SensorModel make_pandar_qt64() {
                         .product_name = "PandarQT",
                         .ptc_model = 15,
                         .block_period_us = 1e6 / 6000.0,
-                        .first_firing_us = 12.31,
-                        .channel_step_us = 0,
                         .stamp_after_block_us = -25.71,
                         .stamp_from_first_column = true,
                         .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
@@ -248,6 +248,7 @@ SensorModel make_pandar_qt64() {
                                          {ReturnMode::kFirst, hesai::ptc::kPtcFirst}},
                         .firing_loops = 1,
                         .channel_loop = {}};
+  m.hesai.firetime_us = hesai::firetimes_pandar_qt64();
   return m;
 }
 
@@ -283,8 +284,6 @@ SensorModel make_pandar_ot128() {
                         .product_name = "OT128",
                         .ptc_model = 42,
                         .block_period_us = 1e6 / 18000.0,
-                        .first_firing_us = 0,
-                        .channel_step_us = 0,
                         .stamp_after_block_us = -43.346,
                         .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
                                          {ReturnMode::kStrongest, hesai::ptc::kPtcStrongest},
@@ -294,6 +293,15 @@ SensorModel make_pandar_ot128() {
                         .channel_loop = {},
                         .ptc_inventory_bytes = hesai::ptc::kInventoryOt128Size,
                         .ptp_automotive = true};
+  m.hesai.firetime_us = hesai::firetimes_pandar_ot128();
+  // The SDK's OT128 firetime file has changed form between its releases (the shipped file: a
+  // laser id and two loops in us; the 1.4 parser of the same tree: a section distance, three
+  // header lines, then a laser id and eight near/far pairs in ns, indexed by block, not laser).
+  m.hesai.no_firetimes_file =
+      "the Hesai SDK's OT128 firetime file differs between SDK releases (a two-loop file in us "
+      "shipped beside a parser that reads sixteen columns in ns), so none is written; its beams "
+      "still fire at their times, and a driver without the file sees the error it sees on a "
+      "real OT128";
   return m;
 }
 
@@ -349,8 +357,6 @@ SensorModel make_pandar_at128() {
                         .product_name = "AT128E2X",
                         .ptc_model = 48,
                         .block_period_us = 1e6 / 24000.0,
-                        .first_firing_us = 0,
-                        .channel_step_us = 0,
                         .stamp_after_block_us = 9.249 + 1e6 / 24000.0,
                         .stamp_from_first_column = true,
                         .return_modes = {{ReturnMode::kLast, hesai::ptc::kPtcLast},
@@ -362,6 +368,12 @@ SensorModel make_pandar_at128() {
                         .ptc_status_bytes = hesai::ptc::kStatusAt128Size,
                         .mirror = &mirror,
                         .column_fires = mirror_passes(mirror, 7200)};
+  // No firing-time table: the beams leave where the mirror correction puts them, as both drivers
+  // decode them (nebula's AT128 table times points, it moves none).
+  m.hesai.no_firetimes_file =
+      "the AT128's beams leave where its mirror correction puts them: the Hesai SDK reads no "
+      "firetime file for its protocol 4.3 (\"don't support firetimes file\") and nebula moves no "
+      "point by one";
   return m;
 }
 

@@ -143,6 +143,9 @@ bool read_tail(std::span<const std::uint8_t> packet, const ModelFormat& format, 
       case Field::kUdpSequence:
         info.udp_sequence = static_cast<std::uint32_t>(v);
         break;
+      case Field::kModeFlag:
+        info.mode_flag = static_cast<std::uint8_t>(v);
+        break;
       case Field::kUnixSecondsBe:
         unix_s = static_cast<std::int64_t>(load_be(packet, format.tail_at() + f.offset, f.bytes));
         break;
@@ -208,6 +211,12 @@ SpecDecoder::SpecDecoder(const ModelFormat& format, Calibration calibration)
     throw std::invalid_argument("calibration has " +
                                 std::to_string(calibration_.elevation_deg.size()) +
                                 " channels, the model " + std::to_string(format_.lasers));
+  }
+  for (const auto& loop : calibration_.firetime_us) {
+    if (loop.size() != static_cast<std::size_t>(format_.lasers)) {
+      throw std::invalid_argument("firing times of " + std::to_string(loop.size()) +
+                                  " channels, the model " + std::to_string(format_.lasers));
+    }
   }
 }
 
@@ -276,6 +285,18 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
 
   constexpr double kDeg = std::numbers::pi / 180.0;
   const double unit_m = tail.distance_unit_mm * 1e-3;
+  // The SDK's firetime correction: the turn in a channel's firing time at the tail's rate; a
+  // QT128 block's loop from the mode flag and its column in the packet (blocks in pairs from
+  // return mode 0x39 on).
+  const auto& firetimes = calibration_.firetime_us;
+  const double deg_per_us = tail.motor_rpm * 6e-6;
+  const int blocks_per_column = tail.return_mode >= kLastStrongest ? 2 : 1;
+  const auto firing_turn_deg = [&](int block, std::size_t channel) {
+    if (firetimes.empty()) return 0.0;
+    const std::size_t loop =
+        static_cast<std::size_t>(tail.mode_flag + block / blocks_per_column + 1) % firetimes.size();
+    return firetimes[loop][channel] * deg_per_us;
+  };
   for (int b = 0; b < format_.blocks; ++b) {
     const std::size_t block_at = format_.block_at(b);
     const auto azimuth_centideg = load_field(packet, block_at, p.azimuth);
@@ -294,8 +315,8 @@ DecodeError SpecDecoder::decode(std::span<const std::uint8_t> packet, std::vecto
       const auto units = load_field(packet, at, p.distance);
       if (units == 0) continue;
       const auto c = static_cast<std::size_t>(ch);
-      double azimuth =
-          static_cast<double>(azimuth_centideg) * 0.01 + calibration_.azimuth_offset_deg[c];
+      double azimuth = static_cast<double>(azimuth_centideg) * 0.01 + firing_turn_deg(b, c) +
+                       calibration_.azimuth_offset_deg[c];
       double elevation = calibration_.elevation_deg[c];
       if (calibration_.mirror != nullptr) {
         const MirrorAngles a = calibration_.mirror->angles(encoder_units, ch);

@@ -356,6 +356,11 @@ void build_sensor(const SensorFlags& f, const std::string& at, SensorSettings& s
                              static_cast<std::uint8_t>(std::clamp(f.segments_per_path, 1, 16))};
   s.metadata_out = f.metadata_out;
   s.calibration_out = f.calibration_out;
+  s.firetimes_out = f.firetimes_out;
+  if (!f.firetimes_out.empty() && s.model != nullptr) {
+    const std::string none = core::family_of(*s.model).no_firetimes_file(*s.model);
+    if (!none.empty()) bad("firetimes_out", f.firetimes_out, "none for " + f.model + ": " + none);
+  }
   read_sensor_address(f, s, bad);
   read_allow_list(f, s, bad);
   s.pipeline.seed = f.seed;

@@ -22,6 +22,7 @@ constexpr FamilySet kScanTableScan{
 constexpr FamilySet kMetadataFile{[](const core::Family& f) { return f.stream_needs_metadata(); }};
 constexpr FamilySet kCalibrationFile{
     [](const core::Family& f) { return f.writes_calibration_file(); }};
+constexpr FamilySet kFiretimesFile{[](const core::Family& f) { return f.writes_firetimes_file(); }};
 
 const SettingRow kRows[] = {
     // [daemon]: the whole daemon; read at start.
@@ -416,6 +417,20 @@ const SettingRow kRows[] = {
             "(`vertical,horizontal` in degrees, a line per channel; `config_from_file: true`), "
             "the angles its DIFOP carries",
      .example = "/tmp/lidaremu-schema-test.csv"},
+    {.key = "firetimes_out",
+     .flag = "--firetimes-out",
+     .metavar = "FILE",
+     .target = &F::firetimes_out,
+     .families = kFiretimesFile,
+     .help = "write the Hesai SDK's firetime file here (firetimes_path): with it the SDK puts "
+             "each point at its channel's firing time, as the beams were cast",
+     .doc = "Hesai: write the firing-time file the Hesai SDK reads (`firetimes_path`): "
+            "`Channel,fire time(us)` and a line per channel, or the QT128's `EEFF` form with its "
+            "two firing loops (the same the unit answers to PTC 0xA9). With it the SDK adds each "
+            "channel's turn during its firing time, as the emulated beams were cast; nebula "
+            "applies none and misses by that turn, as on a real unit. Refused for the AT128 and "
+            "OT128, with the reason (docs/drivers.md)",
+     .example = "/tmp/lidaremu-schema-test-firetimes.csv"},
     {.key = "sensor_ip",
      .flag = "--sensor-ip",
      .metavar = "ADDR",

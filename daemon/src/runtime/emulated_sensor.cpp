@@ -27,6 +27,13 @@ void EmulatedSensor::write_metadata(const SensorSettings& s) const {
       throw std::runtime_error("cannot write calibration to " + s.calibration_out.string());
     }
   }
+  if (!s.firetimes_out.empty()) {
+    std::ofstream out(s.firetimes_out);
+    out << core::family_of(*s.model).firetimes_file(*s.model);
+    if (!out) {
+      throw std::runtime_error("cannot write firing times to " + s.firetimes_out.string());
+    }
+  }
   if (s.metadata_out.empty()) return;
   const core::ouster::MetadataSettings m{s.out.host, s.out.port, s.telemetry.port, s.ouster};
   std::ofstream out(s.metadata_out);

@@ -63,6 +63,11 @@ class Family {
   // family has none.
   [[nodiscard]] virtual std::string calibration_file(const SensorModel& model) const;
   [[nodiscard]] virtual bool writes_calibration_file() const { return false; }
+  // The firing-time file its drivers read (Hesai: the SDK's firetimes_path); empty with the
+  // reason in no_firetimes_file when the model has none.
+  [[nodiscard]] virtual bool writes_firetimes_file() const { return false; }
+  [[nodiscard]] virtual std::string firetimes_file(const SensorModel& model) const;
+  [[nodiscard]] virtual std::string no_firetimes_file(const SensorModel& model) const;
 };
 
 [[nodiscard]] const Family& family_of(SensorFamily family);

@@ -21,9 +21,23 @@ struct Calibration {
   // A mirror scan's correction (the AT128's .dat): the angles come from it, as nebula computes
   // them, not from the two rows above.
   const MirrorCorrection* mirror = nullptr;
+  // Firing times the decoder turns into azimuth as the Hesai SDK does with its firetime file
+  // (firetime x rpm x 6e-6 degrees; the QT128's loop from the tail's mode flag): one row per
+  // loop, an entry per channel, microseconds. Empty: none, as nebula.
+  std::vector<std::vector<double>> firetime_us{};
 };
 // Throws std::runtime_error naming the line at fault.
 Calibration parse_calibration_csv(const std::string& text);
+
+// The Hesai SDK's firetime file of a model (firetimes_path; --firetimes-out, and the PTC 0xA9
+// answer): "Channel,fire time(us)" and a line per channel, or the QT128's form (an "EEFF" line,
+// the resolution mode and loop count, a header, then a line per channel of channel and time for
+// each loop). Empty when the SDK reads none of the model (firetimes_file_note says why).
+std::string firetimes_file(const SensorModel& model);
+// Why a model has no firetime file; empty when it has one.
+std::string_view firetimes_file_note(const SensorModel& model);
+// Either form above; throws std::runtime_error naming the line at fault.
+std::vector<std::vector<double>> parse_firetimes_file(const std::string& text);
 
 // The calibration CSV of a model's angles, as the unit's PTC answer (0x05) and nebula's
 // calibration files hold them: "Channel,Elevation,Azimuth", channels from 1, degrees.
@@ -108,13 +122,14 @@ struct PacketInfo {
   double time_s = 0;  // UNIX seconds: the tail's date and microseconds (the model's year base)
   std::uint8_t factory = 0;
   std::uint32_t udp_sequence = 0;
-  int crcs_checked = 0;  // all valid (a bad one is an error)
+  int crcs_checked = 0;        // all valid (a bad one is an error)
+  std::uint8_t mode_flag = 0;  // QT128: the firing loop of the packet's first column
 };
 
 struct Point {
   float x = 0, y = 0, z = 0;
   float distance_m = 0;
-  float azimuth_deg = 0;  // the block's azimuth plus the channel's offset
+  float azimuth_deg = 0;  // the block's azimuth plus the channel's offset (and firing turn)
   std::uint8_t reflectivity = 0;
   std::uint16_t channel = 0;  // from 0
   std::uint8_t block = 0;
@@ -140,7 +155,8 @@ const char* to_string(DecodeError e);
 
 class SpecDecoder {
  public:
-  // Throws std::invalid_argument when the calibration has not one row per laser.
+  // Throws std::invalid_argument when the calibration (or a firing-time loop) has not one row
+  // per laser.
   SpecDecoder(const ModelFormat& format, Calibration calibration);
   // Appends the packet's returns (distance 0 skipped). Sensor frame as nebula's clouds: x right,
   // y forward, z up; azimuth clockwise from y seen from above.

@@ -76,9 +76,6 @@ struct HesaiTraits {
   const char* product_name = "";  // PTC inventory and the web API
   std::uint8_t ptc_model = 0;     // the PTC inventory's model byte (nebula's sensor_model override)
   double block_period_us = 0;     // one firing of every channel: a block, a column
-  // Channel ch fires first_firing_us + ch * channel_step_us after its block's start.
-  double first_firing_us = 0;
-  double channel_step_us = 0;  // 0: a table in the driver (named in the row)
   // The tail's time: this long after the start of the packet's last column (XT, QT128: 0, the
   // block's start; Pandar40P: after its last firing), or of its first with
   // stamp_from_first_column (QT64: before it).
@@ -113,6 +110,24 @@ struct HesaiTraits {
   // facets' dark time between passes. Null and empty: a spinning head, every column firing.
   const hesai::MirrorCorrection* mirror = nullptr;
   std::vector<std::uint8_t> column_fires{};
+  // When each channel fires after its block's azimuth was taken, microseconds (hesai/
+  // firetimes.cpp: the vendor's firetime files): one row per firing loop in the SDK's loop order,
+  // an entry per channel. The head turns on meanwhile, so a beam leaves at the block azimuth
+  // plus the turn in its firing time: where the SDK with its firetime file puts the point, and
+  // where nebula, which applies none, misses it by as much as on a real unit. Empty: every
+  // channel at the block azimuth (the AT128's mirror scan: neither driver applies one).
+  std::vector<std::vector<double>> firetime_us{};
+  // Why the unit's firing times have no file the SDK reads (hesai::firetimes_file); empty: it has.
+  const char* no_firetimes_file = "";
+  // The row of the column's firing loop: the SDK takes loop (mode flag + column + 1) mod 2 for a
+  // QT128 column, and the mode flag is the loop of a packet's first column (hesai/encoder.cpp).
+  [[nodiscard]] std::size_t firetime_loop(std::uint32_t column) const {
+    return firetime_us.size() > 1 ? (column + 1) % firetime_us.size() : 0;
+  }
+  [[nodiscard]] double firetime_at_us(int ch, std::uint32_t column) const {
+    return firetime_us.empty() ? 0.0
+                               : firetime_us[firetime_loop(column)][static_cast<std::size_t>(ch)];
+  }
   [[nodiscard]] const ReturnModeCode* return_mode(ReturnMode echoes) const {
     for (const ReturnModeCode& m : return_modes) {
       if (m.return_mode == echoes) return &m;

@@ -86,6 +86,14 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
       const std::vector<std::uint8_t> bytes(file.begin(), file.end());
       return reply(ptc::kOk, bytes);
     }
+    case ptc::kGetFiretimes: {
+      // The firetime file, as --firetimes-out writes it; a model without one does not know the
+      // command (the Hesai SDK then keeps the file it was given, or none).
+      const std::string file = core::hesai::firetimes_file(model);
+      if (file.empty()) return reply(ptc::kUnsupportedCommand);
+      const std::vector<std::uint8_t> bytes(file.begin(), file.end());
+      return reply(ptc::kOk, bytes);
+    }
     case ptc::kGetConfig:
       return reply(ptc::kOk, ptc::config_payload(config()));
     case ptc::kGetStatus: {

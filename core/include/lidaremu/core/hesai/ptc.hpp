@@ -45,6 +45,7 @@ enum Command : std::uint8_t {
   kGetPtpLockOffset = 0x3A,
   kSetUpCloseBlockage = 0x58,
   kGetUpCloseBlockage = 0x59,
+  kGetFiretimes = 0xA9,  // the Hesai SDK's; its QT128 parser reads the answer, the others log it
 };
 
 enum ReturnCode : std::uint8_t {

@@ -50,6 +50,7 @@ struct SensorSettings {
   protocol::EngineConventions engine;
   std::filesystem::path metadata_out;
   std::filesystem::path calibration_out;  // Hesai: the angle calibration CSV
+  std::filesystem::path firetimes_out;    // Hesai: the SDK's firetime file
   core::SensorIdentity identity;
   double idle_timeout_s = 0.2;
   // Real-time pacing schedules packets this long after the first one could leave, so that a
@@ -133,6 +134,7 @@ struct SensorFlags {
   std::uint64_t seed = 0;
   std::string metadata_out;
   std::string calibration_out;
+  std::string firetimes_out;
   std::string physics = "default";
   std::string surface = "brdf";
   std::string detection = "threshold";
