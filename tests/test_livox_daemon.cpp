@@ -82,10 +82,14 @@ class SdkHost {
  public:
   SdkHost() : socket_(io_, {asio::ip::make_address_v4("127.0.0.1"), 0}) {
     socket_.non_blocking(true);
+    socket_.set_option(asio::socket_base::broadcast(true));
   }
+  // `answering`: take only an answer from that address (a broadcast reaches every unit on the
+  // host, other tests' too).
   std::optional<std::pair<livox::CommandView, std::uint16_t>> ask(
       const std::string& address, std::uint16_t port, std::uint16_t command,
-      std::span<const std::uint8_t> data, std::vector<std::uint8_t>& in) {
+      std::span<const std::uint8_t> data, std::vector<std::uint8_t>& in,
+      const std::string& answering = "") {
     std::vector<std::uint8_t> frame(livox::kMaxCommandFrame);
     frame.resize(livox::write_command(frame, {.sequence = 77, .command_id = command}, data));
     socket_.send_to(asio::buffer(frame), {asio::ip::make_address_v4(address), port});
@@ -94,6 +98,10 @@ class SdkHost {
     for (int i = 0; i < 500; ++i) {
       boost::system::error_code ec;
       const std::size_t n = socket_.receive_from(asio::buffer(in), from, 0, ec);
+      if (!ec && !answering.empty() && from.address().to_string() != answering) {
+        in.assign(2048, 0);
+        continue;
+      }
       if (!ec) {
         in.resize(n);
         livox::CommandView view;
@@ -126,11 +134,13 @@ TEST_CASE(
   CHECK_THAT(daemon.output(), Catch::Contains("Livox SDK2 discovery udp 56000, commands udp "
                                               "127.0.0.7:56100"));
 
-  // Discovery, as SDK2 asks it: the unit names itself, its address and its command port, from
-  // the discovery port; then a configuration on the command port, accepted from it.
+  // Discovery, as SDK2 asks it (a broadcast from the host's address): the unit names itself,
+  // its address and its command port, from its discovery port; then a configuration on the
+  // command port, accepted from it.
   SdkHost host;
   std::vector<std::uint8_t> answer_bytes;
-  const auto found = host.ask("127.0.0.7", livox::kDiscoveryPort, 0x0000, {}, answer_bytes);
+  const auto found =
+      host.ask("255.255.255.255", livox::kDiscoveryPort, 0x0000, {}, answer_bytes, "127.0.0.7");
   REQUIRE(found);
   CHECK(found->second == livox::kDiscoveryPort);
   const auto& detection = found->first.data;

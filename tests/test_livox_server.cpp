@@ -1,10 +1,17 @@
 // The Livox unit's UDP side channels against real sockets on loopback: a host's discovery and
 // commands answered from the port they arrived at, malformed frames counted and unanswered.
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,15 +27,21 @@ namespace {
 // A host: sends a datagram, waits up to half a second for one back.
 class Host {
  public:
-  Host() : socket_(io_, udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0)) {
+  // Bound to `address` (any free port), able to broadcast as Livox SDK2 does.
+  explicit Host(const char* address = "127.0.0.1")
+      : socket_(io_, udp::endpoint(asio::ip::make_address_v4(address), 0)) {
     socket_.non_blocking(true);
+    socket_.set_option(asio::socket_base::broadcast(true));
   }
-  void send(std::span<const std::uint8_t> bytes, std::uint16_t port) {
+  void send(std::span<const std::uint8_t> bytes, std::uint16_t port, const char* to = "127.0.0.1") {
     socket_.send_to(asio::buffer(bytes.data(), bytes.size()),
-                    udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), port));
+                    udp::endpoint(asio::ip::make_address_v4(to), port));
   }
-  // The datagram and the port it came from; nothing within the wait.
-  std::optional<std::pair<std::vector<std::uint8_t>, std::uint16_t>> receive(
+  struct Datagram {
+    std::vector<std::uint8_t> bytes;
+    udp::endpoint from;
+  };
+  std::optional<Datagram> receive_from(
       std::chrono::milliseconds wait = std::chrono::milliseconds(500)) {
     const auto until = std::chrono::steady_clock::now() + wait;
     std::vector<std::uint8_t> in(2048);
@@ -38,11 +51,18 @@ class Host {
       const std::size_t n = socket_.receive_from(asio::buffer(in), from, 0, ec);
       if (!ec) {
         in.resize(n);
-        return std::make_pair(in, from.port());
+        return Datagram{in, from};
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     return std::nullopt;
+  }
+  // The datagram and the port it came from; nothing within the wait.
+  std::optional<std::pair<std::vector<std::uint8_t>, std::uint16_t>> receive(
+      std::chrono::milliseconds wait = std::chrono::milliseconds(500)) {
+    auto d = receive_from(wait);
+    if (!d) return std::nullopt;
+    return std::make_pair(std::move(d->bytes), d->from.port());
   }
 
  private:
@@ -58,7 +78,135 @@ std::vector<std::uint8_t> request(std::uint16_t command, std::uint32_t sequence,
   return frame;
 }
 
+// What a discovery answer says: the unit's address and command port (DetectionData).
+struct Found {
+  std::string address;
+  std::uint16_t command_port = 0;
+  std::string from;  // where the answer came from
+};
+std::optional<Found> found_in(const Host::Datagram& d) {
+  core::livox::CommandView view;
+  if (core::livox::read_command(d.bytes, view) != core::livox::CommandError::kNone ||
+      view.header.command_id != 0x0000 || view.data.size() != 24) {
+    return std::nullopt;
+  }
+  return Found{std::to_string(view.data[18]) + "." + std::to_string(view.data[19]) + "." +
+                   std::to_string(view.data[20]) + "." + std::to_string(view.data[21]),
+               static_cast<std::uint16_t>(view.data[22] | view.data[23] << 8),
+               d.from.address().to_string() + ":" + std::to_string(d.from.port())};
+}
+
+// Runs `command` (a shell line) and says whether it succeeded.
+bool run(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;  // NOLINT(cert-env33-c)
+}
+
 }  // namespace
+
+TEST_CASE("Livox SDK2's broadcast discovery on loopback: every unit answers for itself",
+          "[daemon][livox][discovery]") {
+  // SDK2 broadcasts 0x0000 to 255.255.255.255:56000 from the host address of its config; on
+  // loopback the datagram leaves on lo and reaches only sockets bound to every address or to
+  // the broadcast address, never one bound to a unit's 127.0.0.x.
+  asio::io_context io;
+  std::optional<daemon::LivoxSdkServer> first, second;
+  first.emplace(io, "127.0.0.41", 0, 0, "47MDL9C0020141");
+  const std::uint16_t port = first->discovery_port();
+  second.emplace(io, "127.0.0.42", port, 0, "47MDL9C0020142");  // another unit, the same port
+  std::thread runner([&io] {
+    const auto work = asio::make_work_guard(io);
+    io.run();
+  });
+  Host host;
+  host.send(request(0x0000, 1), port, "255.255.255.255");
+  std::vector<Found> answers;
+  while (auto d = host.receive_from()) {
+    auto f = found_in(*d);
+    REQUIRE(f);
+    answers.push_back(*f);
+  }
+  std::sort(answers.begin(), answers.end(),
+            [](const Found& a, const Found& b) { return a.address < b.address; });
+  REQUIRE(answers.size() == 2);  // each unit once
+  CHECK(answers[0].address == "127.0.0.41");
+  CHECK(answers[0].from == "127.0.0.41:" + std::to_string(port));  // from its own address
+  CHECK(answers[0].command_port == first->command_port());
+  CHECK(answers[1].address == "127.0.0.42");
+  CHECK(answers[1].from == "127.0.0.42:" + std::to_string(port));
+  CHECK(answers[1].command_port == second->command_port());
+  // A unicast to one unit: that unit alone answers.
+  host.send(request(0x0000, 2), port, "127.0.0.42");
+  const auto d = host.receive_from();
+  REQUIRE(d);
+  CHECK(found_in(*d)->address == "127.0.0.42");
+  CHECK_FALSE(host.receive_from(std::chrono::milliseconds(200)));
+  first.reset();
+  second.reset();
+  io.stop();
+  runner.join();
+}
+
+TEST_CASE("Livox SDK2's broadcast discovery across a veth pair, the host in another namespace",
+          "[daemon][livox][discovery][netns]") {
+  // As a daemon in a container on a bridge, or on another machine: the host's namespace has
+  // only its end of a veth pair (10.213.x.1); the unit (10.213.x.2) is on the other end, here.
+  if (::geteuid() != 0 || !run("ip netns list")) {
+    WARN("needs root and ip netns (CI has both): not run");
+    return;
+  }
+  const std::string id = std::to_string(::getpid() % 200 + 20);
+  const std::string ns = "lidaremu-host-" + id, outer = "lre-u" + id, inner = "lre-h" + id;
+  const std::string unit_ip = "10.213." + id + ".2", host_ip = "10.213." + id + ".1";
+  run("ip netns del " + ns);
+  run("ip link del " + outer);
+  REQUIRE(run("ip netns add " + ns));
+  REQUIRE(run("ip link add " + outer + " type veth peer name " + inner));
+  REQUIRE(run("ip link set " + inner + " netns " + ns));
+  REQUIRE(run("ip addr add " + unit_ip + "/24 dev " + outer));
+  REQUIRE(run("ip link set " + outer + " up"));
+  REQUIRE(run("ip netns exec " + ns + " ip addr add " + host_ip + "/24 dev " + inner));
+  REQUIRE(run("ip netns exec " + ns + " ip link set " + inner + " up"));
+  REQUIRE(run("ip netns exec " + ns + " ip link set lo up"));
+  asio::io_context io;
+  std::optional<daemon::LivoxSdkServer> unit;
+  unit.emplace(io, unit_ip, 0, 0, "47MDL9C0020143");
+  std::thread runner([&io] {
+    const auto work = asio::make_work_guard(io);
+    io.run();
+  });
+  const std::uint16_t port = unit->discovery_port();
+  // The host: a thread in the other namespace (a network namespace is a thread's own).
+  std::vector<Found> answers;
+  std::string failure;
+  std::thread host_thread([&] {
+    const int fd = ::open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) {
+      failure = "cannot enter " + ns;
+      if (fd >= 0) ::close(fd);
+      return;
+    }
+    ::close(fd);
+    Host host(host_ip.c_str());
+    // The link may take a moment to carry traffic: SDK2 repeats its broadcast every second.
+    for (int attempt = 0; attempt < 20 && answers.empty(); ++attempt) {
+      host.send(request(0x0000, static_cast<std::uint32_t>(attempt)), port, "255.255.255.255");
+      while (auto d = host.receive_from(std::chrono::milliseconds(250))) {
+        if (auto f = found_in(*d)) answers.push_back(*f);
+      }
+    }
+  });
+  host_thread.join();
+  unit.reset();
+  io.stop();
+  runner.join();
+  run("ip netns del " + ns);  // takes its veth end, and so the pair, with it
+  run("ip link del " + outer);
+  REQUIRE(failure.empty());
+  REQUIRE_FALSE(answers.empty());
+  CHECK(answers[0].address == unit_ip);
+  CHECK(answers[0].from == unit_ip + ":" + std::to_string(port));
+  CHECK(answers[0].command_port != 0);
+}
 
 TEST_CASE("Livox side channels: discovery and commands answered over UDP, the rest counted",
           "[daemon][livox]") {

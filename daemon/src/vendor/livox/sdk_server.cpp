@@ -40,14 +40,20 @@ struct LivoxSdkServer::State {
     std::array<std::uint8_t, core::livox::kMaxCommandFrame> out{};
   };
   Port discovery;
+  // Livox SDK2 finds a unit by broadcasting to 255.255.255.255: a socket bound there hears it
+  // (with every other unit's on the host, each answering for itself from its own discovery
+  // socket), while a unicast to another unit never reaches it. Closed when discovery itself is
+  // bound to every address.
+  Port broadcast;
   Port command;
   std::string serial;
   // What discovery says of the unit: the command port is the one bound (--api-port may move it).
   core::livox::UnitInfo unit;
   std::atomic<std::uint64_t> answered{0}, malformed{0}, not_requests{0}, unknown{0};
 
-  State(udp::socket d, udp::socket c, std::string s, std::uint32_t address)
+  State(udp::socket d, udp::socket b, udp::socket c, std::string s, std::uint32_t address)
       : discovery{std::move(d), {}, {}, {}},
+        broadcast{std::move(b), {}, {}, {}},
         command{std::move(c), {}, {}, {}},
         serial(std::move(s)),
         unit{.serial = serial,
@@ -57,8 +63,9 @@ struct LivoxSdkServer::State {
 
 namespace {
 
+// Answers from `reply` (the port's own socket, or the unit's discovery socket for a broadcast).
 void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
-                  LivoxSdkServer::State::Port& port);
+                  LivoxSdkServer::State::Port& port, udp::socket& reply);
 
 }  // namespace
 
@@ -68,15 +75,23 @@ LivoxSdkServer::LivoxSdkServer(asio::io_context& io, const std::string& address,
   boost::system::error_code ec;
   const auto ip = asio::ip::make_address_v4(address, ec);
   if (ec) throw std::runtime_error("Livox: '" + address + "' is not an IPv4 address");
-  // Broadcasts arrive at sockets bound to every address. None reaches a loopback address: there
-  // a host asks the unit's own address, and binding it keeps several units' discoveries apart
-  // (a unicast datagram goes to the most specifically bound socket).
-  const auto discovery_ip = ip.is_loopback() ? ip : asio::ip::address_v4::any();
-  state_ = std::make_shared<State>(open_udp(io, discovery_ip, discovery_port, "discovery"),
+  // Discovery on the unit's own address (a unicast to it, its answers leave from it) and on the
+  // limited broadcast address, the same port (broadcasts, on loopback too: a host socket bound
+  // to 127.0.0.1 sends them out on lo). Bound to every address instead when the unit has none.
+  auto discovery = open_udp(io, ip, discovery_port, "discovery");
+  udp::socket broadcast(io);
+  if (!ip.is_unspecified()) {
+    broadcast = open_udp(io, asio::ip::address_v4::broadcast(),
+                         discovery.local_endpoint().port(), "discovery (broadcast)");
+  }
+  state_ = std::make_shared<State>(std::move(discovery), std::move(broadcast),
                                    open_udp(io, ip, command_port, "command port"),
                                    std::move(serial), ip.to_uint());
-  receive_next(state_, state_->discovery);
-  receive_next(state_, state_->command);
+  receive_next(state_, state_->discovery, state_->discovery.socket);
+  if (state_->broadcast.socket.is_open()) {
+    receive_next(state_, state_->broadcast, state_->discovery.socket);
+  }
+  receive_next(state_, state_->command, state_->command.socket);
 }
 
 LivoxSdkServer::~LivoxSdkServer() {
@@ -84,6 +99,7 @@ LivoxSdkServer::~LivoxSdkServer() {
   asio::post(state_->command.socket.get_executor(), [state = state_] {
     boost::system::error_code ignored;
     state->discovery.socket.close(ignored);
+    state->broadcast.socket.close(ignored);
     state->command.socket.close(ignored);
   });
 }
@@ -103,10 +119,10 @@ LivoxSdkCounts LivoxSdkServer::counts() const {
 namespace {
 
 void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
-                  LivoxSdkServer::State::Port& port) {
+                  LivoxSdkServer::State::Port& port, udp::socket& reply) {
   port.socket.async_receive_from(
       asio::buffer(port.in), port.from,
-      [state, &port](const boost::system::error_code& ec, std::size_t size) {
+      [state, &port, &reply](const boost::system::error_code& ec, std::size_t size) {
         if (ec == asio::error::operation_aborted || !port.socket.is_open()) return;
         if (!ec) {
           const auto answer =
@@ -127,10 +143,10 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
           }
           if (answer.size > 0) {
             boost::system::error_code ignored;  // UDP: a lost answer is the host's to repeat
-            port.socket.send_to(asio::buffer(port.out.data(), answer.size), port.from, 0, ignored);
+            reply.send_to(asio::buffer(port.out.data(), answer.size), port.from, 0, ignored);
           }
         }
-        receive_next(state, port);
+        receive_next(state, port, reply);
       });
 }
 

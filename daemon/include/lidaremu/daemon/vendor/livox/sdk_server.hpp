@@ -19,9 +19,10 @@ struct LivoxSdkCounts {
 
 class LivoxSdkServer {
  public:
-  // `address`: the unit's (the command port binds it; discovery listens on every address, where
-  // broadcasts arrive, or on the unit's own when it is a loopback one). Port 0: any free one
-  // (tests). Throws, naming the port, when it cannot bind.
+  // `address`: the unit's; the command port binds it, discovery binds it and the limited
+  // broadcast address (255.255.255.255, where Livox SDK2's discovery arrives, shared with every
+  // other unit on the host), or every address when it is 0.0.0.0. Port 0: any free one (tests).
+  // Throws, naming the port, when it cannot bind.
   LivoxSdkServer(boost::asio::io_context& io, const std::string& address,
                  std::uint16_t discovery_port, std::uint16_t command_port, std::string serial);
   ~LivoxSdkServer();
