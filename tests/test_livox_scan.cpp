@@ -181,3 +181,34 @@ TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on 
   CHECK((direction(2, 2500) - direction(0, 0)).norm() < 1e-12);
   CHECK(direction(1, 0).isApprox(parsed.table->direction(5000, 0).cast<double>()));
 }
+
+TEST_CASE("Livox: a packet that runs on into the next frame names the frame of its first firing",
+          "[format][livox]") {
+  // 5,000 firings a frame, 24 a packet: packet 208 holds frame 0's last 8 firings and frame 1's
+  // first 16. Its timestamp is its first firing's (frame 0), and so is its frame count; the next
+  // packet starts in frame 1.
+  const auto parsed = parse_scan_table_csv(golden_angle_test_pattern_csv(12'500, 4), 4, "test.csv");
+  REQUIRE(parsed.table);
+  const auto made = make_table_scan(*find_sensor_model("livox-mid360"), parsed.table);
+  REQUIRE(made.pattern);
+  const ScanPattern& pattern = *made.pattern;
+  auto encoder = make_encoder(pattern, {}, ReturnMode::kFirst);
+  REQUIRE(encoder);
+  KeepingSink sink;
+  for (std::uint32_t frame = 0; frame < 2; ++frame) {
+    const auto demo = lidaremu::test::demo_frame(pattern, ReturnMode::kFirst, frame);
+    encoder->encode_frame(demo.returns, kFrameStart + frame * 0.1, sink);
+  }
+  encoder->flush(sink);
+  REQUIRE(sink.data.size() == 417);  // 10,000 firings, 24 a packet, the last completed
+  for (std::size_t p = 205; p < 212; ++p) {
+    livox::PacketInfo info;
+    std::vector<livox::Point> points;
+    REQUIRE(livox::decode_points(sink.data[p], points, &info) == livox::DecodeError::kNone);
+    const std::size_t first_firing = p * 24;
+    INFO("packet " << p << ", first firing " << first_firing);
+    CHECK(info.frame_count == (first_firing < 5000 ? 0 : 1));
+    CHECK(static_cast<double>(info.timestamp_ns) * 1e-9 ==
+          Approx(kFrameStart + static_cast<double>(first_firing) * 20e-6).margin(2e-7));
+  }
+}

@@ -40,8 +40,13 @@ void LivoxEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
                                  PacketSink& sink) {
   const LivoxTraits& livox = pattern_.model->livox;
   const int channels = pattern_.model->channels;
-  if (firings_in_packet_ == 0) packet_time_s_ = time_s;
-  if (returns != nullptr) frame_count_ = static_cast<std::uint8_t>(returns->frame_number & 0xFF);
+  // A packet names the frame of its first firing, as its timestamp does: one that runs on into
+  // the next frame carries the earlier frame's count (neither SDK2 nor livox_ros_driver2 reads
+  // the count; livox_ros_driver2 cuts its clouds by the points' times).
+  if (firings_in_packet_ == 0) {
+    packet_time_s_ = time_s;
+    if (returns != nullptr) frame_count_ = static_cast<std::uint8_t>(returns->frame_number & 0xFF);
+  }
   for (int ch = 0; ch < channels; ++ch) {
     PointRecord point;
     if (returns != nullptr) {
