@@ -80,7 +80,7 @@ TEST_CASE("Livox discovery: a host's search request answered as SDK2 reads the a
   CHECK(view.data.empty());
 
   std::array<std::uint8_t, 64> out{};
-  const livox::UnitInfo unit{.serial = "47MDL9C0020123", .address = 0x7F00'0002};
+  const livox::UnitState unit{.serial = "47MDL9C0020123", .address = 0x7F00'0002};
   const std::size_t size = livox::write_discovery_answer(out, 0x1234, unit);
   REQUIRE(size == 48);  // the header and DetectionData's 24 bytes
   const auto answer = std::span<const std::uint8_t>(out).first(size);
@@ -272,7 +272,7 @@ TEST_CASE("Livox spec decoder: malformed packets are refused with their reason",
 
 TEST_CASE("Livox command port: what the unit answers, and what it leaves unanswered",
           "[format][livox][hostile]") {
-  const livox::UnitInfo unit{.serial = "47MDL9C0020123", .address = 0x7F00'0002};
+  const livox::UnitState unit{.serial = "47MDL9C0020123", .address = 0x7F00'0002};
   std::array<std::uint8_t, livox::kMaxCommandFrame> out{};
   livox::CommandView view;
   // Discovery, as a host broadcasts it.
@@ -286,7 +286,7 @@ TEST_CASE("Livox command port: what the unit answers, and what it leaves unanswe
   CHECK(view.data[1] == 9);
   // A key-value configuration (0x0100, two keys): accepted, return code 0, no error key.
   std::array<std::uint8_t, 64> request{};
-  const std::array<std::uint8_t, 12> keys{2, 0, 0, 0, 0x00, 0x00, 1, 0, 1, 0x1A, 0x00, 0};
+  const std::array<std::uint8_t, 14> keys{2, 0, 0, 0, 0x00, 0x00, 1, 0, 1, 0x1A, 0x00, 1, 0, 1};
   const std::size_t n = livox::write_command(request, {.sequence = 77, .command_id = 0x0100}, keys);
   answer = livox::answer_command(std::span(request).first(n), unit, out);
   REQUIRE(answer.outcome == livox::CommandOutcome::kAnswered);
@@ -297,7 +297,7 @@ TEST_CASE("Livox command port: what the unit answers, and what it leaves unanswe
   CHECK(view.header.sequence == 77);
   CHECK(view.header.sender == livox::SenderType::kLidar);
   CHECK(std::vector<int>(view.data.begin(), view.data.end()) == std::vector<int>{0, 0, 0});
-  // Internal information: return code 0, no parameters.
+  // Internal information asked with no key list: answered, return code 1 (test_livox_params).
   const std::size_t info =
       livox::write_command(request, {.sequence = 78, .command_id = 0x0101}, {});
   answer = livox::answer_command(std::span(request).first(info), unit, out);

@@ -286,3 +286,84 @@ TEST_CASE("Livox across a reload: the new pipeline sends from port 56300 while t
   CHECK(elsewhere == 0);
   CHECK_THAT(daemon.output(), !Catch::Contains("cannot send from"));
 }
+
+TEST_CASE(
+    "Livox SDK2's connection: the firmware type, then the host ends it sets move the "
+    "streams there",
+    "[e2e][livox]") {
+  // SDK2, once it has found a unit: 0x0101 for the firmware type (it asks again and again
+  // until the first key is 0x8010), then 0x0100 with its config's host ends for state
+  // information, points and IMU (build_request.cpp); the unit sends there from then on.
+  test::UdpReceiver configured_points, configured_imu, moved_points, moved_imu;
+  // Sensor id 8: the unit at 127.0.0.10, apart from the other tests'.
+  test::DaemonProcess daemon({"--model", "livox-mid360", "--scan-pattern", "test-pattern",
+                              "--sensor-id", "8", "--hits", "udp://127.0.0.1:0", "--out",
+                              configured_points.url(), "--telemetry", configured_imu.url(),
+                              "--physics", "ideal", "--pace", "realtime"});
+  SdkHost host;
+  std::vector<std::uint8_t> in;
+  const auto key_list = [](std::uint16_t key) {
+    return std::vector<std::uint8_t>{
+        1, 0, 0, 0, static_cast<std::uint8_t>(key & 0xFF), static_cast<std::uint8_t>(key >> 8)};
+  };
+  const auto fw = host.ask("127.0.0.10", livox::kCommandPorts.lidar, 0x0101, key_list(0x8010), in);
+  REQUIRE(fw);
+  REQUIRE(fw->first.data.size() == 8);
+  CHECK(std::vector<int>(fw->first.data.begin(), fw->first.data.end()) ==
+        std::vector<int>{0, 1, 0, 0x10, 0x80, 1, 0, 1});  // ret 0, one key, 0x8010 = 1
+  // The host ends, each {address, host port, lidar port}, little-endian ports.
+  const auto ends = [](std::uint16_t key, std::uint16_t host_port, std::uint16_t lidar_port) {
+    return std::vector<std::uint8_t>{static_cast<std::uint8_t>(key & 0xFF),
+                                     static_cast<std::uint8_t>(key >> 8),
+                                     8,
+                                     0,
+                                     127,
+                                     0,
+                                     0,
+                                     1,
+                                     static_cast<std::uint8_t>(host_port & 0xFF),
+                                     static_cast<std::uint8_t>(host_port >> 8),
+                                     static_cast<std::uint8_t>(lidar_port & 0xFF),
+                                     static_cast<std::uint8_t>(lidar_port >> 8)};
+  };
+  std::vector<std::uint8_t> settings{3, 0, 0, 0};
+  for (const auto& kv : {ends(0x0005, 56201, 56200), ends(0x0006, moved_points.port(), 56300),
+                         ends(0x0007, moved_imu.port(), 56400)}) {
+    settings.insert(settings.end(), kv.begin(), kv.end());
+  }
+  const auto set = host.ask("127.0.0.10", livox::kCommandPorts.lidar, 0x0100, settings, in);
+  REQUIRE(set);
+  CHECK(std::vector<int>(set->first.data.begin(), set->first.data.end()) ==
+        std::vector<int>{0, 0, 0});
+  // Asked again, the unit reports where its points now go.
+  const auto now = host.ask("127.0.0.10", livox::kCommandPorts.lidar, 0x0101, key_list(0x0006), in);
+  REQUIRE(now);
+  REQUIRE(now->first.data.size() == 3 + 4 + 8);
+  CHECK((now->first.data[11] | now->first.data[12] << 8) == moved_points.port());
+
+  const auto pattern = clients::scan_for("livox-mid360", 0, "", "test-pattern");
+  const core::BeamGeometry geometry(pattern);
+  std::vector<std::vector<float>> frames(3);
+  for (std::uint32_t f = 0; f < frames.size(); ++f) {
+    clients::DemoScene().render(geometry, frames[f], nullptr, 1, 0.001, f);
+  }
+  std::thread engine([&] {
+    clients::UdpSender sender(test::hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.sensor_id = 8, .speed = 1.0});
+    for (const auto& rows : frames) streamer.send_frame(rows);
+  });
+  const auto points = moved_points.receive(300, 1s, 10s);
+  const auto imu = moved_imu.receive(20, 1s, 10s);
+  engine.join();
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(points.size() >= 300);
+  for (const auto& p : points) {
+    CHECK(p.source_ip == 0x7F00000Au);
+    CHECK(p.source_port == livox::kPointPorts.lidar);  // still the port SDK2 takes points from
+  }
+  REQUIRE(imu.size() >= 20);
+  CHECK(imu.front().source_port == livox::kImuPorts.lidar);
+  // Nothing went to where the daemon was started to send.
+  CHECK(configured_points.receive(1, 100ms, 200ms).empty());
+  CHECK(configured_imu.receive(1, 100ms, 200ms).empty());
+}

@@ -66,7 +66,7 @@ CommandError read_command(std::span<const std::uint8_t> datagram, CommandView& o
 }
 
 std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t sequence,
-                                   const UnitInfo& unit) {
+                                   const UnitState& unit) {
   std::array<std::uint8_t, kDetectionSize> data{};
   data[kDetectionRetCode] = 0;
   data[kDetectionDevType] = kDevTypeMid360;
@@ -82,8 +82,8 @@ std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t se
   return write_command(out, header, data);
 }
 
-CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitInfo& unit,
-                             std::span<std::uint8_t> out) {
+CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitState& unit,
+                             std::span<std::uint8_t> out, const ApplyWorkMode& apply) {
   CommandView request;
   if (read_command(datagram, request) != CommandError::kNone) return {};
   if (request.header.type != CommandType::kRequest || request.header.sender != SenderType::kHost) {
@@ -98,12 +98,13 @@ CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitI
       return {write_discovery_answer(out, request.header.sequence, unit),
               CommandOutcome::kAnswered};
     case CommandId::kWorkModeControl: {
-      const std::array<std::uint8_t, 3> accepted{0, 0, 0};  // ret_code, error_key u16
-      return {write_command(out, ack, accepted), CommandOutcome::kAnswered};
+      const auto answer = answer_work_mode(request.data, unit, apply);
+      return {write_command(out, ack, answer), CommandOutcome::kAnswered};
     }
     case CommandId::kGetInternalInfo: {
-      const std::array<std::uint8_t, 3> nothing{0, 0, 0};  // ret_code, param_num u16
-      return {write_command(out, ack, nothing), CommandOutcome::kAnswered};
+      std::array<std::uint8_t, kMaxCommandFrame - kCommandHeaderSize> data{};
+      const std::size_t size = write_internal_info(request.data, unit, data);
+      return {write_command(out, ack, std::span(data).first(size)), CommandOutcome::kAnswered};
     }
     default:
       return {0, CommandOutcome::kUnknownCommand};

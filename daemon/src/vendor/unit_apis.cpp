@@ -1,4 +1,6 @@
 // Each family's unit API (unit_api.hpp), and the table that says which family serves which.
+#include <boost/asio/ip/address_v4.hpp>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "lidaremu/core/family.hpp"
@@ -90,13 +92,37 @@ class HesaiUnitApi final : public UnitApi {
   std::string ip_;
 };
 
-// Livox: SDK2's discovery port and the unit's command port, over UDP.
+// Livox: SDK2's discovery port and the unit's command port, over UDP. The point and IMU host
+// ends a host sets (0x0100, as SDK2 does at connection from its config's host_net_info) move
+// the running streams there, from the unit ports it names.
 class LivoxUnitApi final : public UnitApi {
  public:
   explicit LivoxUnitApi(const UnitApiContext& c)
-      : sdk_(c.io, c.settings.sensor_ip, core::livox::kDiscoveryPort,
+      : active_(std::make_shared<SensorSettings>(c.settings)),
+        sdk_(c.io, c.settings.sensor_ip, core::livox::kDiscoveryPort,
              static_cast<std::uint16_t>(c.settings.api_port),
-             std::to_string(c.settings.identity.serial_number)),
+             std::to_string(c.settings.identity.serial_number),
+             ends(c.settings.out, c.settings.data_source_port),
+             ends(c.settings.telemetry, c.settings.telemetry_source_port),
+             [active = active_, apply = c.apply](const core::livox::WorkModeChange& change) {
+               SensorSettings next = *active;
+               if (change.points) {
+                 next.out = endpoint(*change.points);
+                 next.data_source_port = change.points->lidar_port;
+               }
+               if (change.imu) {
+                 next.telemetry = endpoint(*change.imu);
+                 next.telemetry_source_port = change.imu->lidar_port;
+               }
+               if (next.out == active->out && next.telemetry == active->telemetry &&
+                   next.data_source_port == active->data_source_port &&
+                   next.telemetry_source_port == active->telemetry_source_port) {
+                 return true;  // as it is (SDK2 sets them at every connection)
+               }
+               if (!apply(next).empty()) return false;
+               *active = next;
+               return true;
+             }),
         ip_(c.settings.sensor_ip) {}
   [[nodiscard]] std::string note() const override {
     return ", Livox SDK2 discovery udp " + std::to_string(sdk_.discovery_port()) +
@@ -107,6 +133,15 @@ class LivoxUnitApi final : public UnitApi {
   }
 
  private:
+  static core::livox::HostPorts ends(const Endpoint& to, std::uint16_t from_port) {
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address_v4(to.host, ec);
+    return {ec ? 0 : address.to_uint(), to.port, from_port};
+  }
+  static Endpoint endpoint(const core::livox::HostPorts& h) {
+    return {boost::asio::ip::address_v4(h.host_address).to_string(), h.host_port};
+  }
+  std::shared_ptr<SensorSettings> active_;  // what the unit runs with: shared with the handler
   LivoxSdkServer sdk_;
   std::string ip_;
 };

@@ -13,6 +13,7 @@
 
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/livox/format.hpp"
+#include "lidaremu/core/livox/parameters.hpp"
 #include "lidaremu/core/motion.hpp"
 #include "lidaremu/core/sensor_model.hpp"
 
@@ -54,31 +55,25 @@ struct CommandView {
 // version, length, the header CRC, the data CRC), and the length within the datagram.
 CommandError read_command(std::span<const std::uint8_t> datagram, CommandView& out);
 
-// What the unit says about itself in its discovery answer.
-struct UnitInfo {
-  std::string_view serial;    // up to 16 characters, zero-padded
-  std::uint32_t address = 0;  // IPv4, host order
-  std::uint16_t command_port = kCommandPorts.lidar;
-};
 // The answer to a host's discovery request (command 0x0000): an acknowledgement from the lidar
 // with the request's sequence number and the DetectionData (return code 0, device type 9, serial,
 // address, command port). Its size, 0 when `out` is too small.
 std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t sequence,
-                                   const UnitInfo& unit);
+                                   const UnitState& unit);
 
 // What the unit answers on its command port and to discovery: the answer to one datagram, written
 // at the start of `out` (its size), or 0 for none. Answered: discovery (0x0000: the DetectionData);
-// work-mode / key-value configuration (0x0100: accepted, return code 0, no error key, as Livox
-// SDK2's LivoxLidarAsyncControlResponse); internal information (0x0101: return code 0, no
-// parameters). Not answered: frames SDK2 would drop (read_command), acknowledgements, frames
-// from a lidar, and other commands (the facts do not give their answers).
+// work-mode / key-value configuration (0x0100: answer_work_mode, its host ends applied through
+// `apply`); internal information (0x0101: write_internal_info). Not answered: frames SDK2 would
+// drop (read_command), acknowledgements, frames from a lidar, and other commands (the facts do
+// not give their answers).
 enum class CommandOutcome : std::uint8_t { kAnswered, kMalformed, kNotARequest, kUnknownCommand };
 struct CommandAnswer {
   std::size_t size = 0;
   CommandOutcome outcome = CommandOutcome::kMalformed;
 };
-CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitInfo& unit,
-                             std::span<std::uint8_t> out);
+CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitState& unit,
+                             std::span<std::uint8_t> out, const ApplyWorkMode& apply = {});
 
 // A point packet's or IMU packet's header values that change packet to packet.
 struct PacketStamp {

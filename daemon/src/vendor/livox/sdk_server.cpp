@@ -4,6 +4,7 @@
 #include <atomic>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <stdexcept>
 
 #include "lidaremu/core/livox.hpp"
@@ -47,18 +48,24 @@ struct LivoxSdkServer::State {
   Port broadcast;
   Port command;
   std::string serial;
-  // What discovery says of the unit: the command port is the one bound (--api-port may move it).
-  core::livox::UnitInfo unit;
+  // What the unit says of itself: the command port is the one bound (--api-port may move it);
+  // its streams' ends as the host last set them. Read and changed on the io thread only.
+  core::livox::UnitState unit;
+  core::livox::ApplyWorkMode apply;
   std::atomic<std::uint64_t> answered{0}, malformed{0}, not_requests{0}, unknown{0};
 
-  State(udp::socket d, udp::socket b, udp::socket c, std::string s, std::uint32_t address)
+  State(udp::socket d, udp::socket b, udp::socket c, std::string s, std::uint32_t address,
+        core::livox::HostPorts points, core::livox::HostPorts imu, core::livox::ApplyWorkMode a)
       : discovery{std::move(d), {}, {}, {}},
         broadcast{std::move(b), {}, {}, {}},
         command{std::move(c), {}, {}, {}},
         serial(std::move(s)),
         unit{.serial = serial,
              .address = address,
-             .command_port = command.socket.local_endpoint().port()} {}
+             .command_port = command.socket.local_endpoint().port(),
+             .points = points,
+             .imu = imu},
+        apply(std::move(a)) {}
 };
 
 namespace {
@@ -71,7 +78,8 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
 
 LivoxSdkServer::LivoxSdkServer(asio::io_context& io, const std::string& address,
                                std::uint16_t discovery_port, std::uint16_t command_port,
-                               std::string serial) {
+                               std::string serial, core::livox::HostPorts points,
+                               core::livox::HostPorts imu, core::livox::ApplyWorkMode apply) {
   boost::system::error_code ec;
   const auto ip = asio::ip::make_address_v4(address, ec);
   if (ec) throw std::runtime_error("Livox: '" + address + "' is not an IPv4 address");
@@ -81,12 +89,12 @@ LivoxSdkServer::LivoxSdkServer(asio::io_context& io, const std::string& address,
   auto discovery = open_udp(io, ip, discovery_port, "discovery");
   udp::socket broadcast(io);
   if (!ip.is_unspecified()) {
-    broadcast = open_udp(io, asio::ip::address_v4::broadcast(),
-                         discovery.local_endpoint().port(), "discovery (broadcast)");
+    broadcast = open_udp(io, asio::ip::address_v4::broadcast(), discovery.local_endpoint().port(),
+                         "discovery (broadcast)");
   }
   state_ = std::make_shared<State>(std::move(discovery), std::move(broadcast),
                                    open_udp(io, ip, command_port, "command port"),
-                                   std::move(serial), ip.to_uint());
+                                   std::move(serial), ip.to_uint(), points, imu, std::move(apply));
   receive_next(state_, state_->discovery, state_->discovery.socket);
   if (state_->broadcast.socket.is_open()) {
     receive_next(state_, state_->broadcast, state_->discovery.socket);
@@ -125,8 +133,20 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
       [state, &port, &reply](const boost::system::error_code& ec, std::size_t size) {
         if (ec == asio::error::operation_aborted || !port.socket.is_open()) return;
         if (!ec) {
-          const auto answer =
-              core::livox::answer_command(std::span(port.in).first(size), state->unit, port.out);
+          state->unit.time_ns =
+              static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count());
+          // A host end the host sets is the unit's once the sensor has taken it.
+          const auto take = [&state](const core::livox::WorkModeChange& change) {
+            if (!state->apply || !state->apply(change)) return false;
+            if (change.state_info) state->unit.state_info = *change.state_info;
+            if (change.points) state->unit.points = *change.points;
+            if (change.imu) state->unit.imu = *change.imu;
+            return true;
+          };
+          const auto answer = core::livox::answer_command(std::span(port.in).first(size),
+                                                          state->unit, port.out, take);
           switch (answer.outcome) {
             case core::livox::CommandOutcome::kAnswered:
               ++state->answered;

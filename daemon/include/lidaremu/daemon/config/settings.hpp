@@ -22,6 +22,7 @@ struct Endpoint {
   [[nodiscard]] std::string to_string() const {
     return "udp://" + host + ":" + std::to_string(port);
   }
+  bool operator==(const Endpoint&) const = default;
 };
 // "udp://HOST:PORT"; nothing on error (the caller names the key).
 std::optional<Endpoint> parse_endpoint(const std::string& text);

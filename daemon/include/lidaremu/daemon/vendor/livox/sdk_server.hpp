@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "lidaremu/core/livox/parameters.hpp"
+
 namespace lidaremu::daemon {
 
 struct LivoxSdkCounts {
@@ -23,8 +25,12 @@ class LivoxSdkServer {
   // broadcast address (255.255.255.255, where Livox SDK2's discovery arrives, shared with every
   // other unit on the host), or every address when it is 0.0.0.0. Port 0: any free one (tests).
   // Throws, naming the port, when it cannot bind.
+  // `points`, `imu`: where the unit's streams go now (reported to 0x0101); `apply`: takes the
+  // host ends a 0x0100 request sets (a refusal answers return code 1); none: they are refused.
   LivoxSdkServer(boost::asio::io_context& io, const std::string& address,
-                 std::uint16_t discovery_port, std::uint16_t command_port, std::string serial);
+                 std::uint16_t discovery_port, std::uint16_t command_port, std::string serial,
+                 core::livox::HostPorts points = {}, core::livox::HostPorts imu = {},
+                 core::livox::ApplyWorkMode apply = {});
   ~LivoxSdkServer();
   LivoxSdkServer(const LivoxSdkServer&) = delete;
   LivoxSdkServer& operator=(const LivoxSdkServer&) = delete;
