@@ -16,6 +16,7 @@
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/livox.hpp"
 #include "lidaremu/daemon/config/settings.hpp"
+#include "lidaremu/daemon/net/address.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;
@@ -38,9 +39,23 @@ TEST_CASE("Livox settings: a scan table, SDK2's ports, first return, framed batc
   REQUIRE(s.pattern.table);
   CHECK(s.pattern.table->firings() == core::kTestPatternFirings);
   CHECK(s.pattern.columns_per_frame == 5000);
-  // Other families leave from any port.
+  // A Velodyne unit sends from its own ports too (its drivers do not check them); the others
+  // leave from any port.
   daemon::SensorFlags vlp;
-  CHECK(daemon::sensor_from_flags(vlp).data_source_port == 0);
+  CHECK(daemon::sensor_from_flags(vlp).data_source_port == 2368);
+  CHECK(daemon::sensor_from_flags(vlp).telemetry_source_port == 8308);
+  daemon::SensorFlags os1;
+  os1.model = "os1-64";
+  CHECK(daemon::sensor_from_flags(os1).data_source_port == 0);
+  // But never the very port a driver on this machine listens on (it binds every address
+  // without SO_REUSEADDR): then any port.
+  CHECK(daemon::source_port_for(2368, "127.0.0.1", 2368) == 0);
+  CHECK(daemon::source_port_for(2368, "127.0.0.1", 40000) == 2368);
+  CHECK(daemon::source_port_for(2368, "192.0.2.1", 2368) == 2368);  // TEST-NET-1: elsewhere
+  CHECK(daemon::source_port_for(0, "127.0.0.1", 2368) == 0);
+  CHECK(daemon::is_local_address("127.0.0.9"));
+  CHECK_FALSE(daemon::is_local_address("192.0.2.1"));
+  CHECK_FALSE(daemon::is_local_address("no address"));
 
   const auto csv = std::filesystem::temp_directory_path() /
                    ("lidaremu-livox-settings-" + std::to_string(::getpid()) + ".csv");

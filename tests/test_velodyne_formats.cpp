@@ -295,3 +295,42 @@ TEST_CASE("UTC calendar fields by arithmetic agree with the C library", "[format
   }
   CHECK(checked > 6000);
 }
+
+TEST_CASE("VLS-128 dual: blocks 8-11 as both decoders' rules need them", "[format][velodyne]") {
+  // A dual packet holds one column in blocks 0-7. The ROS velodyne driver (ROS 1 rawdata.cc)
+  // interpolates blocks 4-7 towards block 8's azimuth; velodyne_decoder decodes blocks 0-7 and
+  // ends a revolution where the packets' azimuth wraps. Zeros there put lasers 96-127 metres off
+  // and hid every revolution end: the blocks now repeat block 0's flag and azimuth, no returns.
+  using velodyne::kDataPacket;
+  const SensorModel& model = *find_sensor_model("vls128");
+  const auto frame = emit_demo_frame(model, ReturnMode::kDual);
+  REQUIRE(frame.packets.size() > 100);
+  std::size_t wraps = 0;
+  double previous_last_block = -1;
+  for (const auto& p : frame.packets) {
+    const auto azimuth0 = load_raw(p, kDataPacket.block_at(0), kDataPacket.azimuth);
+    for (int b = 8; b < 12; ++b) {
+      INFO("block " << b);
+      const std::size_t at = kDataPacket.block_at(b);
+      CHECK(load_raw(p, at, kDataPacket.block_flag) == VelodyneTraits::block_flag(0));
+      CHECK(load_raw(p, at, kDataPacket.azimuth) == azimuth0);
+      for (int slot = 0; slot < 32; ++slot) {
+        CHECK(load_raw(p,
+                       at + kDataPacket.first_record +
+                           static_cast<std::size_t>(slot) * kDataPacket.record_size,
+                       kDataPacket.distance) == 0);
+      }
+    }
+    // The ROS driver's rule for blocks 4-7: the turn to block 8 is none (one column a packet).
+    const auto azimuth4 = load_raw(p, kDataPacket.block_at(4), kDataPacket.azimuth);
+    const auto azimuth8 = load_raw(p, kDataPacket.block_at(8), kDataPacket.azimuth);
+    CHECK((36000 + azimuth8 - azimuth4) % 36000 == 0);
+    // A revolution ends where the last block's azimuth goes back: once in the turn.
+    const auto last =
+        static_cast<double>(load_raw(p, kDataPacket.block_at(11), kDataPacket.azimuth));
+    if (previous_last_block >= 0 && last < previous_last_block) ++wraps;
+    previous_last_block = last;
+  }
+  CHECK(wraps == 0);  // one frame: 0 to 360 degrees without going back
+  CHECK(previous_last_block > 35000);
+}

@@ -75,6 +75,17 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
   }
   if (++sequences_in_packet_ < sequences_per_packet()) return;
 
+  // Blocks past the packet's columns (VLS-128 dual: 8 to 11) repeat its first block's flag and
+  // azimuth, without returns, as velodyne_decoder's dual mock lays them out: the ROS driver
+  // takes block 8's azimuth for the next column's (zeros made it 0 degrees, laser 96-127 points
+  // metres off) and velodyne_decoder follows the azimuth of the packet to end a revolution.
+  const int used = sequences_per_packet() / v.sequences_per_block * v.banks * blocks_per_azimuth_;
+  const auto first_azimuth = load_raw(packet_, kDataPacket.block_at(0), kDataPacket.azimuth);
+  for (int b = used; b < v.blocks_per_packet; ++b) {
+    const std::size_t block_at = kDataPacket.block_at(b);
+    store_raw(packet_, block_at, kDataPacket.block_flag, VelodyneTraits::block_flag(0));
+    store_raw(packet_, block_at, kDataPacket.azimuth, first_azimuth);
+  }
   store_raw(packet_, 0, kDataPacket.timestamp, micros_past_hour(packet_time_s_));
   if (v.status_bytes) {
     write_status(packet_time_s_);

@@ -12,7 +12,14 @@ class VelodyneFamily final : public Family {
   [[nodiscard]] std::vector<SensorModel> models() const override { return velodyne::models(); }
   [[nodiscard]] ScanKind scan_kind() const override { return ScanKind::kRotationRate; }
   // velodyne_driver's defaults: data on 2368, position packets on 8308.
-  [[nodiscard]] FamilyPorts default_ports() const override { return {2368, 8308, "position"}; }
+  // A unit sends from its own data and position ports to the same ports of the host.
+  [[nodiscard]] FamilyPorts default_ports() const override {
+    return {.data = 2368,
+            .telemetry = 8308,
+            .telemetry_name = "position",
+            .data_source = 2368,
+            .telemetry_source = 8308};
+  }
   [[nodiscard]] int default_api_port() const override { return 80; }
   // Return-mode byte 0x37, 0x38, 0x39.
   [[nodiscard]] bool supports(ReturnMode echoes) const override {

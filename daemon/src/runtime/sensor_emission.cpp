@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 
+#include "lidaremu/daemon/net/address.hpp"
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
 #include "sensor_runtime_detail.hpp"
@@ -63,11 +64,15 @@ void SensorRuntime::emit_loop() {
         settings_.name);
   }
   asio::io_context local_io;  // synchronous sends only; no handlers run here
-  auto data_socket = open_sender(local_io, settings_, settings_.data_source_port);
+  const std::uint16_t data_port =
+      source_port_for(settings_.data_source_port, settings_.out.host, settings_.out.port);
+  const std::uint16_t telemetry_port = source_port_for(
+      settings_.telemetry_source_port, settings_.telemetry.host, settings_.telemetry.port);
+  auto data_socket = open_sender(local_io, settings_, data_port);
   // Telemetry shares the data socket unless the family sends it from a port of its own.
   std::optional<asio::ip::udp::socket> own_telemetry_socket;
-  if (settings_.telemetry_source_port != settings_.data_source_port) {
-    own_telemetry_socket.emplace(open_sender(local_io, settings_, settings_.telemetry_source_port));
+  if (telemetry_port != data_port) {
+    own_telemetry_socket.emplace(open_sender(local_io, settings_, telemetry_port));
   }
   auto& telemetry_socket = own_telemetry_socket ? *own_telemetry_socket : data_socket;
   const core::UdpAddress data_source = source_of(data_socket);
