@@ -107,6 +107,9 @@ check(fmt["columns_per_frame"] == 2048 and fmt["udp_profile_lidar"] == "RNG19_RF
 check(metadata["config_params"]["udp_port_lidar"] == LIDAR_PORT, "9 metadata: our lidar port")
 init_id = metadata["sensor_info"]["initialization_id"]
 serial = int(metadata["sensor_info"]["prod_sn"])
+# 9b. alerts (firmware 2.x and later): none active
+status, alerts = http("GET", "/api/v1/sensor/alerts")
+check(status == 200 and alerts["active"] == [] and alerts["log"] == [], "9b alerts: none")
 # 10. zone monitor (firmware 3.2): 404 is what a 3.1 unit says
 status, _ = http("GET", "/api/v1/zone_monitor/active/zip")
 check(status == 404, "10 zone_monitor 404")

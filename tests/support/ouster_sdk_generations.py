@@ -117,7 +117,12 @@ elif GENERATION == "tcp-0.10":
           "set_config_param . echoed")
     check(tcp.cmd("reinitialize") == "reinitialize", "reinitialize echoed")
     check(tcp.cmd("write_config_txt") == "write_config_txt", "write_config_txt echoed")
-    info = tcp.json("get_sensor_info")
+    # collect_metadata(): get_sensor_info once a second while INITIALIZING.
+    for _ in range(30):
+        info = tcp.json("get_sensor_info")
+        if info is None or info["status"] != "INITIALIZING":
+            break
+        time.sleep(1)
     check(info is not None and info["status"] == "RUNNING", "get_sensor_info RUNNING")
     for section in ("get_beam_intrinsics", "get_imu_intrinsics", "get_lidar_intrinsics",
                     "get_lidar_data_format", "get_calibration_status"):
@@ -147,8 +152,8 @@ else:
 
 # The stream the new settings give: LEGACY packets of 16 columns of 64 channels, from the unit,
 # their measurement ids within the new mode's columns.
-# The previous settings' last frames may still be on their way (a unit drains before it
-# reinitialises): skip a second of the stream, then take two frames' worth.
+# The new configuration's stream starts with the engine's next frame: skip a second of it,
+# then take two frames' worth (the old one stopped at the command: test_sensor_apis checks it).
 time.sleep(1.0)
 lidar.setblocking(False)
 try:

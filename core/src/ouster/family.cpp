@@ -15,6 +15,7 @@ class OusterFamily final : public Family {
   [[nodiscard]] FamilyPorts default_ports() const override { return {7502, 7503, "IMU"}; }
   [[nodiscard]] int default_api_port() const override { return 80; }
   [[nodiscard]] bool stream_needs_metadata() const override { return true; }
+  [[nodiscard]] bool reinitialisation_stops_stream() const override { return true; }
   // The profile decides: one return, or the two strongest (RNG19 dual).
   [[nodiscard]] bool supports(ReturnMode echoes) const override {
     return echoes == ReturnMode::kStrongest || echoes == ReturnMode::kTwoStrongest;

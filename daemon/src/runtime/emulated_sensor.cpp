@@ -57,7 +57,10 @@ void EmulatedSensor::start_api() {
     return reconfigure(next);
   };
   try {
-    api_ = make_unit_api({s, services_.io, services_.browsers, apply});
+    const auto initializing = [this, alive = std::weak_ptr<bool>(alive_)] {
+      return !alive.expired() && this->initializing();
+    };
+    api_ = make_unit_api({s, services_.io, services_.browsers, apply, initializing});
     api_note_ = api_ ? api_->note() : "";
   } catch (const std::exception& e) {
     // Asked for explicitly: a failure is fatal. By default (port 80), the packets still flow.
@@ -69,6 +72,13 @@ void EmulatedSensor::start_api() {
 }
 
 std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
+  // An Ouster stops its stream at the command: what is queued in the old configuration (or the
+  // one before, still waiting) never follows the answer, and it reports INITIALIZING until the
+  // new one streams.
+  if (core::family_of(*next.model).reinitialisation_stops_stream()) {
+    runtime_->mute_output();
+    stream_stopped_at_ = std::chrono::steady_clock::now();
+  }
   if (retiring_) {
     // Applied as soon as the previous pipeline has sent its last frame (a few frame periods),
     // as a real unit's reinitialisation takes its time. Settings were checked by the API; a
@@ -120,6 +130,16 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   }
   spdlog::info("sensor {}: reinitialised: {}", next.name, describe());
   return {};
+}
+
+bool EmulatedSensor::initializing() const {
+  // Until the new configuration's first packet; at most as long as a unit takes, so that an
+  // engine which sends nothing yet (or the old mode's beams) leaves the host waiting no longer
+  // than a real reinitialisation would.
+  constexpr auto kAtMost = std::chrono::seconds(2);
+  if (!stream_stopped_at_) return false;
+  if (std::chrono::steady_clock::now() - *stream_stopped_at_ > kAtMost) return false;
+  return pending_.has_value() || !runtime_->streaming();
 }
 
 void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }

@@ -99,12 +99,18 @@ void SensorRuntime::emit_loop() {
     counters_.frame_age.observe(
         std::chrono::duration<double>(frame_last_sent - input_done).count());
   };
+  std::uint64_t discarded = 0;  // after mute_output
   for (;;) {
     PacketSlot* slot = packets_->take();
     if (!slot) {
       slots_ended_ = true;
       observe_frame_age();
       break;
+    }
+    if (muted_.load(std::memory_order_acquire)) {
+      ++discarded;
+      packets_->give_back(slot);
+      continue;
     }
     if (settings_.pace == Pace::kRealtime) {
       const auto now = Clock::now();
@@ -143,8 +149,18 @@ void SensorRuntime::emit_loop() {
     }
     const bool data = slot->channel == core::PacketChannel::kData;
     const auto& to = data ? data_to : telemetry_to;
+    // mute_output sets muted_ then waits while sending_: with both sequentially consistent, a
+    // packet either left before it returned or never leaves.
+    sending_.store(true, std::memory_order_seq_cst);
+    if (muted_.load(std::memory_order_seq_cst)) {
+      sending_.store(false, std::memory_order_release);
+      ++discarded;
+      packets_->give_back(slot);
+      continue;
+    }
     (data ? data_socket : telemetry_socket)
         .send_to(asio::buffer(slot->bytes.data(), slot->size), to, 0, ec);
+    sending_.store(false, std::memory_order_release);
     if (!ec && output_lane_) {
       output_lane_->record(unix_now_s(), data ? data_source : telemetry_source,
                            {to.address().to_v4().to_uint(), to.port()},
@@ -168,6 +184,15 @@ void SensorRuntime::emit_loop() {
     }
     packets_->give_back(slot);
   }
+  if (discarded > 0) {
+    spdlog::info("sensor {}: {} packets of the configuration before discarded", settings_.name,
+                 discarded);
+  }
+}
+
+void SensorRuntime::mute_output() {
+  muted_.store(true, std::memory_order_seq_cst);
+  while (sending_.load(std::memory_order_seq_cst)) std::this_thread::yield();
 }
 
 }  // namespace lidaremu::daemon

@@ -33,7 +33,7 @@ class OusterUnitApi final : public UnitApi {
  public:
   static constexpr std::uint16_t kTextPort = 7501;
   explicit OusterUnitApi(const UnitApiContext& c)
-      : api_(std::make_shared<OusterApi>(c.settings, c.apply)),
+      : api_(std::make_shared<OusterApi>(c.settings, c.apply, c.initializing)),
         http_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
               guarded(api_, c.browsers)),
         text_(c.io, c.settings.sensor_ip, kTextPort,

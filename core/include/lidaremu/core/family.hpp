@@ -66,6 +66,10 @@ class Family {
   // The firing-time file its drivers read (Hesai: the SDK's firetimes_path); empty with the
   // reason in no_firetimes_file when the model has none.
   [[nodiscard]] virtual bool writes_firetimes_file() const { return false; }
+  // Whether a reinitialisation stops the unit's stream at the command (an Ouster: nothing of the
+  // old configuration follows its answer, INITIALIZING until the new one streams), rather than
+  // letting what it measured go out.
+  [[nodiscard]] virtual bool reinitialisation_stops_stream() const { return false; }
   [[nodiscard]] virtual std::string firetimes_file(const SensorModel& model) const;
   [[nodiscard]] virtual std::string no_firetimes_file(const SensorModel& model) const;
 };

@@ -111,13 +111,20 @@ OusterConfigResult settings_from_ouster_config(const SensorSettings& base, const
   return {s, {}};
 }
 
-OusterApi::OusterApi(const SensorSettings& active, Reconfigure reconfigure)
-    : active_(active), staged_(config_of(active)), reconfigure_(std::move(reconfigure)) {}
+OusterApi::OusterApi(const SensorSettings& active, Reconfigure reconfigure,
+                     std::function<bool()> initializing)
+    : active_(active),
+      staged_(config_of(active)),
+      reconfigure_(std::move(reconfigure)),
+      initializing_(std::move(initializing)) {}
 
 ordered_json OusterApi::metadata() const {
   const core::ouster::MetadataSettings m{active_.out.host, active_.out.port, active_.telemetry.port,
                                          active_.ouster};
-  return ordered_json::parse(core::ouster::metadata_json(active_.pattern, active_.identity, m));
+  auto md = ordered_json::parse(core::ouster::metadata_json(active_.pattern, active_.identity, m));
+  // The firmware's state while a reinitialisation takes effect (the SDK waits it out).
+  if (initializing_()) md["sensor_info"]["status"] = "INITIALIZING";
+  return md;
 }
 
 ordered_json OusterApi::config_of(const SensorSettings& s) const {
@@ -266,6 +273,8 @@ HttpResponse OusterApi::handle(const HttpRequest& request) {
     return json_reply({{"fw", metadata()["sensor_info"]["image_rev"]}});
   }
   if (path == "/api/v1/user/data") return json_reply("");
+  // Firmware 2.x and later serve the alerts here too, as get_alerts answers them.
+  if (path == "/api/v1/sensor/alerts") return cmd("get_alerts", "", request.remote_ip);
   return json_error(404, "not found: " + path);
 }
 

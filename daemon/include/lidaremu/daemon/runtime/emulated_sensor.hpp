@@ -4,6 +4,7 @@
 // A reinitialisation through the API replaces the pipeline with one built from the new settings,
 // keeping the input port, so the engine keeps sending where it did.
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,7 @@ class EmulatedSensor {
 
  private:
   std::string reconfigure(const SensorSettings& next);
+  [[nodiscard]] bool initializing() const;
   std::string apply(const SensorSettings& next);
   void retired();
   void write_metadata(const SensorSettings& s) const;
@@ -62,6 +64,8 @@ class EmulatedSensor {
   // and holds at most two pipelines per sensor.
   bool retiring_ = false;
   std::optional<SensorSettings> pending_;
+  // A reinitialisation that stopped the stream at the command (an Ouster's): when.
+  std::optional<std::chrono::steady_clock::time_point> stream_stopped_at_;
   // `alive_` tells a late request on the unit's API (its sessions may outlive this sensor, a
   // reload) that the sensor it would reconfigure is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -60,6 +60,12 @@ class SensorRuntime {
   // sent.
   void stop_input();
   void join();
+  // Nothing more leaves (any thread): what is queued or still to come is discarded, and when
+  // this returns no packet is being sent. An Ouster's reinitialisation stops its stream at the
+  // command, so that no packet of the old configuration follows the answer.
+  void mute_output();
+  // Whether a data packet has left (any thread).
+  [[nodiscard]] bool streaming() const { return counters_.packets_out.load() > 0; }
 
   [[nodiscard]] Endpoint bound_hits() const;
   // Weather from the next frame on (any thread; Control messages change it too, on the input
@@ -195,9 +201,11 @@ class SensorRuntime {
   // The small members together, so the class wastes no padding between large ones.
   int wake_fd_ = -1;  // eventfd: stop_input wakes the input thread with it
   std::atomic<bool> input_stopping_{false};
-  std::atomic<bool> paused_{false};  // by Control messages
-  bool frames_ended_ = false;        // processing thread: the end marker of ready_frames_ arrived
-  bool slots_ended_ = false;         // sending thread: the end of packets_ arrived
+  std::atomic<bool> muted_{false};    // mute_output: sending stops
+  std::atomic<bool> sending_{false};  // the sending thread is in a send (mute_output waits)
+  std::atomic<bool> paused_{false};   // by Control messages
+  bool frames_ended_ = false;         // processing thread: the end marker of ready_frames_ arrived
+  bool slots_ended_ = false;          // sending thread: the end of packets_ arrived
   bool started_ = false;
   bool input_stopped_ = false;
 };

@@ -4,6 +4,7 @@
 // commands (RoboSense drivers ask the unit nothing). Which family serves which is unit_apis.cpp's
 // table, keyed by the family (core/family.hpp).
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct UnitApiContext {
   boost::asio::io_context& io;
   const BrowserPolicy& browsers;  // who may change the unit's settings
   Reconfigure apply;              // a change the API accepted, for the sensor to apply
+  // Whether the sensor is between a reinitialisation and the first packet of its new
+  // configuration (an Ouster reports INITIALIZING meanwhile).
+  std::function<bool()> initializing = [] { return false; };
 };
 
 // The API of the settings' family, listening on the unit's address (its ports closed when it is

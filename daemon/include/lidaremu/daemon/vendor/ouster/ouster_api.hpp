@@ -15,7 +15,10 @@ namespace lidaremu::daemon {
 
 class OusterApi {
  public:
-  OusterApi(const SensorSettings& active, Reconfigure reconfigure);
+  // `initializing`: whether the sensor has not yet streamed since its last reinitialisation.
+  OusterApi(
+      const SensorSettings& active, Reconfigure reconfigure,
+      std::function<bool()> initializing = [] { return false; });
   HttpResponse handle(const HttpRequest& request);
   // Writes of any method, and the cmd/ GETs that change the unit (the SDK sends those as GETs).
   static bool changes_state(const HttpRequest& request);
@@ -37,6 +40,7 @@ class OusterApi {
   SensorSettings active_;
   nlohmann::ordered_json staged_;
   Reconfigure reconfigure_;
+  std::function<bool()> initializing_;
   int reinitialisations_ = 0;
 };
 
