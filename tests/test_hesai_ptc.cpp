@@ -466,7 +466,8 @@ TEST_CASE("PTC in the Hesai SDK's start order: an idle connection is answered ho
   PtcClient idle("127.0.0.15", 9347);
   PtcClient stalled("127.0.0.15", 9347);
   stalled.send_raw({ptc::kMagic0, ptc::kMagic1, ptc::kGetCalibration});  // 3 of 8 header bytes
-  std::this_thread::sleep_for(6500ms);  // past the 5-s request timeout
+  std::this_thread::sleep_for(
+      12s);  // an engine started 12 s after the driver; past the 5-s timeout
   const auto calibration = idle.request(ptc::kGetCalibration);
   CHECK_FALSE(calibration.closed);
   CHECK(calibration.code == ptc::kOk);

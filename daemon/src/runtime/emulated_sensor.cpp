@@ -10,6 +10,7 @@
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/robosense.hpp"
 #include "lidaremu/core/scan_choice.hpp"
+#include "sensor_runtime_detail.hpp"
 
 namespace lidaremu::daemon {
 EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services)
@@ -128,7 +129,12 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
     runtime_->start();
     return e.what();
   }
-  spdlog::info("sensor {}: reinitialised: {}", next.name, describe());
+  // A client may reinitialise in a loop: the line at the 1st, 2nd, 3rd, 10th, 100th... time, so
+  // that the log (and a pipe nobody reads fast enough) never holds the io thread up.
+  if (runtime_detail::worth_logging(++reinitialisations_)) {
+    spdlog::info("sensor {}: reinitialised ({} so far): {}", next.name, reinitialisations_,
+                 describe());
+  }
   return {};
 }
 

@@ -184,9 +184,10 @@ void SensorRuntime::emit_loop() {
     }
     packets_->give_back(slot);
   }
+  // How much a reinitialisation cut short (a debug line: a storm of them would flood the log).
   if (discarded > 0) {
-    spdlog::info("sensor {}: {} packets of the configuration before discarded", settings_.name,
-                 discarded);
+    spdlog::debug("sensor {}: {} packets of the configuration before discarded", settings_.name,
+                  discarded);
   }
 }
 

@@ -24,6 +24,8 @@ class SensorRuntime::QueueSink final : public core::PacketSink {
   std::int64_t frame_input_done_ns = 0;
   void on_packet(core::PacketChannel channel, std::span<const std::uint8_t> bytes,
                  double sensor_time_s) override {
+    // Muted (a reinitialisation): nothing more is queued, so the sender has nothing to wake for.
+    if (owner_.muted_.load(std::memory_order_acquire)) return;
     const PacketTag tag{channel, sensor_time_s, frame_sequence, frame_input_done_ns};
     if (!owner_.packets_->put(bytes, tag)) {
       if (worth_logging(++owner_.counters_.packets_too_large)) {
@@ -144,6 +146,11 @@ void SensorRuntime::process_loop() {
     StreamedFrame* frame = nullptr;
     ready_frames_.pop(frame);
     if (!frame) break;
+    // Muted: its packets would be discarded; no physics for them either.
+    if (muted_.load(std::memory_order_acquire)) {
+      free_frames_.push(frame);
+      continue;
+    }
     // In real time a frame leaves only if it can still leave fresh: one that waited behind
     // others, or that the sender could not carry in time, is dropped whole before its physics.
     bool judge_when_complete = false;

@@ -66,6 +66,7 @@ class EmulatedSensor {
   std::optional<SensorSettings> pending_;
   // A reinitialisation that stopped the stream at the command (an Ouster's): when.
   std::optional<std::chrono::steady_clock::time_point> stream_stopped_at_;
+  std::uint64_t reinitialisations_ = 0;
   // `alive_` tells a late request on the unit's API (its sessions may outlive this sensor, a
   // reload) that the sensor it would reconfigure is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
