@@ -82,14 +82,21 @@ TEST_CASE("Livox scan tables: livox_laser_simulation's CSV read; malformed files
   CHECK_FALSE(make_rpm_scan(mid360, 600).pattern);
 }
 
-TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on its hit",
-          "[format][livox]") {
-  // Two and a half frames of firings: frame 2 runs past the table's end into its start.
+namespace {
+// A Mid-360 on 12,500 firings of the golden-angle test pattern: 5,000 a frame.
+ScanPattern mid360_test_pattern() {
   const auto parsed = parse_scan_table_csv(golden_angle_test_pattern_csv(12'500, 4), 4, "test.csv");
   REQUIRE(parsed.table);
   const auto made = make_table_scan(*find_sensor_model("livox-mid360"), parsed.table);
   REQUIRE(made.pattern);
-  const ScanPattern& pattern = *made.pattern;
+  return *made.pattern;
+}
+}  // namespace
+
+TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on its hit",
+          "[format][livox]") {
+  // Two and a half frames of firings: frame 2 runs past the table's end into its start.
+  const ScanPattern pattern = mid360_test_pattern();
   // 200,000 points/s of 4 lasers: a firing every 20 us, 5,000 a 0.1 s frame.
   CHECK(pattern.columns_per_frame == 5000);
   CHECK(pattern.column_period_s == Approx(20e-6));
@@ -179,7 +186,7 @@ TEST_CASE("Livox Mid-360 on a scan table: packets, cadence, IMU, every point on 
   CHECK((direction(1, 0) - direction(0, 0)).norm() > 0.1);
   CHECK((direction(1, 0) - direction(0, 5000 - 1)).norm() > 1e-3);
   CHECK((direction(2, 2500) - direction(0, 0)).norm() < 1e-12);
-  CHECK(direction(1, 0).isApprox(parsed.table->direction(5000, 0).cast<double>()));
+  CHECK(direction(1, 0).isApprox(pattern.table->direction(5000, 0).cast<double>()));
 }
 
 TEST_CASE("Livox: a packet that runs on into the next frame names the frame of its first firing",
@@ -187,11 +194,7 @@ TEST_CASE("Livox: a packet that runs on into the next frame names the frame of i
   // 5,000 firings a frame, 24 a packet: packet 208 holds frame 0's last 8 firings and frame 1's
   // first 16. Its timestamp is its first firing's (frame 0), and so is its frame count; the next
   // packet starts in frame 1.
-  const auto parsed = parse_scan_table_csv(golden_angle_test_pattern_csv(12'500, 4), 4, "test.csv");
-  REQUIRE(parsed.table);
-  const auto made = make_table_scan(*find_sensor_model("livox-mid360"), parsed.table);
-  REQUIRE(made.pattern);
-  const ScanPattern& pattern = *made.pattern;
+  const ScanPattern pattern = mid360_test_pattern();
   auto encoder = make_encoder(pattern, {}, ReturnMode::kFirst);
   REQUIRE(encoder);
   KeepingSink sink;

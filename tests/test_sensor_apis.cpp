@@ -14,6 +14,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -34,6 +35,28 @@ using test::scene_rows;
 
 namespace {
 
+// An engine streaming one frame's raw rows again and again in real time, until destroyed.
+class RawEngine {
+ public:
+  RawEngine(const test::DaemonProcess& daemon, const core::ScanPattern& pattern,
+            const std::vector<float>& rows)
+      : thread_([this, url = hits_url(daemon), pattern, &rows] {
+          clients::UdpSender sender(url);
+          clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
+          while (!done_) streamer.send_frame(rows);
+        }) {}
+  ~RawEngine() {
+    done_ = true;
+    thread_.join();
+  }
+  RawEngine(const RawEngine&) = delete;
+  RawEngine& operator=(const RawEngine&) = delete;
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 // An emulated OS1-64 at 127.0.0.2, fed raw rows in real time (the daemon finds each beam in
 // whatever mode a client switches it to), while a client script from tests/support talks to it
 // with HOST HTTP_PORT LIDAR_PORT IMU_PORT after `leading_args`. The script's exit status and
@@ -47,20 +70,14 @@ std::pair<int, std::string> run_ouster_client(const std::string& script,
   CHECK(daemon.output().find("API http://127.0.0.2:" + api_port()) != std::string::npos);
   const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
   const auto rows = scene_rows(pattern);
-  std::atomic<bool> done{false};
-  std::thread engine([&] {
-    clients::UdpSender sender(hits_url(daemon));
-    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
-    while (!done) streamer.send_frame(rows);
-  });
+  std::optional<RawEngine> engine(std::in_place, daemon, pattern, rows);
   const std::string log = "/tmp/lidaremu-ouster-client-" + std::to_string(::getpid()) + ".log";
   const std::string command = "python3 " + std::string(LIDAREMU_TEST_SUPPORT_DIR) + "/" + script +
                               " " + leading_args + "127.0.0.2 " + api_port() + " " +
                               std::to_string(free_udp_port()) + " " +
                               std::to_string(free_udp_port()) + " > " + log + " 2>&1";
   const int status = std::system(command.c_str());  // NOLINT(cert-env33-c)
-  done = true;
-  engine.join();
+  engine.reset();
   CHECK(daemon.stop() == 0);
   std::string transcript = test::slurp(log);
   std::remove(log.c_str());
@@ -253,12 +270,7 @@ TEST_CASE(
   const std::string base = "http://127.0.0.31:" + api_port();
   const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
   const auto rows = scene_rows(pattern);
-  std::atomic<bool> done{false};
-  std::thread engine([&] {
-    clients::UdpSender sender(hits_url(daemon));
-    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0, .raw = true});
-    while (!done) streamer.send_frame(rows);
-  });
+  std::optional<RawEngine> engine(std::in_place, daemon, pattern, rows);
   const auto init_id = [&] {
     const auto info = nlohmann::json::parse(
         test::http_request("GET", base + "/api/v1/sensor/metadata/sensor_info").body);
@@ -310,8 +322,7 @@ TEST_CASE(
   now = wait_running(statuses);
   CHECK(now != intermediate);
   std::this_thread::sleep_for(500ms);
-  done = true;
-  engine.join();
+  engine.reset();
   CHECK(daemon.stop() == 0);
   CHECK(statuses.contains("RUNNING"));
   const auto stamps = lidar.stamps();
