@@ -2,12 +2,6 @@
 // the spec decoders. No mocks: real sockets, real process, real bytes. The data path: every
 // model round trip, pacing, determinism, dual returns, captures, replays, poses.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <array>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -75,51 +69,6 @@ TEST_CASE("VLP-16 end to end, framed and raw: decoded points are the engine's hi
     }
     for (const auto& p : position) CHECK(p.source_port == 8308);
   }
-}
-
-TEST_CASE("Velodyne to this host's port 2368: packets leave from any port, so a driver there binds",
-          "[e2e][velodyne]") {
-  // The ROS velodyne driver binds every address on its port without SO_REUSEADDR: while any
-  // socket on the machine holds 2368 it cannot start, and once it runs no socket can take 2368.
-  // A unit sending to this very machine's 2368 therefore leaves from another port (a unit on
-  // another host sends from 2368: the test above). Here the host's socket holds 127.0.0.1:2368.
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(2368);
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0) {
-    ::close(fd);
-    WARN("127.0.0.1:2368 is taken on this machine: not run");
-    return;
-  }
-  const timeval wait{.tv_sec = 10, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-  test::UdpReceiver telemetry;
-  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
-                              "udp://127.0.0.1:2368", "--telemetry", telemetry.url(), "--sensor-id",
-                              "41", "--physics", "ideal", "--pace", "afap"});
-  const auto pattern = clients::scan_for("vlp16", 600, "");
-  clients::UdpSender sender(hits_url(daemon));
-  clients::FrameStreamer streamer(sender, pattern, {.sensor_id = 41, .speed = 5.0});
-  streamer.send_frame(scene_rows(pattern));
-  std::array<std::uint8_t, 1500> buffer{};
-  sockaddr_in from{};
-  socklen_t from_size = sizeof from;
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the socket API
-  const auto n = ::recvfrom(fd, buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from),
-                            &from_size);
-  ::close(fd);
-  REQUIRE(n == 1206);
-  CHECK(ntohl(from.sin_addr.s_addr) == 0x7F00002Bu);  // the unit's address, 127.0.0.2 + 41
-  CHECK(ntohs(from.sin_port) != 2368);
-  // Its position packets go elsewhere: from its own port 8308.
-  const auto position = telemetry.receive(1, 2s, 5s);
-  REQUIRE_FALSE(position.empty());
-  CHECK(position.front().source_port == 8308);
-  CHECK(daemon.stop() == 0);
 }
 
 TEST_CASE("HDL-64E raw7 end to end: one frame per revolution (lasers with offsets)",
