@@ -127,6 +127,39 @@ TEST_CASE(
   // sender's queue aged what left: 25 of 60 out, the oldest 11.5 periods old.
 }
 
+TEST_CASE("A real-time frame's path, stage by stage, adds up to its age", "[e2e][bench][pacing]") {
+  // The daemon times each frame's stages (docs/metrics.md, frame path) so that a lost or late
+  // frame shows where its time went; the bench reads them back. Real time, one OS1-32 512x10
+  // (100 ms frames), each frame's datagrams spread over its period as an engine sends them.
+  auto o = short_bench({"os1-32:512x10"}, 1.5);
+  o.rate = 1;
+  o.ceiling_seconds = 0;
+  const auto r = clients::run_bench(o);
+  CHECK(r.daemon_exit_code == 0);
+  REQUIRE(r.sensors.size() == 1);
+  const auto& s = r.sensors[0];
+  INFO("input " << s.input.mean_ms << ", gate wait " << s.gate_wait.mean_ms << ", physics "
+                << s.physics.mean_ms << ", queued " << s.queued.mean_ms << ", sending "
+                << s.sending.mean_ms << ", age " << s.age.mean_ms << " ms");
+  constexpr double kPeriodMs = 100;
+  // The age is the two stages after the input: complete -> last packet queued -> it left.
+  CHECK(s.age.mean_ms == Approx(s.queued.mean_ms + s.sending.mean_ms).margin(0.01));
+  // The engine spreads a frame over its period.
+  CHECK(s.input.mean_ms > 0.5 * kPeriodMs);
+  CHECK(s.input.mean_ms < 1.2 * kPeriodMs);
+  CHECK(s.physics.mean_ms > 0);
+  // One sensor: nothing else's physics to wait behind, beyond the gate's hand-over.
+  CHECK(s.gate_wait.mean_ms < 0.2 * kPeriodMs);
+  // Real-time pacing sends a frame's packets over its period, the pacing margin after it is
+  // ready: the last packet leaves at least a period after it was queued.
+  CHECK(s.sending.mean_ms > 0.9 * kPeriodMs);
+  CHECK(s.sending.mean_ms < 3 * kPeriodMs);
+  CHECK(s.age.p99_ms >= s.age.mean_ms);
+  std::ostringstream report;
+  clients::print_report(report, o, r);
+  CHECK_THAT(report.str(), Catch::Contains("frame path"));
+}
+
 TEST_CASE("The all-returning scene: every ray of every beam hits the 20 m sphere, facing back",
           "[bench]") {
   for (const char* model : {"vlp16", "hdl64e", "os1-128"}) {

@@ -508,6 +508,19 @@ BenchReport run_bench(const BenchOptions& o) {
         histogram_quantile(daemon.output(), "frame_age_seconds", name, 0.5) * 1e3;
     s.daemon_frame_age_p99_ms =
         histogram_quantile(daemon.output(), "frame_age_seconds", name, 0.99) * 1e3;
+    const auto stage = [&](const std::string& family) {
+      const double count = seconds(family + "_count");
+      return BenchSensorReport::Stage{
+          count > 0 ? seconds(family + "_sum") * 1e3 / count : 0.0,
+          histogram_quantile(daemon.output(), family, name, 0.99) * 1e3};
+    };
+    s.input = stage("frame_input_seconds");
+    s.gate_wait = stage("frame_gate_wait_seconds");
+    s.physics = stage("processing_seconds");
+    s.queued = stage("frame_queued_seconds");
+    s.sending = stage("frame_sending_seconds");
+    s.age = stage("frame_age_seconds");
+    s.daemon_frames_dropped_stale = daemon_counter(daemon, "frames_dropped_stale_total", name);
     const std::string& out = daemon.output();
     const std::string prefix = "lidaremu_batches_rejected_total{sensor=\"" + name + "\"";
     for (auto at = out.find(prefix); at != std::string::npos; at = out.find(prefix, at + 1)) {

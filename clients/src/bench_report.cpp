@@ -49,6 +49,36 @@ LatencySummary summarise_latencies(std::vector<double> seconds) {
   return s;
 }
 
+namespace {
+// Where each sensor's frames spent their time, stage by stage, and where its dropped frames
+// went: the first thing to read when frames are lost.
+void print_frame_paths(std::ostream& out, const BenchReport& r) {
+  const auto stage = [](const BenchSensorReport::Stage& st) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1) << std::setw(6) << st.mean_ms << "/";
+    if (std::isinf(st.p99_ms)) {
+      s << std::setw(6) << ">10000";
+    } else {
+      s << std::setw(6) << std::setprecision(0) << st.p99_ms;
+    }
+    return s.str();
+  };
+  out << "  frame path, ms mean/p99 bucket: input (first datagram -> complete), gate wait (behind "
+         "other frames' physics), physics, queued (complete -> last packet queued), sending "
+         "(queued -> left), age (complete -> left); dropped: while arriving / before physics / "
+         "after physics\n";
+  for (const auto& s : r.sensors) {
+    const std::uint64_t late = s.daemon_frames_dropped_late;
+    const std::uint64_t arriving = s.daemon_frames_dropped - late;
+    const std::uint64_t after = s.daemon_frames_dropped_stale;
+    out << "  " << std::left << std::setw(22) << s.label << std::right << stage(s.input)
+        << stage(s.gate_wait) << stage(s.physics) << stage(s.queued) << stage(s.sending)
+        << stage(s.age) << "   " << arriving << " / " << (late - std::min(late, after)) << " / "
+        << after << "\n";
+  }
+}
+}  // namespace
+
 void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r) {
   const auto pacing_p99 = [](double us) {
     return std::isinf(us) ? std::string(">20000") : std::to_string(std::lround(us));
@@ -82,6 +112,7 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
         << s.daemon_pacing_error_max_us << std::setw(9) << s.daemon_frame_age_p50_ms << " /"
         << std::setw(8) << s.daemon_frame_age_p99_ms << "\n";
   }
+  print_frame_paths(out, r);
   out << "  rays in            " << millions(r.rays_per_s) << "rays/s (" << millions(r.beams_per_s)
       << "beams/s, " << r.input_bytes_per_s / 1e6 << " MB/s)\n";
   out << "  returns out        " << millions(r.returns_per_s) << "returns/s\n";

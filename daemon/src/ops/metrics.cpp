@@ -75,6 +75,10 @@ const std::vector<Family>& sensor_families() {
        "Of the frames dropped, those dropped before the physics in real time because their last "
        "packet could not have left within three frame periods of their input.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_dropped_late); }},
+      {"lidaremu_frames_dropped_stale_total", "counter",
+       "Of the late, frames dropped after their physics: admitted while arriving, they could no "
+       "longer leave in time once complete.",
+       [](const SensorSnapshot& s) { return of(s.counters->frames_dropped_stale); }},
       {"lidaremu_frames_processed_total", "counter", "Frames through the physics chain.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_processed); }},
       {"lidaremu_processing_max_seconds", "gauge", "Longest physics time of one frame, seconds.",
@@ -260,6 +264,19 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
   write_histogram(w, "lidaremu_frame_age_seconds",
                   "From a frame's input being complete to its last packet leaving, seconds.",
                   sensors, &SensorCounters::frame_age);
+  write_histogram(w, "lidaremu_frame_input_seconds",
+                  "From a frame's first datagram to its input being complete, seconds.", sensors,
+                  &SensorCounters::frame_input);
+  write_histogram(w, "lidaremu_frame_gate_wait_seconds",
+                  "How long a frame's physics waited for the cores behind other frames, seconds.",
+                  sensors, &SensorCounters::frame_gate_wait);
+  write_histogram(w, "lidaremu_frame_queued_seconds",
+                  "From a frame's input being complete to its last packet queued for sending, "
+                  "seconds.",
+                  sensors, &SensorCounters::frame_queued);
+  write_histogram(w, "lidaremu_frame_sending_seconds",
+                  "From a frame's last packet queued for sending to its leaving, seconds.", sensors,
+                  &SensorCounters::frame_sending);
   for (const auto& f : view_families()) per_sensor(f, true);
   write_livox_sdk(w, sensors);
   if (foxglove) {
@@ -283,6 +300,10 @@ std::span<const std::string_view> metric_family_names() {
     all.push_back("lidaremu_processing_seconds");
     all.push_back("lidaremu_pacing_error_seconds");
     all.push_back("lidaremu_frame_age_seconds");
+    all.push_back("lidaremu_frame_input_seconds");
+    all.push_back("lidaremu_frame_gate_wait_seconds");
+    all.push_back("lidaremu_frame_queued_seconds");
+    all.push_back("lidaremu_frame_sending_seconds");
     for (const auto& f : view_families()) all.push_back(f.name);
     all.push_back(kLivoxSdkFamily);
     for (const auto& f : foxglove_families()) all.push_back(f.name);

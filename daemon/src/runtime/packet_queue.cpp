@@ -1,6 +1,7 @@
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace lidaremu::daemon {
 
@@ -25,6 +26,9 @@ bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag)
   slot->frame_sequence = tag.frame_sequence;
   slot->frame_input_done_ns = tag.frame_input_done_ns;
   slot->channel = tag.channel;
+  slot->queued_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count();
   ready_.push(slot);
   return true;
 }

@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -92,12 +93,18 @@ void SensorRuntime::emit_loop() {
   // the next frame's first packet comes (or the stream ends).
   std::uint64_t frame_sequence = 0;
   std::int64_t frame_input_done_ns = 0;
+  std::int64_t frame_last_queued_ns = 0;
   Clock::time_point frame_last_sent{};
   const auto observe_frame_age = [&] {
     if (frame_input_done_ns == 0) return;
     const Clock::time_point input_done{std::chrono::nanoseconds(frame_input_done_ns)};
-    counters_.frame_age.observe(
-        std::chrono::duration<double>(frame_last_sent - input_done).count());
+    const Clock::time_point last_queued{std::chrono::nanoseconds(frame_last_queued_ns)};
+    const auto seconds = [](Clock::duration d) {
+      return std::max(0.0, std::chrono::duration<double>(d).count());
+    };
+    counters_.frame_age.observe(seconds(frame_last_sent - input_done));
+    counters_.frame_queued.observe(seconds(last_queued - input_done));
+    counters_.frame_sending.observe(seconds(frame_last_sent - last_queued));
   };
   std::uint64_t discarded = 0;  // after mute_output
   for (;;) {
@@ -178,6 +185,7 @@ void SensorRuntime::emit_loop() {
       }
       // Packets encoded while the frame was still arriving do not know when it was complete.
       if (slot->frame_input_done_ns != 0) frame_input_done_ns = slot->frame_input_done_ns;
+      frame_last_queued_ns = slot->queued_ns;
       frame_last_sent = Clock::now();
     } else {
       ++counters_.telemetry_packets_out;

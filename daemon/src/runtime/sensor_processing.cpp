@@ -16,6 +16,13 @@ using runtime_detail::steady_s;
 using runtime_detail::unix_now_s;
 using runtime_detail::worth_logging;
 
+namespace {
+std::uint64_t elapsed_ns(Clock::time_point since) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count());
+}
+}  // namespace
+
 class SensorRuntime::QueueSink final : public core::PacketSink {
  public:
   explicit QueueSink(SensorRuntime& owner) : owner_(owner) {}
@@ -123,6 +130,7 @@ bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t ph
   }
   ++counters_.frames_dropped;
   ++counters_.frames_dropped_late;
+  ++counters_.frames_dropped_stale;
   if (worth_logging(counters_.frames_dropped_late)) {
     spdlog::warn(
         "sensor {}: processing is behind real time; dropped frame {} before sending it: its "
@@ -157,8 +165,11 @@ void SensorRuntime::process_loop() {
     // The frame's place in line for the physics, kept through all its steps.
     PhysicsGate& gate = PhysicsGate::shared();
     PhysicsGate::Commitment commitment(gate, gate.draw_ticket());
+    gate_wait_ns_ = 0;
     if (realtime) {
+      const auto asked = Clock::now();
       PhysicsGate::Pass pass(gate, commitment.ticket());
+      gate_wait_ns_ += elapsed_ns(asked);
       const bool complete = frame->progress().complete;
       if (!admit_in_time(frame->hits, complete, gate.work_ahead_s(commitment.ticket()))) {
         pass.release();
@@ -173,6 +184,10 @@ void SensorRuntime::process_loop() {
     process_frame(*frame, sink, commitment, judge_when_complete);  // hands it back to the input
   }
   frames_ended_ = true;
+  // What the encoder held for the next frame leaves now, as a frame of its own: the last frame's
+  // age is not the time the stream took to stop.
+  sink.frame_sequence = ++frames_begun_;
+  sink.frame_input_done_ns = 0;
   encoder_->flush(sink);
   packets_->end();
 }
@@ -185,7 +200,9 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
   // simulation time (from its first batch).
   std::uint64_t physics_ns = 0;
   const auto timed_physics = [&](auto&& work) {
+    const auto asked = Clock::now();
     PhysicsGate::Pass pass(PhysicsGate::shared(), commitment.ticket());
+    gate_wait_ns_ += elapsed_ns(asked);
     const auto begin = Clock::now();
     work();
     const auto step_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin);
@@ -236,6 +253,8 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
     }
     if (done) {
       sink.frame_input_done_ns = hits.input_done_ns;
+      counters_.frame_input.observe(static_cast<double>(hits.input_done_ns - hits.input_begun_ns) *
+                                    1e-9);
       arrival_estimate_s_ = static_cast<double>(hits.input_done_ns - hits.input_begun_ns) * 1e-9;
       free_frames_.push(&frame);  // the input refills it at once: nothing below reads it
     }
@@ -247,6 +266,7 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
     if (!progress.complete) frame.wait_past(progress);
   }
   if (live) tap_->submit(live, returns_);
+  counters_.frame_gate_wait.observe(static_cast<double>(gate_wait_ns_) * 1e-9);
   store_max(counters_.processing_ns_max, physics_ns);
   counters_.processing.observe(static_cast<double>(physics_ns) * 1e-9);
   ++counters_.frames_processed;

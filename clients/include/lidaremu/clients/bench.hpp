@@ -80,6 +80,17 @@ struct BenchSensorReport {
   // true under drops too, where the bench's own latency cannot tell which input a frame was.
   double daemon_frame_age_p50_ms = 0;
   double daemon_frame_age_p99_ms = 0;
+  // Where each frame's time went, by stage (the daemon's frame-path histograms): the mean, and
+  // the upper bound of the bucket holding the 99th percentile (ms; docs/metrics.md).
+  struct Stage {
+    double mean_ms = 0;
+    double p99_ms = 0;
+  };
+  Stage input, gate_wait, physics, queued, sending, age;
+  // Where the dropped frames went: behind while still arriving (input outran processing),
+  // refused before their physics, dropped after it (stale once complete), or given up so that a
+  // sensor further behind could go (fair share).
+  std::uint64_t daemon_frames_dropped_stale = 0;
 };
 
 struct BenchReport {

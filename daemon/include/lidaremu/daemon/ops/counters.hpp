@@ -27,6 +27,10 @@ struct Histogram {
   Counter sum_ns{0};
 };
 
+// Bounds of the frame-path histograms (seconds).
+inline constexpr std::array<double, 11> kFrameSpanBounds{
+    10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 300e-3, 500e-3, 1.0, 2.0, 5.0, 10.0};
+
 struct SensorCounters {
   Counter datagrams_in{0};
   Counter datagrams_refused_sender{0};  // not on the input's allow-list
@@ -46,7 +50,8 @@ struct SensorCounters {
   Counter frames_complete{0};
   Counter frames_incomplete{0};
   Counter frames_dropped{0};
-  Counter frames_dropped_late{0};  // of those: real time, could not leave fresh (FrameAdmission)
+  Counter frames_dropped_late{0};   // of those: real time, could not leave fresh (FrameAdmission)
+  Counter frames_dropped_stale{0};  // of the late: judged again after their physics (work lost)
   Counter frames_processed{0};
   Counter processing_ns_max{0};  // exposed in seconds
   Counter packets_out{0};
@@ -61,8 +66,17 @@ struct SensorCounters {
   Histogram<9> pacing_error{{10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 5e-3, 20e-3}};
   // From a frame's input being complete to its last packet leaving (seconds): how old what a
   // driver receives is. Real-time pacing alone adds the margin and the frame's own period.
-  Histogram<11> frame_age{
-      {10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 300e-3, 500e-3, 1.0, 2.0, 5.0, 10.0}};
+  Histogram<11> frame_age{kFrameSpanBounds};
+  // The stages of that path, each a frame's (seconds), so that a late frame shows where it lost
+  // its time: its input (first datagram to complete: the engine's pace and the socket's buffer),
+  // its physics' wait for the cores behind other frames (every sensor's: PhysicsGate), from its
+  // input being complete to its last packet being queued for the sender (the wait, the physics
+  // left after the last datagram, the encoding), and from there to that packet leaving (the
+  // pacing margin and the frame's own span, or a sender behind).
+  Histogram<11> frame_input{kFrameSpanBounds};
+  Histogram<11> frame_gate_wait{kFrameSpanBounds};
+  Histogram<11> frame_queued{kFrameSpanBounds};
+  Histogram<11> frame_sending{kFrameSpanBounds};
 
   void reject(protocol::BatchError e) { ++rejected[static_cast<std::size_t>(e)]; }
   void add_rows(const protocol::RowCounts& r);

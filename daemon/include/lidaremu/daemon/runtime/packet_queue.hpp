@@ -22,6 +22,7 @@ struct PacketSlot {
   // FrameHits::input_done_ns once known (0 in packets encoded before its input was complete).
   std::uint64_t frame_sequence = 0;
   std::int64_t frame_input_done_ns = 0;
+  std::int64_t queued_ns = 0;  // when put() queued it (steady clock)
   core::PacketChannel channel = core::PacketChannel::kData;
   [[nodiscard]] std::span<const std::uint8_t> packet() const { return {bytes.data(), size}; }
 };

@@ -185,6 +185,7 @@ class SensorRuntime {
   std::optional<double> last_frame_start_;
   std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
   double arrival_estimate_s_ = 0;   // how long the last complete frame took to arrive
+  std::uint64_t gate_wait_ns_ = 0;  // the frame's physics' waits for the cores
 
   // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
   // packet it anchored on (NaN until it has).
