@@ -3,18 +3,14 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
-#include <mutex>
-#include <optional>
 #include <thread>
 #include <vector>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/core/sensor_model.hpp"
-#include "lidaremu/daemon/runtime/frame_admission.hpp"
 #include "lidaremu/daemon/runtime/frame_order.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
-#include "lidaremu/daemon/runtime/physics_gate.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 
@@ -310,165 +306,6 @@ TEST_CASE("Frame numbering: next, late, a restart or a stray, across the counter
   CHECK(frame_order(0xFFFFFFFFu, 1) == FrameOrder::kStale);
 }
 
-TEST_CASE("Real-time admission: a frame goes through the physics only if it can leave fresh",
-          "[daemon][overload]") {
-  // A 10 Hz sensor with the default pacing margin (one frame period): a frame processed at once
-  // leaves its last packet margin + period after it is ready, 2 periods; the bound is 3.
-  const double p = 0.1;
-  daemon::FrameAdmission a(p, p);
-  CHECK(a.predicted_last_packet_s(10.0, std::nullopt) == Approx(10.0 + 2 * p));
-  CHECK(a.admit(10.0, 10.0, 0.0, std::nullopt));
-  // A frame that already waited 1.5 periods (in the socket's buffer, or behind another) would
-  // be 3.5 periods old: dropped before its physics.
-  daemon::FrameAdmission waited(p, p);
-  CHECK_FALSE(waited.admit(10.0, 10.0 - 1.5 * p, 0.0, std::nullopt));
-  CHECK(waited.admit(10.0, 10.0 - 0.9 * p, 0.0, std::nullopt));
-
-  // A margin set above one period (here two): a frame processed at once takes 3 periods to
-  // leave, so the bound becomes that plus half a period of waiting.
-  daemon::FrameAdmission wide(p, 2 * p);
-  CHECK(wide.budget_s() == Approx(3.5 * p));
-  CHECK(wide.admit(10.0, 10.0 - 0.45 * p, 0.0, std::nullopt));
-  CHECK_FALSE(wide.admit(10.0, 10.0 - 0.55 * p, 0.0, std::nullopt));
-
-  // Physics that takes 1.5 periods: 1.5 + 1 + 1 = 3.5 periods is the soonest a frame can leave,
-  // so a frame is dropped only for having waited (over half a period), never for the physics
-  // being slow: such a sensor still sends every frame it can.
-  daemon::FrameAdmission slow(p, p);
-  CHECK(slow.admit(9.0, 9.0, 0.0, std::nullopt));
-  slow.processed(1.5 * p, 9.15, std::nullopt);
-  CHECK(slow.processing_estimate_s() == Approx(1.5 * p));
-  CHECK(slow.budget_s() == Approx(4.0 * p));
-  CHECK(slow.admit(10.0, 10.0 - 0.45 * p, 0.0, std::nullopt));
-  CHECK_FALSE(slow.admit(10.0, 10.0 - 0.55 * p, 0.0, std::nullopt));
-  slow.processed(0.5 * p, 10.0, std::nullopt);  // the estimate follows
-  CHECK(slow.processing_estimate_s() == Approx(0.3 * 0.5 * p + 0.7 * 1.5 * p));
-
-  // The input thread's reading counts as the frame's own work, up to a period: a frame read for
-  // 0.9 periods and queued 0.3 goes (budget 0.9 + 2 + 0.5 = 3.4 periods, it would leave at 3.2);
-  // the same 1.2 periods all spent queued do not (3 periods); a reading backlog of 2 periods
-  // counts as one period of work and one of waiting, so it does not either.
-  daemon::FrameAdmission reading(p, p);
-  CHECK(reading.budget_s(0.9 * p) == Approx(3.4 * p));
-  CHECK(reading.admit(10.0, 10.0 - 1.2 * p, 0.9 * p, std::nullopt));
-  daemon::FrameAdmission queued(p, p);
-  CHECK_FALSE(queued.admit(10.0, 10.0 - 1.2 * p, 0.0, std::nullopt));
-  daemon::FrameAdmission backlog(p, p);
-  CHECK(backlog.budget_s(2 * p) == Approx(3.5 * p));
-  CHECK_FALSE(backlog.admit(10.0, 10.0 - 2 * p, 2 * p, std::nullopt));
-
-  // Nothing can silence a sensor: physics of 1.5 periods and frames that each waited 0.6 (3.5
-  // periods to leave, the bound 4 - 0.6), refused frame after frame, until the first frame
-  // thirty periods after the last admitted one, which is let through.
-  daemon::FrameAdmission silent(p, p);
-  CHECK(silent.admit(5.0, 5.0, 0.0, std::nullopt));
-  silent.processed(1.5 * p, 5.0, std::nullopt);
-  int refused = 0;
-  double t = 5.03;  // frames every half period from here: 5.03 .. 7.98 refused, 8.03 goes
-  for (int k = 1; t < 9.0 && !silent.admit(t, t - 0.6 * p, 0.0, std::nullopt); ++k) {
-    ++refused;
-    t = 5.03 + k * p / 2;
-  }
-  CHECK(refused == 60);
-  CHECK(t == Approx(8.03));
-  // Let through for the silence: a frame streamed in goes through whatever it is predicted when
-  // complete (judged again, it would be refused, and the sensor would never send again).
-  CHECK(silent.last_was_probe());
-  daemon::FrameAdmission fresh(p, p);
-  CHECK(fresh.admit(5.0, 5.0, 0.0, std::nullopt));
-  CHECK_FALSE(fresh.last_was_probe());
-
-  // Judged again once complete and through the physics: what the physics took counts as the
-  // frame's own work (the first frame of a ThreadSanitizer build: no estimate yet, physics of
-  // five periods, all of it while the frame arrived) ...
-  daemon::FrameAdmission rejudged(p, p);
-  CHECK(rejudged.admit(10.0, 10.0, 0.0, std::nullopt));
-  CHECK(rejudged.still_in_time(10.55, 10.05, 0.5, std::nullopt));
-  // ... but a frame that would leave late goes, and its admission with it: silence counts on
-  // from the frame before, so the probe still comes thirty periods after that one.
-  CHECK(rejudged.admit(12.0, 12.0, 0.0, std::nullopt));
-  CHECK_FALSE(rejudged.still_in_time(12.5, 12.05, 0.01, std::nullopt));
-  CHECK(rejudged.admit(13.01, 12.0, 0.0, std::nullopt));
-  CHECK(rejudged.last_was_probe());
-  // The same when even the first frames are late (seen under ThreadSanitizer: a sensor
-  // reinitialised through its API found a second of input waiting and never sent a packet):
-  // silence counts from the first frame offered.
-  daemon::FrameAdmission late_from_start(p, p);
-  CHECK_FALSE(late_from_start.admit(20.0, 18.0, 0.0, std::nullopt));
-  CHECK_FALSE(late_from_start.admit(22.5, 20.5, 0.0, std::nullopt));
-  CHECK(late_from_start.admit(23.0, 21.0, 0.0, std::nullopt));
-
-  // In step with the sender: the frame's first packet is due when the previous frame's last
-  // left, and the frame leaves one period after that.
-  daemon::FrameAdmission in_step(p, p);
-  in_step.processed(0.01, 10.0, 10.15);  // sent from 10.15 to 10.25
-  CHECK(in_step.predicted_last_packet_s(10.1, 10.25) == Approx(10.35));
-  // A due time far beyond the pacing window (a clock jump, frames dropped) is not waited for:
-  // streaming on time, the sender follows the frame before at once ...
-  CHECK(in_step.predicted_last_packet_s(10.1, 20.0) == Approx(10.35));
-  // ... idle for longer than the slack, it starts afresh, the margin ahead.
-  CHECK(in_step.predicted_last_packet_s(10.5, 20.0) == Approx(10.51 + 2 * p));
-}
-
-TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh, half is dropped",
-          "[daemon][overload]") {
-  // Input at 20 frames/s into a 10 Hz sensor whose physics takes 10 ms: the sender can carry one
-  // frame per period, so about half the frames must go. Walk the frames through the admission as
-  // the processing thread does, the sender's schedule contiguous (the wall clock's sensor time
-  // moves one period per frame sent).
-  const double p = 0.1, physics = 0.01;
-  daemon::FrameAdmission a(p, p);
-  std::optional<double> next_due;  // the sender's schedule for the next frame's first packet
-  int admitted = 0;
-  const int frames = 200;
-  for (int f = 0; f < frames; ++f) {
-    const double arrived = 1.0 + f * p / 2;
-    if (!a.admit(arrived, arrived, 0.0, next_due)) continue;
-    ++admitted;
-    const double ready = arrived + physics;
-    const double last = a.predicted_last_packet_s(arrived, next_due);
-    INFO("frame " << f);
-    CHECK(last - arrived < daemon::FrameAdmission::kFreshPeriods * p);
-    a.processed(physics, ready, next_due);
-    next_due = (next_due && *next_due >= ready - 0.05 ? std::max(*next_due, ready) : ready + p) + p;
-  }
-  CHECK(admitted == Approx(frames / 2).margin(frames / 20));
-}
-
-TEST_CASE("The physics gate serves the oldest frame first, whenever it asked",
-          "[daemon][overload]") {
-  // A streamed frame asks for the gate once per step. While a younger frame holds the gate, the
-  // older frame's next step and two still younger frames' first steps wait: the older frame goes
-  // first although it asked last, then the others in the order of their tickets.
-  daemon::PhysicsGate gate;
-  const auto older = gate.draw_ticket();
-  const auto holder = gate.draw_ticket();
-  const auto young = gate.draw_ticket();
-  const auto youngest = gate.draw_ticket();
-  std::mutex order_mutex;
-  std::vector<daemon::PhysicsGate::Ticket> served;
-  const auto step = [&](daemon::PhysicsGate::Ticket t) {
-    const daemon::PhysicsGate::Pass pass(gate, t);
-    const std::lock_guard lock(order_mutex);
-    served.push_back(t);
-  };
-  std::vector<std::thread> steps;
-  {
-    daemon::PhysicsGate::Pass held(gate, holder);
-    for (const auto t : {youngest, young, older}) {
-      const int before = gate.waiting();
-      steps.emplace_back(step, t);
-      while (gate.waiting() == before) std::this_thread::yield();  // it waits behind the holder
-    }
-    held.release();
-    for (auto& s : steps) s.join();
-  }
-  CHECK(served == std::vector<daemon::PhysicsGate::Ticket>{older, young, youngest});
-  CHECK(gate.waiting() == 0);
-  // With nobody waiting, any ticket enters at once.
-  const daemon::PhysicsGate::Pass again(gate, youngest + 10);
-}
-
 TEST_CASE("The packet queue keeps order, refuses a packet larger than its slots, holds back",
           "[daemon][hostile]") {
   daemon::PacketQueue queue(2, 8);
@@ -505,25 +342,6 @@ TEST_CASE("The packet queue keeps order, refuses a packet larger than its slots,
   CHECK(queue.take() == nullptr);  // the end
   producer.join();
   CHECK(third_in.load());
-}
-
-TEST_CASE("A frame's admission counts the physics still to come of the frames before it",
-          "[daemon][overload]") {
-  daemon::PhysicsGate gate;
-  std::optional<daemon::PhysicsGate::Commitment> first(std::in_place, gate, gate.draw_ticket());
-  const auto middle = gate.draw_ticket();
-  daemon::PhysicsGate::Commitment second(gate, gate.draw_ticket());
-  const auto last = gate.draw_ticket();
-  first->expect(0.050);
-  second.expect(0.100);
-  second.spend(0.030);
-  CHECK(gate.work_ahead_s(first->ticket()) == 0);  // nothing before the oldest
-  CHECK(gate.work_ahead_s(middle) == Approx(0.050));
-  CHECK(gate.work_ahead_s(last) == Approx(0.120));
-  second.spend(1.0);  // took longer than expected: nothing more to come, never negative
-  CHECK(gate.work_ahead_s(last) == Approx(0.050));
-  first.reset();  // through its physics
-  CHECK(gate.work_ahead_s(last) == 0);
 }
 
 TEST_CASE("A pose absurdly far away is refused, in a Control and in a world-frame batch",
