@@ -79,6 +79,10 @@ const std::vector<Family>& sensor_families() {
        "Of the late, frames dropped after their physics: admitted while arriving, they could no "
        "longer leave in time once complete.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_dropped_stale); }},
+      {"lidaremu_frame_share", "gauge",
+       "The share of the sensor's frames that left lately (about the last 32): under overload, "
+       "frames of sensors with the lowest share go first, so that the shortfall is shared.",
+       [](const SensorSnapshot& s) { return of(s.counters->frame_share_permille); }, 1e-3},
       {"lidaremu_frames_processed_total", "counter", "Frames through the physics chain.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_processed); }},
       {"lidaremu_processing_max_seconds", "gauge", "Longest physics time of one frame, seconds.",

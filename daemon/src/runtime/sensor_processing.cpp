@@ -90,22 +90,52 @@ std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) co
   return sensor_time_s + offset;
 }
 
+namespace {
+double seconds_of(std::int64_t steady_ns) {
+  return steady_s(Clock::time_point{std::chrono::nanoseconds(steady_ns)});
+}
+}  // namespace
+
+double SensorRuntime::frame_deadline_s(const core::FrameHits& frame, bool complete) const {
+  const double input_done = complete ? seconds_of(frame.input_done_ns)
+                                     : seconds_of(frame.input_begun_ns) + arrival_estimate_s_;
+  const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
+  return input_done + admission_.budget_s(input_lag);
+}
+
+void SensorRuntime::record_outcome(bool delivered, std::uint64_t frames) {
+  share_.record(delivered, frames);
+  counters_.frame_share_permille.store(
+      static_cast<std::uint64_t>(std::lround(share_.share() * 1e3)), std::memory_order_relaxed);
+}
+
+void SensorRuntime::record_input_drops() {
+  // The input thread counts only frames_dropped; the late ones are this thread's own.
+  const std::uint64_t dropped_by_input =
+      counters_.frames_dropped.load() - counters_.frames_dropped_late.load();
+  if (dropped_by_input > input_drops_recorded_) {
+    record_outcome(false, dropped_by_input - input_drops_recorded_);
+    input_drops_recorded_ = dropped_by_input;
+  }
+}
+
 bool SensorRuntime::admit_in_time(const core::FrameHits& frame, bool complete,
-                                  double work_ahead_s) {
+                                  const PhysicsGate::Commitment& commitment) {
   if (input_stopping_.load(std::memory_order_acquire)) return true;  // the stop: all accepted
-  const auto seconds_of = [](std::int64_t ns) {
-    return steady_s(Clock::time_point{std::chrono::nanoseconds(ns)});
-  };
   // The physics can start once the frames admitted before it are through theirs (they go
   // first), and, for a frame still arriving, once its input is complete: its arrival takes as
   // long as the last complete frame's did (from its first datagram to its last).
-  const double free_s = steady_s(Clock::now()) + work_ahead_s;
-  const double now =
-      complete ? free_s : std::max(free_s, seconds_of(frame.input_begun_ns) + arrival_estimate_s_);
+  const double steady_now = steady_s(Clock::now());
+  const auto ready_s = [&](double free_s) {
+    return complete ? free_s
+                    : std::max(free_s, seconds_of(frame.input_begun_ns) + arrival_estimate_s_);
+  };
+  const double now = ready_s(steady_now + PhysicsGate::shared().work_ahead_s(commitment.ticket()));
   const double input_done = complete ? seconds_of(frame.input_done_ns) : now;
   const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
   const auto due = first_packet_due_s(next_frame_start(frame));
   if (admission_.admit(now, input_done, input_lag, due)) return true;
+  record_outcome(false);
   ++counters_.frames_dropped;
   ++counters_.frames_dropped_late;
   if (worth_logging(counters_.frames_dropped_late)) {
@@ -131,6 +161,7 @@ bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t ph
   ++counters_.frames_dropped;
   ++counters_.frames_dropped_late;
   ++counters_.frames_dropped_stale;
+  record_outcome(false);
   if (worth_logging(counters_.frames_dropped_late)) {
     spdlog::warn(
         "sensor {}: processing is behind real time; dropped frame {} before sending it: its "
@@ -162,16 +193,19 @@ void SensorRuntime::process_loop() {
     // In real time a frame leaves only if it can still leave fresh: one that waited behind
     // others, or that the sender could not carry in time, is dropped whole before its physics.
     bool judge_when_complete = false;
-    // The frame's place in line for the physics, kept through all its steps.
+    // The frame's place in line for the physics, by its deadline, kept through all its steps.
+    record_input_drops();
     PhysicsGate& gate = PhysicsGate::shared();
-    PhysicsGate::Commitment commitment(gate, gate.draw_ticket());
+    PhysicsGate::Commitment commitment(
+        gate, gate.draw_ticket(frame_deadline_s(frame->hits, frame->progress().complete) -
+                               share_.lead_s()));
     gate_wait_ns_ = 0;
     if (realtime) {
       const auto asked = Clock::now();
       PhysicsGate::Pass pass(gate, commitment.ticket());
       gate_wait_ns_ += elapsed_ns(asked);
       const bool complete = frame->progress().complete;
-      if (!admit_in_time(frame->hits, complete, gate.work_ahead_s(commitment.ticket()))) {
+      if (!admit_in_time(frame->hits, complete, commitment)) {
         pass.release();
         free_frames_.push(frame);  // the input may still be filling it: it refills it after
         continue;
@@ -270,6 +304,7 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
   store_max(counters_.processing_ns_max, physics_ns);
   counters_.processing.observe(static_cast<double>(physics_ns) * 1e-9);
   ++counters_.frames_processed;
+  record_outcome(true);
   if (settings_.pace == Pace::kRealtime) {
     // Physics time only: the encoding's own share is small, and its waits for the sender
     // are the sender's schedule, which the admission follows separately.

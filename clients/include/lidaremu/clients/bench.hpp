@@ -88,8 +88,7 @@ struct BenchSensorReport {
   };
   Stage input, gate_wait, physics, queued, sending, age;
   // Where the dropped frames went: behind while still arriving (input outran processing),
-  // refused before their physics, dropped after it (stale once complete), or given up so that a
-  // sensor further behind could go (fair share).
+  // refused before their physics, or dropped after it (stale once complete).
   std::uint64_t daemon_frames_dropped_stale = 0;
 };
 

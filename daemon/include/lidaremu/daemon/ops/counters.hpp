@@ -52,6 +52,8 @@ struct SensorCounters {
   Counter frames_dropped{0};
   Counter frames_dropped_late{0};   // of those: real time, could not leave fresh (FrameAdmission)
   Counter frames_dropped_stale{0};  // of the late: judged again after their physics (work lost)
+  // The share of the sensor's frames that leave, lately (FairShare), in thousandths.
+  Counter frame_share_permille{1000};
   Counter frames_processed{0};
   Counter processing_ns_max{0};  // exposed in seconds
   Counter packets_out{0};

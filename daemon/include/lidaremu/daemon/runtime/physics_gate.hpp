@@ -2,26 +2,40 @@
 // The physics' cores are one resource for every sensor of the process (one TBB arena): frames of
 // several sensors processed at once share it, and each then takes as long as all of them
 // together. Under overload that makes every frame late. The gate lets one piece of work at a
-// time into the physics, and the oldest frame first: a frame draws a ticket when it asks to be
+// time into the physics, the frame due first first (earliest deadline first: a frame's deadline
+// is when its last packet must have left, so a 20 Hz sensor's frame goes before a 10 Hz one's
+// that arrived with it, and, sensors alike, the frame that arrived first goes first; a sensor
+// short of frames moves its frames ahead, FairShare). A frame draws a ticket when it asks to be
 // admitted and keeps it for every step of its physics, so a frame streamed in steps (the
-// processing thread waits for its columns between them) gets the cores back before any younger
-// frame's step whenever it has columns to take, and younger frames use the cores while it waits.
-// Without the kept ticket, eight streamed frames interleaved their steps first come first
-// served, each frame's physics spread over the others', and every frame left older.
+// processing thread waits for its columns between them) gets the cores back before any
+// later-due frame's step whenever it has columns to take, and later-due frames use the cores
+// while it waits. Without the kept ticket, eight streamed frames interleaved their steps first
+// come first served, each frame's physics spread over the others', and every frame left older.
 // A frame's admission by deadline (FrameAdmission) is decided once it holds the gate, when its
 // wait is known, so that frames queued behind others are dropped if they became stale there;
-// and since older frames go first, an admitted frame's physics still to come (its commitment)
-// is a wait for every younger frame: admission counts the commitments ahead of a frame.
+// and since frames due earlier go first, an admitted frame's physics still to come (its
+// commitment) is a wait for every frame due after it: admission counts the commitments ahead of
+// a frame.
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <tuple>
 
 namespace lidaremu::daemon {
 
 class PhysicsGate {
  public:
-  using Ticket = std::uint64_t;
+  // A frame's place in line: its deadline (steady-clock seconds, less its sensor's FairShare
+  // lead), then the order tickets were drawn in (tickets are unique).
+  struct Ticket {
+    double deadline_s = 0;
+    std::uint64_t sequence = 0;
+    friend bool operator<(const Ticket& a, const Ticket& b) {
+      return std::tie(a.deadline_s, a.sequence) < std::tie(b.deadline_s, b.sequence);
+    }
+    friend bool operator==(const Ticket& a, const Ticket& b) = default;
+  };
 
  private:
   // The waiters and the commitments, each a node on its thread's stack: no allocation, and at
@@ -101,14 +115,15 @@ class PhysicsGate {
     return gate;
   }
 
-  // A frame's place in line, drawn once when it first asks for the gate: lower goes first.
-  Ticket draw_ticket() {
+  // A frame's place in line, drawn once when it first asks for the gate: the earliest deadline
+  // goes first, and of equal deadlines the ticket drawn first.
+  Ticket draw_ticket(double deadline_s) {
     const std::lock_guard lock(mutex_);
-    return next_ticket_++;
+    return {deadline_s, next_sequence_++};
   }
 
-  // The physics still to come of the frames admitted before the one holding this ticket: it goes
-  // first.
+  // The physics still to come of the admitted frames due before the one holding this ticket:
+  // they go first.
   [[nodiscard]] double work_ahead_s(Ticket ticket) {
     const std::lock_guard lock(mutex_);
     double seconds = 0;
@@ -142,8 +157,8 @@ class PhysicsGate {
     }
     turn_.notify_all();
   }
-  // The waiter with the oldest ticket (ties cannot happen: tickets are unique per frame, and a
-  // frame has one step waiting at a time).
+  // The waiter due first (ties cannot happen: tickets are unique per frame, and a frame has one
+  // step waiting at a time).
   [[nodiscard]] Waiter* first_in_line() const {
     Waiter* first = waiting_;
     for (Waiter* w = waiting_; w != nullptr; w = w->next) {
@@ -162,7 +177,7 @@ class PhysicsGate {
 
   std::mutex mutex_;
   std::condition_variable turn_;
-  Ticket next_ticket_ = 0;
+  std::uint64_t next_sequence_ = 0;
   bool busy_ = false;
   Waiter* waiting_ = nullptr;
   Committed* committed_ = nullptr;

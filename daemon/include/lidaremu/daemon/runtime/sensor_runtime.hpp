@@ -26,6 +26,7 @@
 #include "lidaremu/daemon/config/settings.hpp"
 #include "lidaremu/daemon/ops/capture.hpp"
 #include "lidaremu/daemon/ops/counters.hpp"
+#include "lidaremu/daemon/runtime/fair_share.hpp"
 #include "lidaremu/daemon/runtime/frame_admission.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
@@ -114,9 +115,19 @@ class SensorRuntime {
   void process_loop();
   // Real time: whether a complete frame can still leave fresh (FrameAdmission); when not, it is
   // dropped whole and counted. Once the input has stopped, everything accepted is processed.
-  // A frame still arriving (not complete) is judged as it will be once complete; work_ahead_s:
-  // the physics still to come of frames (of any sensor) admitted before it, which go first.
-  bool admit_in_time(const core::FrameHits& frame, bool complete, double work_ahead_s);
+  // A frame still arriving (not complete) is judged as it will be once complete, behind the
+  // physics still to come of frames (of any sensor) admitted and due before it (they go first;
+  // those of sensors served better give way to it if that makes it in time: FairShare).
+  bool admit_in_time(const core::FrameHits& frame, bool complete,
+                     const PhysicsGate::Commitment& commitment);
+  // When a frame's last packet must have left (steady-clock seconds): its place in the physics'
+  // line. A frame still arriving is expected complete as long after its first datagram as the
+  // last frame took.
+  [[nodiscard]] double frame_deadline_s(const core::FrameHits& frame, bool complete) const;
+  // A frame's outcome into the sensor's share (and its gauge); frames the input dropped (input
+  // outran processing) count against it too.
+  void record_outcome(bool delivered, std::uint64_t frames = 1);
+  void record_input_drops();
   // A frame admitted while arriving, judged again once complete and through the physics.
   bool still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns);
   // Runs the physics on the frame's columns as they are published, encoding what is final;
@@ -186,6 +197,10 @@ class SensorRuntime {
   std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
   double arrival_estimate_s_ = 0;   // how long the last complete frame took to arrive
   std::uint64_t gate_wait_ns_ = 0;  // the frame's physics' waits for the cores
+  // The share of this sensor's frames that leave, beside every other sensor's (FairShare), and
+  // how many of the input's drops it has counted.
+  FairShare::Member share_;
+  std::uint64_t input_drops_recorded_ = 0;
 
   // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
   // packet it anchored on (NaN until it has).
