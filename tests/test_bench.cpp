@@ -155,9 +155,24 @@ TEST_CASE("A real-time frame's path, stage by stage, adds up to its age", "[e2e]
   CHECK(s.sending.mean_ms > 0.9 * kPeriodMs);
   CHECK(s.sending.mean_ms < 3 * kPeriodMs);
   CHECK(s.age.p99_ms >= s.age.mean_ms);
+  // The daemon's CPU by its threads' work: every kind did some, and together they are the
+  // process's CPU (both from /proc: the process's in 10 ms ticks, a few percent of this short
+  // run; the threads' sum leaves out none but threads that ended).
+  const auto& c = r.cpu_per_beam;
+  INFO("CPU per beam: input " << c.input_ns << ", physics " << c.physics_ns << ", encoding "
+                              << c.encoding_ns << ", sending " << c.sending_ns << ", other "
+                              << c.other_ns << " ns; the process " << r.daemon_cpu_ns_per_ray);
+  CHECK(c.input_ns > 0);
+  CHECK(c.physics_ns > 0);
+  CHECK(c.encoding_ns > 0);
+  CHECK(c.sending_ns > 0);
+  CHECK(c.serial_ns() == Approx(c.input_ns + c.encoding_ns + c.sending_ns));
+  CHECK(c.input_ns + c.physics_ns + c.encoding_ns + c.sending_ns + c.other_ns ==
+        Approx(r.daemon_cpu_ns_per_ray).epsilon(0.25));
   std::ostringstream report;
   clients::print_report(report, o, r);
   CHECK_THAT(report.str(), Catch::Contains("frame path"));
+  CHECK_THAT(report.str(), Catch::Contains("serial (a sensor's input, encoding and sending"));
 }
 
 TEST_CASE("The all-returning scene: every ray of every beam hits the 20 m sphere, facing back",

@@ -295,6 +295,35 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
                          static_cast<double>(frame_bytes);
 }
 
+// The daemon's CPU per beam by its threads' names (daemon/.../punctual_thread.hpp), the
+// encoding taken out of the processing threads by the daemon's own count of it. (The encoding
+// before the warm-up ended is counted too: a small overstatement of a serial part.)
+BenchReport::CpuPerBeam cpu_per_beam(const std::map<std::string, double>& cpu_by_thread,
+                                     const std::vector<BenchSensorReport>& sensors,
+                                     std::uint64_t beams) {
+  BenchReport::CpuPerBeam c;
+  if (beams == 0) return c;
+  double encoding_s = 0;
+  for (const auto& s : sensors) encoding_s += s.daemon_encoding_cpu_s;
+  const auto ns_per_beam = [&](double seconds) {
+    return seconds * 1e9 / static_cast<double>(beams);
+  };
+  for (const auto& [name, seconds] : cpu_by_thread) {
+    if (name == "lre-input") {
+      c.input_ns += ns_per_beam(seconds);
+    } else if (name == "lre-send") {
+      c.sending_ns += ns_per_beam(seconds);
+    } else if (name == "lre-process" || name == "lre-physics") {
+      c.physics_ns += ns_per_beam(seconds);
+    } else {
+      c.other_ns += ns_per_beam(seconds);
+    }
+  }
+  c.encoding_ns = std::min(ns_per_beam(encoding_s), c.physics_ns);
+  c.physics_ns -= c.encoding_ns;
+  return c;
+}
+
 // The upper bound of the histogram bucket that holds quantile q of the daemon's
 // lidaremu_NAME_bucket lines for this sensor (infinity when it lies in +Inf; 0 when empty).
 double histogram_quantile(const std::string& output, const std::string& name,
@@ -375,6 +404,7 @@ BenchReport run_bench(const BenchOptions& o) {
   const auto kernel_before = read_kernel_udp_counters();
   const double total_s = o.warmup_seconds + o.seconds;
   double cpu_daemon_at_warmup = -1, cpu_self_at_warmup = 0;
+  std::map<int, ThreadCpu> threads_at_warmup;
   std::vector<std::uint64_t> frames_out_at_warmup(loads.size()), packets_at_warmup(loads.size()),
       returns_at_warmup(loads.size()), frames_sent_at_warmup(loads.size());
   double measure_from = 0;
@@ -388,6 +418,7 @@ BenchReport run_bench(const BenchOptions& o) {
     const double now = seconds_since(t0, Clock::now());
     if (cpu_daemon_at_warmup < 0 && now >= o.warmup_seconds) {
       cpu_daemon_at_warmup = process_cpu_s(daemon.pid());
+      threads_at_warmup = thread_cpu(daemon.pid());
       cpu_self_at_warmup = self_cpu_s();
       measure_from = now;
       for (std::size_t i = 0; i < loads.size(); ++i) {
@@ -445,6 +476,7 @@ BenchReport run_bench(const BenchOptions& o) {
   }
   const double end_s = seconds_since(t0, Clock::now());
   const double cpu_daemon = process_cpu_s(daemon.pid()) - std::max(cpu_daemon_at_warmup, 0.0);
+  const auto cpu_by_thread = cpu_by_thread_name(threads_at_warmup, thread_cpu(daemon.pid()));
   r.bench_cpu_s = self_cpu_s() - cpu_self_at_warmup;
   const auto kernel_after = read_kernel_udp_counters();
   stop_receiving = true;
@@ -521,6 +553,7 @@ BenchReport run_bench(const BenchOptions& o) {
     s.sending = stage("frame_sending_seconds");
     s.age = stage("frame_age_seconds");
     s.daemon_frames_dropped_stale = daemon_counter(daemon, "frames_dropped_stale_total", name);
+    s.daemon_encoding_cpu_s = seconds("encoding_cpu_seconds_total");
     const std::string& out = daemon.output();
     const std::string prefix = "lidaremu_batches_rejected_total{sensor=\"" + name + "\"";
     for (auto at = out.find(prefix); at != std::string::npos; at = out.find(prefix, at + 1)) {
@@ -550,6 +583,7 @@ BenchReport run_bench(const BenchOptions& o) {
   r.input_bytes_per_s = static_cast<double>(bytes_measured) / t;
   r.daemon_cpu_ns_per_ray =
       rays_measured ? cpu_daemon * 1e9 / static_cast<double>(rays_measured) : 0;
+  r.cpu_per_beam = cpu_per_beam(cpu_by_thread, r.sensors, beams_measured);
   r.kernel_udp_rcvbuf_errors = kernel_after.rcvbuf_errors - kernel_before.rcvbuf_errors;
   r.kernel_udp_in_errors = kernel_after.in_errors - kernel_before.in_errors;
   return r;

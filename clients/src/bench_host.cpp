@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -51,8 +52,10 @@ KernelUdpCounters read_kernel_udp_counters() {
 }
 
 // User plus system CPU seconds of a process, from /proc/PID/stat.
-double process_cpu_s(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+namespace {
+// User plus system CPU seconds from a /proc stat file (a process's or a thread's).
+double stat_cpu_s(const std::string& path) {
+  std::ifstream in(path);
   std::string stat;
   std::getline(in, stat);
   const auto close = stat.rfind(')');
@@ -64,6 +67,42 @@ double process_cpu_s(int pid) {
     if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
   }
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+}  // namespace
+
+double process_cpu_s(int pid) { return stat_cpu_s("/proc/" + std::to_string(pid) + "/stat"); }
+
+std::map<int, ThreadCpu> thread_cpu(int pid) {
+  std::map<int, ThreadCpu> threads;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    ThreadCpu t;
+    std::ifstream comm(entry.path() / "comm");
+    std::getline(comm, t.name);
+    // The scheduler's nanoseconds on a CPU where the kernel keeps them: /proc's stat counts in
+    // ticks of 10 ms, too coarse for a thread of a short run.
+    std::ifstream schedstat(entry.path() / "schedstat");
+    double on_cpu_ns = 0;
+    t.cpu_s =
+        schedstat >> on_cpu_ns ? on_cpu_ns * 1e-9 : stat_cpu_s((entry.path() / "stat").string());
+    try {
+      threads[std::stoi(entry.path().filename().string())] = t;
+    } catch (const std::exception&) {
+      // not a thread id: skipped
+    }
+  }
+  return threads;
+}
+
+std::map<std::string, double> cpu_by_thread_name(const std::map<int, ThreadCpu>& before,
+                                                 const std::map<int, ThreadCpu>& after) {
+  std::map<std::string, double> by_name;
+  for (const auto& [tid, t] : after) {
+    const auto earlier = before.find(tid);
+    by_name[t.name] += t.cpu_s - (earlier != before.end() ? earlier->second.cpu_s : 0.0);
+  }
+  return by_name;
 }
 
 double self_cpu_s() {

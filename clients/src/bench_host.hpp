@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,5 +62,17 @@ KernelUdpCounters read_kernel_udp_counters();
 double process_cpu_s(int pid);
 // The bench's own.
 double self_cpu_s();
+
+// One thread of a process: its name (/proc/PID/task/TID/comm) and its CPU seconds (the
+// scheduler's time on a CPU, or user plus system time where the kernel keeps no schedstat).
+struct ThreadCpu {
+  std::string name;
+  double cpu_s = 0;
+};
+// Every thread of the process, by thread id.
+std::map<int, ThreadCpu> thread_cpu(int pid);
+// CPU seconds per thread name between two readings (threads started in between count whole).
+std::map<std::string, double> cpu_by_thread_name(const std::map<int, ThreadCpu>& before,
+                                                 const std::map<int, ThreadCpu>& after);
 
 }  // namespace lidaremu::clients

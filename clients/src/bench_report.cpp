@@ -136,6 +136,16 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
   }
   out << "  CPU per ray        " << r.daemon_cpu_ns_per_ray << " ns (daemon); bench used "
       << r.bench_cpu_s << " CPU s\n";
+  const auto& c = r.cpu_per_beam;
+  out << "  CPU per beam       input " << c.input_ns << ", physics " << c.physics_ns
+      << ", encoding " << c.encoding_ns << ", sending " << c.sending_ns << ", other " << c.other_ns
+      << " ns; serial (a sensor's input, encoding and sending threads) " << c.serial_ns()
+      << " ns per beam";
+  if (c.serial_ns() > 0) {
+    out << ": one sensor tops out near " << millions(1e9 / c.serial_ns())
+        << "beams/s however many cores";
+  }
+  out << "\n";
   if (r.ceiling_rays_per_s > 0) {
     out << "  ceiling            " << millions(r.ceiling_rays_per_s)
         << "rays/s through a plain UDP sink (" << r.ceiling_bytes_per_s / 1e6 << " MB/s, "

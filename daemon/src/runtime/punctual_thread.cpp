@@ -16,6 +16,8 @@ bool make_thread_punctual() {
   return ::pthread_setschedparam(::pthread_self(), SCHED_RR, &param) == 0;
 }
 
+void name_this_thread(const char* name) { ::pthread_setname_np(::pthread_self(), name); }
+
 void leave_signals_to_the_main_thread() {
   sigset_t control{};
   sigemptyset(&control);

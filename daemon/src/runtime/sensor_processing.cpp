@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <optional>
 
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
+#include "lidaremu/daemon/runtime/punctual_thread.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
 #include "sensor_runtime_detail.hpp"
 
@@ -17,6 +19,13 @@ using runtime_detail::unix_now_s;
 using runtime_detail::worth_logging;
 
 namespace {
+// CPU time of the calling thread: the encoding's own work, without its waits for the sender.
+std::int64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
+
 std::uint64_t elapsed_ns(Clock::time_point since) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count());
@@ -178,6 +187,7 @@ void SensorRuntime::warm_up() {
 }
 
 void SensorRuntime::process_loop() {
+  const PhysicsWorkerNames worker_names;
   warm_up();  // at once if start-up did it
   QueueSink sink(*this);
   const bool realtime = settings_.pace == Pace::kRealtime;
@@ -293,7 +303,9 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
       free_frames_.push(&frame);  // the input refills it at once: nothing below reads it
     }
     if (final_columns > encoded) {
+      const std::int64_t cpu_before_ns = thread_cpu_ns();
       encoder_->encode_columns(returns_, start, final_columns, *out);
+      counters_.encoding_cpu_ns += static_cast<std::uint64_t>(thread_cpu_ns() - cpu_before_ns);
       encoded = final_columns;
     }
     if (done) break;

@@ -187,6 +187,7 @@ void SensorRuntime::start() {
   // the sender), so the stop the failure asks for drains instead of hanging.
   processor_ = std::thread([this] {
     leave_signals_to_the_main_thread();  // TBB's workers, started from here, inherit it
+    name_this_thread(kProcessingThreadName);
     run_guarded(
         "sensor " + settings_.name + ": processing", [this] { process_loop(); },
         [this] {
@@ -202,6 +203,7 @@ void SensorRuntime::start() {
   });
   emitter_ = std::thread([this] {
     leave_signals_to_the_main_thread();
+    name_this_thread(kSendingThreadName);
     run_guarded(
         "sensor " + settings_.name + ": sending", [this] { emit_loop(); },
         [this] {
@@ -215,6 +217,7 @@ void SensorRuntime::start() {
   // A failed input thread ends its input; the stop it asks for hands what it gathered on.
   receiver_ = std::thread([this] {
     leave_signals_to_the_main_thread();
+    name_this_thread(kInputThreadName);
     run_guarded("sensor " + settings_.name + ": input", [this] { input_loop(); });
   });
 }

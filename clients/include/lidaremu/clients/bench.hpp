@@ -90,6 +90,7 @@ struct BenchSensorReport {
   // Where the dropped frames went: behind while still arriving (input outran processing),
   // refused before their physics, or dropped after it (stale once complete).
   std::uint64_t daemon_frames_dropped_stale = 0;
+  double daemon_encoding_cpu_s = 0;  // over the whole run (the daemon's counter)
 };
 
 struct BenchReport {
@@ -105,6 +106,17 @@ struct BenchReport {
   std::uint64_t kernel_udp_rcvbuf_errors = 0;   // /proc/net/snmp, this host, during the run
   std::uint64_t kernel_udp_in_errors = 0;
   double daemon_cpu_ns_per_ray = 0;
+  // The daemon's CPU per beam by its threads' work (their names: docs/performance.md): each
+  // sensor's input, encoding and sending are one thread each, the serial part that caps one
+  // sensor whatever the cores; the physics runs on every core.
+  struct CpuPerBeam {
+    double input_ns = 0;
+    double physics_ns = 0;  // TBB's workers and the processing threads, less the encoding
+    double encoding_ns = 0;
+    double sending_ns = 0;
+    double other_ns = 0;  // the io thread, the live view, the capture writers
+    [[nodiscard]] double serial_ns() const { return input_ns + encoding_ns + sending_ns; }
+  } cpu_per_beam;
   double bench_cpu_s = 0;
   LatencySummary latency;  // all sensors' frames
   double ceiling_rays_per_s = 0;
