@@ -42,6 +42,10 @@ run "${zero_loss[@]}" --rays-per-beam 5 --start-rate 0.5
 run "${zero_loss[@]}" --raw
 run "${zero_loss[@]}" --physics ideal --raw
 run "$micro" --benchmark_filter='input/'
+# Scaling (docs/performance.md, "Scaling with cores"): the zero-loss search with the daemon on 1,
+# 2, ... cores (the load on the rest), and its plot.
+cores=$(seq -s, 1 "$(nproc)")
+run "${zero_loss[@]}" --cores "$cores" --plot build/scaling.svg
 # The vector kernel on each instruction set this CPU runs (docs/performance.md, "The vector
 # kernel"): the samplers, and every stage with one thread and with two.
 for target in $("$micro" --list-simd-targets); do

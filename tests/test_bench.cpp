@@ -1,5 +1,7 @@
 // lidaremu-bench against the real daemon: every frame accounted for, raw rows on schedule.
 
+#include <sched.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <sstream>
@@ -173,6 +175,50 @@ TEST_CASE("A real-time frame's path, stage by stage, adds up to its age", "[e2e]
   clients::print_report(report, o, r);
   CHECK_THAT(report.str(), Catch::Contains("frame path"));
   CHECK_THAT(report.str(), Catch::Contains("serial (a sensor's input, encoding and sending"));
+}
+
+TEST_CASE(
+    "lidaremu-bench --cores: the daemon runs on the cores it is given; the table and the plot "
+    "follow",
+    "[e2e][bench]") {
+  auto o = short_bench({"vlp16"}, 0.5);
+  o.warmup_seconds = 0.2;
+  o.ceiling_seconds = 0;
+  // One search step (rate 1, the highest tried): the daemon on the bench's first CPU.
+  const auto points = clients::measure_scaling(o, {1}, 1.0, 1.0, 0.5, nullptr);
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].cores == 1);
+  REQUIRE(points[0].result.steps.size() == 1);
+  const auto& report = points[0].result.steps[0].report;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  REQUIRE(::sched_getaffinity(0, sizeof mine, &mine) == 0);
+  int first_cpu = 0;
+  while (!CPU_ISSET(first_cpu, &mine)) ++first_cpu;
+  CHECK(report.daemon_cpus_allowed == std::to_string(first_cpu));
+  CHECK(report.daemon_exit_code == 0);
+  // The bench's own CPUs are its own again after the run.
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  REQUIRE(::sched_getaffinity(0, sizeof after, &after) == 0);
+  CHECK(CPU_EQUAL(&mine, &after));
+  std::ostringstream table;
+  clients::print_scaling(table, points);
+  INFO(table.str());
+  if (points[0].result.rate > 0) CHECK_THAT(table.str(), Catch::Contains("100.00 %"));
+  const std::string svg = clients::scaling_svg(points, "test");
+  CHECK(svg.rfind("<svg", 0) == 0);
+  std::size_t lines = 0;  // the measured one and the ideal one
+  for (auto at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1)) {
+    ++lines;
+  }
+  CHECK(lines == 2);
+  CHECK(svg.find("<circle") != std::string::npos);
+  CHECK(svg.find("</svg>") != std::string::npos);
+  // More cores than the bench may use: refused, naming the count.
+  CHECK_THROWS_WITH(clients::measure_scaling(o, {CPU_COUNT(&mine) + 1}, 1.0, 1.0, 0.5, nullptr),
+                    Catch::Contains("--cores " + std::to_string(CPU_COUNT(&mine) + 1)));
 }
 
 TEST_CASE("The all-returning scene: every ray of every beam hits the 20 m sphere, facing back",

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -295,6 +296,42 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
                          static_cast<double>(frame_bytes);
 }
 
+// The bench's own threads (the calling one, and those it starts) on these CPUs while alive.
+class LoadAffinity {
+ public:
+  explicit LoadAffinity(const std::vector<int>& cpus) {
+    if (cpus.empty()) return;
+    ::sched_getaffinity(0, sizeof before_, &before_);
+    cpu_set_t wanted;
+    CPU_ZERO(&wanted);
+    for (const int cpu : cpus) CPU_SET(cpu, &wanted);
+    set_ = ::sched_setaffinity(0, sizeof wanted, &wanted) == 0;
+  }
+  ~LoadAffinity() {
+    if (set_) ::sched_setaffinity(0, sizeof before_, &before_);
+  }
+  LoadAffinity(const LoadAffinity&) = delete;
+  LoadAffinity& operator=(const LoadAffinity&) = delete;
+  LoadAffinity(LoadAffinity&&) = delete;
+  LoadAffinity& operator=(LoadAffinity&&) = delete;
+
+ private:
+  cpu_set_t before_{};
+  bool set_ = false;
+};
+
+// The kernel's list of the CPUs a process may run on ("0-1", "0"), from /proc/PID/status.
+std::string cpus_allowed_list(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  constexpr std::string_view kKey = "Cpus_allowed_list:";
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(kKey, 0) != 0) continue;
+    const auto value = line.find_first_not_of(" \t", kKey.size());
+    return value == std::string::npos ? "" : line.substr(value);
+  }
+  return "";
+}
+
 // The daemon's CPU per beam by its threads' names (daemon/.../punctual_thread.hpp), the
 // encoding taken out of the processing threads by the daemon's own count of it. (The encoding
 // before the warm-up ended is counted too: a small overstatement of a serial part.)
@@ -381,7 +418,8 @@ BenchReport run_bench(const BenchOptions& o) {
     std::ofstream f(config);
     f << config_for(o, loads);
   }
-  DaemonProcess daemon(o.daemon, {"--config", config});
+  const LoadAffinity load_affinity(o.load_cpus);
+  DaemonProcess daemon(o.daemon, {"--config", config}, o.daemon_cpus);
   // One "hits" line per sensor, in order: where to send.
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   std::vector<std::uint16_t> ports = daemon.hits_ports();
@@ -481,6 +519,7 @@ BenchReport run_bench(const BenchOptions& o) {
   const auto kernel_after = read_kernel_udp_counters();
   stop_receiving = true;
   receiver.join();
+  r.daemon_cpus_allowed = cpus_allowed_list(daemon.pid());
   r.daemon_exit_code = daemon.stop();
 
   r.measured_seconds = end_s - measure_from;

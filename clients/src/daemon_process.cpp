@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,12 +14,17 @@
 namespace lidaremu::clients {
 using Clock = std::chrono::steady_clock;
 
-DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::string> args) {
+DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::string> args,
+                             const std::vector<int>& cpus) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
   args.insert(args.begin(), executable);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  for (const int cpu : cpus) CPU_SET(cpu, &allowed);
   pid_ = ::fork();
   if (pid_ == 0) {
+    if (!cpus.empty() && ::sched_setaffinity(0, sizeof allowed, &allowed) != 0) ::_exit(126);
     ::dup2(pipe_fds[1], STDOUT_FILENO);
     ::dup2(pipe_fds[1], STDERR_FILENO);
     ::close(pipe_fds[0]);

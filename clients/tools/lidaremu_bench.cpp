@@ -1,6 +1,7 @@
 // lidaremu-bench: starts lidaremud with the chosen sensors, loads it over loopback and reports
 // throughput, drops, latency, CPU per ray and the machine's UDP ceiling (clients/src/bench.cpp).
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
 
 #include "lidaremu/clients/bench.hpp"
@@ -73,6 +74,14 @@ int run(int argc, char** argv) {
   app.add_option("--precision", precision, "zero-loss search: relative width of the result")
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
+  std::vector<int> cores;
+  std::string plot;
+  app.add_option("--cores", cores,
+                 "N,N,...: the zero-loss search with the daemon on N cores (the bench's load on "
+                 "the others), for each N; prints beams/s and the efficiency per count")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--plot", plot, "--cores: also write the scaling plot to this SVG file");
   app.add_option("--daemon", o.daemon, "lidaremud to start")->capture_default_str();
   app.add_option("--seed", o.seed)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -89,6 +98,18 @@ int run(int argc, char** argv) {
     }
   }
   for (const auto& s : sensors) o.sensors.push_back(BenchSensor::parse(s));
+  if (!cores.empty()) {
+    const auto points = measure_scaling(o, cores, start_rate, max_rate, precision, &std::cout);
+    print_scaling(std::cout, points);
+    if (!plot.empty()) {
+      std::ofstream svg(plot);
+      svg << scaling_svg(points, "lidaremud, " + std::to_string(o.sensors.size()) + " sensor(s), " +
+                                     o.scene + " scene, physics " + o.physics);
+      if (!svg) throw std::runtime_error("cannot write the plot to " + plot);
+      std::cout << "plot: " << plot << "\n";
+    }
+    return 0;
+  }
   if (zero_loss) {
     std::cout << "lidaremu-bench: zero-loss search over " << o.sensors.size() << " sensor(s)\n";
     const auto result = find_zero_loss(o, start_rate, max_rate, precision, &std::cout);

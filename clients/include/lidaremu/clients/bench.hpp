@@ -44,6 +44,9 @@ struct BenchOptions {
   double ceiling_seconds = 2;       // the plain UDP sink's run (0: skipped)
   std::string daemon;               // lidaremud's path
   std::uint64_t seed = 1;
+  // The CPUs the daemon and the bench's own load may run on (empty: any).
+  std::vector<int> daemon_cpus;
+  std::vector<int> load_cpus;
 };
 
 struct LatencySummary {
@@ -123,6 +126,7 @@ struct BenchReport {
   double ceiling_bytes_per_s = 0;
   double ceiling_datagrams_per_s = 0;
   int daemon_exit_code = 0;
+  std::string daemon_cpus_allowed;  // as the kernel lists the daemon's (/proc/PID/status)
 };
 
 // Throws std::runtime_error when the daemon cannot be started or a sensor name is wrong.
@@ -154,6 +158,24 @@ struct ZeroLossResult {
 ZeroLossResult find_zero_loss(const BenchOptions& options, double start_rate, double max_rate,
                               double precision, std::ostream* progress);
 void print_zero_loss(std::ostream& out, const BenchOptions& options, const ZeroLossResult& result);
+
+// How the zero-loss throughput grows with the daemon's cores: for each count N the daemon runs on
+// the first N CPUs the bench may use and the bench's load on the rest (on all of them when none
+// is left), and the zero-loss search runs. Throws std::runtime_error when a count exceeds the
+// CPUs available.
+struct ScalingPoint {
+  int cores = 0;
+  ZeroLossResult result;
+};
+std::vector<ScalingPoint> measure_scaling(const BenchOptions& options,
+                                          const std::vector<int>& core_counts, double start_rate,
+                                          double max_rate, double precision,
+                                          std::ostream* progress);
+// The table: beams/s per core count, per core, and the efficiency against the first count's
+// per-core figure times N (the ideal line).
+void print_scaling(std::ostream& out, const std::vector<ScalingPoint>& points);
+// The same as an SVG plot (beams/s against cores, with the ideal line).
+std::string scaling_svg(const std::vector<ScalingPoint>& points, const std::string& title);
 
 // Percentiles of frame latencies (seconds in, milliseconds out); nearest rank.
 LatencySummary summarise_latencies(std::vector<double> seconds);

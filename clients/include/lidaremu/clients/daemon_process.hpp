@@ -12,8 +12,10 @@ namespace lidaremu::clients {
 class DaemonProcess {
  public:
   // Starts the daemon executable with these arguments and waits (with a deadline) for its
-  // first "hits" line; throws std::runtime_error with what it said if it never comes.
-  DaemonProcess(const std::string& executable, std::vector<std::string> args);
+  // first "hits" line; throws std::runtime_error with what it said if it never comes. cpus: the
+  // CPUs it may run on (empty: the caller's); TBB sizes its workers to them.
+  DaemonProcess(const std::string& executable, std::vector<std::string> args,
+                const std::vector<int>& cpus = {});
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;
