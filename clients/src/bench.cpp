@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -294,42 +293,6 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
   r.ceiling_datagrams_per_s = static_cast<double>(received_datagrams) / elapsed;
   r.ceiling_rays_per_s = r.ceiling_bytes_per_s * static_cast<double>(l.rays_per_frame) /
                          static_cast<double>(frame_bytes);
-}
-
-// The bench's own threads (the calling one, and those it starts) on these CPUs while alive.
-class LoadAffinity {
- public:
-  explicit LoadAffinity(const std::vector<int>& cpus) {
-    if (cpus.empty()) return;
-    ::sched_getaffinity(0, sizeof before_, &before_);
-    cpu_set_t wanted;
-    CPU_ZERO(&wanted);
-    for (const int cpu : cpus) CPU_SET(cpu, &wanted);
-    set_ = ::sched_setaffinity(0, sizeof wanted, &wanted) == 0;
-  }
-  ~LoadAffinity() {
-    if (set_) ::sched_setaffinity(0, sizeof before_, &before_);
-  }
-  LoadAffinity(const LoadAffinity&) = delete;
-  LoadAffinity& operator=(const LoadAffinity&) = delete;
-  LoadAffinity(LoadAffinity&&) = delete;
-  LoadAffinity& operator=(LoadAffinity&&) = delete;
-
- private:
-  cpu_set_t before_{};
-  bool set_ = false;
-};
-
-// The kernel's list of the CPUs a process may run on ("0-1", "0"), from /proc/PID/status.
-std::string cpus_allowed_list(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  constexpr std::string_view kKey = "Cpus_allowed_list:";
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind(kKey, 0) != 0) continue;
-    const auto value = line.find_first_not_of(" \t", kKey.size());
-    return value == std::string::npos ? "" : line.substr(value);
-  }
-  return "";
 }
 
 // The daemon's CPU per beam by its threads' names (daemon/.../punctual_thread.hpp), the

@@ -112,4 +112,28 @@ double self_cpu_s() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+LoadAffinity::LoadAffinity(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  ::sched_getaffinity(0, sizeof before_, &before_);
+  cpu_set_t wanted;
+  CPU_ZERO(&wanted);
+  for (const int cpu : cpus) CPU_SET(cpu, &wanted);
+  set_ = ::sched_setaffinity(0, sizeof wanted, &wanted) == 0;
+}
+
+LoadAffinity::~LoadAffinity() {
+  if (set_) ::sched_setaffinity(0, sizeof before_, &before_);
+}
+
+std::string cpus_allowed_list(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  constexpr std::string_view kKey = "Cpus_allowed_list:";
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(kKey, 0) != 0) continue;
+    const auto value = line.find_first_not_of(" \t", kKey.size());
+    return value == std::string::npos ? "" : line.substr(value);
+  }
+  return "";
+}
+
 }  // namespace lidaremu::clients

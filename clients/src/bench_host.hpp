@@ -1,6 +1,8 @@
 #pragma once
 // What lidaremu-bench reads off the host (bench_host.cpp), for bench.cpp: a loopback UDP sink
-// and its batched receive, the kernel's UDP counters, CPU time of the daemon and of the bench.
+// and its batched receive, the kernel's UDP counters, CPU time of the daemon (by thread) and of
+// the bench, the CPUs each may run on.
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -74,5 +76,23 @@ std::map<int, ThreadCpu> thread_cpu(int pid);
 // CPU seconds per thread name between two readings (threads started in between count whole).
 std::map<std::string, double> cpu_by_thread_name(const std::map<int, ThreadCpu>& before,
                                                  const std::map<int, ThreadCpu>& after);
+
+// The bench's own threads (the calling one, and those it starts) on these CPUs while alive.
+class LoadAffinity {
+ public:
+  explicit LoadAffinity(const std::vector<int>& cpus);
+  ~LoadAffinity();
+  LoadAffinity(const LoadAffinity&) = delete;
+  LoadAffinity& operator=(const LoadAffinity&) = delete;
+  LoadAffinity(LoadAffinity&&) = delete;
+  LoadAffinity& operator=(LoadAffinity&&) = delete;
+
+ private:
+  cpu_set_t before_{};
+  bool set_ = false;
+};
+
+// The kernel's list of the CPUs a process may run on ("0-1", "0"), from /proc/PID/status.
+std::string cpus_allowed_list(int pid);
 
 }  // namespace lidaremu::clients
