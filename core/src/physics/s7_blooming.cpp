@@ -70,6 +70,7 @@ class BloomingStage final : public Stage {
           column_reach_ = std::max(column_reach_, std::abs(dc));
         }
         r.count = az_weights_.size() - r.az_begin;
+        mark_peak(r);
         reached_.push_back(r);
       }
       std::stable_sort(reached_.begin() + static_cast<std::ptrdiff_t>(reach_begin_.back()),
@@ -147,15 +148,27 @@ class BloomingStage final : public Stage {
             const double p_el = brightest->power_w * to->weight;
             if (p_el < noise) break;
             const double* weights = az_weights_.data() + to->az_begin;
-            for (std::size_t i = 0; i < to->count; ++i) {
+            // Returns whether the weight at i reaches the noise (and deposits it if so).
+            const auto reach = [&](std::size_t i) {
               const double power = p_el * weights[i];
-              if (power < noise) continue;
+              if (power < noise) return false;
               const int dc = to->first_dc + static_cast<int>(i);
-              if (dc == 0 && to->channel == channel) continue;
+              if (dc == 0 && to->channel == channel) return true;
               const int nc = ((column + dc) % columns + columns) % columns;
-              if (nc < dest_begin || nc >= dest_end) continue;
+              if (nc < dest_begin || nc >= dest_end) return true;
               deposit(b.work.bloom[shape.beam(static_cast<std::uint32_t>(nc), to->channel)],
                       *brightest, power, prm.range_resolution_m);
+              return true;
+            };
+            if (to->unimodal) {
+              // Falling away from the peak on both sides: the weights that reach the noise are
+              // one run around it, found without visiting the rest.
+              for (std::size_t i = to->peak; i < to->count && reach(i); ++i) {
+              }
+              for (std::size_t i = to->peak; i-- > 0 && reach(i);) {
+              }
+            } else {
+              for (std::size_t i = 0; i < to->count; ++i) reach(i);
             }
           }
         }
@@ -183,7 +196,21 @@ class BloomingStage final : public Stage {
     int first_dc;          // column offset of the first azimuth weight
     std::size_t az_begin;  // where its azimuth weights start in az_weights_
     std::size_t count;
+    std::size_t peak = 0;   // the largest azimuth weight's index
+    bool unimodal = false;  // the weights never rise moving away from the peak
   };
+  // The kernel falls with the angle from its centre, so a source's deposits on a channel are one
+  // run of columns around the peak; checked on the tabulated numbers (else every weight is
+  // visited), so the deposits, and the bytes, are those of a full scan. A source deposits once
+  // per bin, so the order of its own deposits does not change a float.
+  void mark_peak(Reached& r) const {
+    const double* w = az_weights_.data() + r.az_begin;
+    if (r.count == 0) return;
+    r.peak = static_cast<std::size_t>(std::max_element(w, w + r.count) - w);
+    r.unimodal = true;
+    for (std::size_t i = r.peak + 1; i < r.count; ++i) r.unimodal &= w[i] <= w[i - 1];
+    for (std::size_t i = r.peak; i > 0; --i) r.unimodal &= w[i - 1] <= w[i];
+  }
   int channels_;
   int columns_;
   double strongest_neighbour_ = 0;  // the largest kernel weight on any other beam
