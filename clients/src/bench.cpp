@@ -298,11 +298,12 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
 // The daemon's CPU per beam by its threads' names (daemon/.../punctual_thread.hpp), the
 // encoding taken out of the processing threads by the daemon's own count of it. (The encoding
 // before the warm-up ended is counted too: a small overstatement of a serial part.)
+// The input is per beam received (it reads every frame, dropped or not), the rest per beam out.
 BenchReport::CpuPerBeam cpu_per_beam(const std::map<std::string, double>& cpu_by_thread,
                                      const std::vector<BenchSensorReport>& sensors,
-                                     std::uint64_t beams) {
+                                     std::uint64_t beams_in, std::uint64_t beams) {
   BenchReport::CpuPerBeam c;
-  if (beams == 0) return c;
+  if (beams == 0 || beams_in == 0) return c;
   double encoding_s = 0;
   for (const auto& s : sensors) encoding_s += s.daemon_encoding_cpu_s;
   const auto ns_per_beam = [&](double seconds) {
@@ -310,7 +311,7 @@ BenchReport::CpuPerBeam cpu_per_beam(const std::map<std::string, double>& cpu_by
   };
   for (const auto& [name, seconds] : cpu_by_thread) {
     if (name == "lre-input") {
-      c.input_ns += ns_per_beam(seconds);
+      c.input_ns += seconds * 1e9 / static_cast<double>(beams_in);
     } else if (name == "lre-send") {
       c.sending_ns += ns_per_beam(seconds);
     } else if (name == "lre-process" || name == "lre-physics") {
@@ -488,7 +489,7 @@ BenchReport run_bench(const BenchOptions& o) {
   r.measured_seconds = end_s - measure_from;
   std::vector<double> all_latencies;
   std::uint64_t rays_measured = 0, beams_measured = 0, returns_measured = 0, packets_measured = 0,
-                bytes_measured = 0;
+                bytes_measured = 0, beams_offered = 0;
   for (std::size_t i = 0; i < loads.size(); ++i) {
     SensorLoad& l = *loads[i];
     BenchSensorReport s;
@@ -566,6 +567,8 @@ BenchReport run_bench(const BenchOptions& o) {
     r.input_datagrams_lost +=
         s.datagrams_sent > s.daemon_datagrams_in ? s.datagrams_sent - s.daemon_datagrams_in : 0;
     const std::uint64_t frames_measured = s.frames_out - frames_out_at_warmup[i];
+    beams_offered += (s.frames_sent - frames_sent_at_warmup[i]) * l.rays_per_frame /
+                     static_cast<std::uint64_t>(o.rays_per_beam);
     rays_measured += frames_measured * l.rays_per_frame;
     beams_measured +=
         frames_measured * l.rays_per_frame / static_cast<std::uint64_t>(o.rays_per_beam);
@@ -585,7 +588,7 @@ BenchReport run_bench(const BenchOptions& o) {
   r.input_bytes_per_s = static_cast<double>(bytes_measured) / t;
   r.daemon_cpu_ns_per_ray =
       rays_measured ? cpu_daemon * 1e9 / static_cast<double>(rays_measured) : 0;
-  r.cpu_per_beam = cpu_per_beam(cpu_by_thread, r.sensors, beams_measured);
+  r.cpu_per_beam = cpu_per_beam(cpu_by_thread, r.sensors, beams_offered, beams_measured);
   r.kernel_udp_rcvbuf_errors = kernel_after.rcvbuf_errors - kernel_before.rcvbuf_errors;
   r.kernel_udp_in_errors = kernel_after.in_errors - kernel_before.in_errors;
   return r;

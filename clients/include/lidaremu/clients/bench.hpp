@@ -111,7 +111,8 @@ struct BenchReport {
   double daemon_cpu_ns_per_ray = 0;
   // The daemon's CPU per beam by its threads' work (their names: docs/performance.md): each
   // sensor's input, encoding and sending are one thread each, the serial part that caps one
-  // sensor whatever the cores; the physics runs on every core.
+  // sensor whatever the cores; the physics runs on every core. The input per beam received, the
+  // rest per beam out (under drops the two differ).
   struct CpuPerBeam {
     double input_ns = 0;
     double physics_ns = 0;  // TBB's workers and the processing threads, less the encoding
