@@ -106,8 +106,13 @@ double seconds_of(std::int64_t steady_ns) {
 }  // namespace
 
 double SensorRuntime::frame_deadline_s(const core::FrameHits& frame, bool complete) const {
-  const double input_done = complete ? seconds_of(frame.input_done_ns)
-                                     : seconds_of(frame.input_begun_ns) + arrival_estimate_s_;
+  // Before a first complete frame, one arriving is taken to span its period, as an engine at
+  // real time sends it: a new sensor's frames (a reinitialisation storm makes one a millisecond)
+  // must not all look due a period early and go before everyone's.
+  const double arrival_s =
+      arrival_estimate_s_ > 0 ? arrival_estimate_s_ : settings_.pattern.frame_period_s;
+  const double input_done =
+      complete ? seconds_of(frame.input_done_ns) : seconds_of(frame.input_begun_ns) + arrival_s;
   const double input_lag = complete ? seconds_of(frame.handed_on_ns) - input_done : 0.0;
   return input_done + admission_.budget_s(input_lag);
 }
