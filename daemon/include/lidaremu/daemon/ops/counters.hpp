@@ -56,7 +56,7 @@ struct SensorCounters {
   Counter frame_share_permille{1000};
   Counter frames_processed{0};
   Counter processing_ns_max{0};  // exposed in seconds
-  Counter encoding_cpu_ns{0};    // the processing thread's CPU in the encoder (seconds)
+  Counter encoding_cpu_ns{0};    // the processing thread's CPU in the encoder; exposed in seconds
   Counter packets_out{0};
   Counter bytes_out{0};
   Counter telemetry_packets_out{0};

@@ -116,13 +116,13 @@ class SensorRuntime {
   // Real time: whether a complete frame can still leave fresh (FrameAdmission); when not, it is
   // dropped whole and counted. Once the input has stopped, everything accepted is processed.
   // A frame still arriving (not complete) is judged as it will be once complete, behind the
-  // physics still to come of frames (of any sensor) admitted and due before it (they go first;
-  // those of sensors served better give way to it if that makes it in time: FairShare).
+  // physics still to come of frames (of any sensor) admitted and due before it, which go first.
   bool admit_in_time(const core::FrameHits& frame, bool complete,
                      const PhysicsGate::Commitment& commitment);
-  // When a frame's last packet must have left (steady-clock seconds): its place in the physics'
-  // line. A frame still arriving is expected complete as long after its first datagram as the
-  // last frame took.
+  // When a frame's last packet must have left (steady-clock seconds): with the sensor's
+  // FairShare lead, its place in the physics' line. A frame still arriving is expected complete
+  // as long after its first datagram as the last complete frame took (a period before there was
+  // one).
   [[nodiscard]] double frame_deadline_s(const core::FrameHits& frame, bool complete) const;
   // A frame's outcome into the sensor's share (and its gauge); frames the input dropped (input
   // outran processing) count against it too.
