@@ -204,9 +204,8 @@ TEST_CASE("A frame's admission counts the physics still to come of the frames be
 
 TEST_CASE("A sensor's lead in line: none while every frame leaves, more the fewer leave",
           "[daemon][overload]") {
-  daemon::FairShare share;
-  daemon::FairShare::Member ten_hz(share, 0.1);
-  daemon::FairShare::Member twenty_hz(share, 0.05);
+  daemon::FairShare ten_hz(0.1);
+  daemon::FairShare twenty_hz(0.05);
   CHECK(ten_hz.share() == 1.0);  // every sensor starts as served in full
   ten_hz.record(true, 40);
   CHECK(ten_hz.share() == 1.0);
@@ -243,11 +242,10 @@ TEST_CASE("Overloaded, the frames that leave are shared across sensors, none sta
   constexpr int kPeriods = 2000;
   const auto run = [&](bool lead) {
     daemon::PhysicsGate gate;
-    daemon::FairShare share;
-    std::vector<std::unique_ptr<daemon::FairShare::Member>> members;
+    std::vector<std::unique_ptr<daemon::FairShare>> members;
     members.reserve(kSensors);
     for (int i = 0; i < kSensors; ++i) {
-      members.push_back(std::make_unique<daemon::FairShare::Member>(share, kPeriod));
+      members.push_back(std::make_unique<daemon::FairShare>(kPeriod));
     }
     struct Waiting {
       daemon::PhysicsGate::Ticket ticket;

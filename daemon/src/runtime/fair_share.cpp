@@ -5,19 +5,12 @@
 
 namespace lidaremu::daemon {
 
-void FairShare::Member::record(bool delivered, std::uint64_t frames) {
-  const std::lock_guard lock(owner_.mutex_);
+void FairShare::record(bool delivered, std::uint64_t frames) {
   const double outcome = delivered ? 1.0 : 0.0;
   share_ = outcome + (share_ - outcome) * std::pow(1.0 - kWeight, static_cast<double>(frames));
 }
 
-double FairShare::Member::share() const {
-  const std::lock_guard lock(owner_.mutex_);
-  return share_;
-}
-
-double FairShare::Member::lead_s() const {
-  const std::lock_guard lock(owner_.mutex_);
+double FairShare::lead_s() const {
   return -kLeadPeriods * std::log(std::max(share_, kFloor)) * period_s_;
 }
 

@@ -88,7 +88,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       weather_(settings.pipeline.params.weather),
       shared_weather_(settings.pipeline.params.weather),
       admission_(settings.pattern.frame_period_s, settings.pacing_margin()),
-      share_(FairShare::shared(), settings.pattern.frame_period_s),
+      share_(settings.pattern.frame_period_s),
       sender_clock_offset_s_(std::numeric_limits<double>::quiet_NaN()),
       recorders_(recorders) {
   if (!encoder_) {

@@ -6,16 +6,16 @@
 // in it: the same sensors lost nearly all their frames while the others lost few (22 VLP-16 at
 // real time on 2 cores: 8 to 192 of 211 frames out; 4 VLS-128 dual: 18, 15, 6 and 4 of 91).
 //
-// Each sensor is a member here with the share of its frames that left (a running average of its
-// frames' outcomes), and its frames take their place in line earlier than their deadline by
+// Each sensor keeps the share of its frames that left (a running average of its frames'
+// outcomes), and its frames take their place in line earlier than their deadline by
 // lead_s(): kLeadPeriods of its frame periods times -ln(share), nothing while every frame
 // leaves. A sensor served worse moves ahead of one served better until the shares meet: two
 // sensors whose frames arrive a whole period apart settle where their shares differ by a factor
 // e^(1/kLeadPeriods), 5 %. The cores are never left idle for fairness' sake: only the order
 // changes, and the frames that then cannot leave in time are dropped by the admission, before
 // their physics, and counted as late.
+// Only the sensor's own processing thread reads and writes its share: no lock.
 #include <cstdint>
-#include <mutex>
 
 namespace lidaremu::daemon {
 
@@ -28,32 +28,18 @@ class FairShare {
   // Shares below this count as this (the lead stays finite: 138 periods).
   static constexpr double kFloor = 1e-3;
 
-  // A sensor, for its life (its runtime's object).
-  class Member {
-   public:
-    Member(FairShare& share, double frame_period_s) : owner_(share), period_s_(frame_period_s) {}
+  explicit FairShare(double frame_period_s) : period_s_(frame_period_s) {}
 
-    // Frames of this sensor that left (delivered) or were dropped, for any reason.
-    void record(bool delivered, std::uint64_t frames = 1);
-    // The share of its frames that left, lately (1 at the start).
-    [[nodiscard]] double share() const;
-    // How much earlier than its deadline the sensor's frames take their place in line.
-    [[nodiscard]] double lead_s() const;
-
-   private:
-    FairShare& owner_;
-    double period_s_;
-    double share_ = 1.0;  // under owner_.mutex_
-  };
-
-  // The process's: every sensor is a member.
-  static FairShare& shared() {
-    static FairShare share;
-    return share;
-  }
+  // Frames of this sensor that left (delivered) or were dropped, for any reason.
+  void record(bool delivered, std::uint64_t frames = 1);
+  // The share of its frames that left, lately (1 at the start).
+  [[nodiscard]] double share() const { return share_; }
+  // How much earlier than its deadline the sensor's frames take their place in line.
+  [[nodiscard]] double lead_s() const;
 
  private:
-  mutable std::mutex mutex_;
+  double period_s_;
+  double share_ = 1.0;
 };
 
 }  // namespace lidaremu::daemon

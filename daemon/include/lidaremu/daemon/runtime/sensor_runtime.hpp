@@ -197,9 +197,9 @@ class SensorRuntime {
   std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
   double arrival_estimate_s_ = 0;   // how long the last complete frame took to arrive
   std::uint64_t gate_wait_ns_ = 0;  // the frame's physics' waits for the cores
-  // The share of this sensor's frames that leave, beside every other sensor's (FairShare), and
+  // The share of this sensor's frames that leave (FairShare: its place in line follows it), and
   // how many of the input's drops it has counted.
-  FairShare::Member share_;
+  FairShare share_;
   std::uint64_t input_drops_recorded_ = 0;
 
   // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
