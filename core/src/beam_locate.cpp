@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numbers>
 #include <numeric>
@@ -18,6 +19,38 @@
 namespace lidaremu::core {
 using angles::kDeg;
 using angles::wrap_degrees;
+
+namespace {
+// How a family's beams are searched: whether they leave the axis (Ouster beams leave from a ring
+// in the lidar frame), whether the azimuth is taken clockwise from y (Hesai's frame), whether
+// every beam has an origin of its own (RoboSense's turning lens centre; a corrected Velodyne
+// laser's offsets are the model's). An exhaustive switch, -Wswitch-enum an error: a new family
+// fails the build here until its rule is written.
+struct LocateRules {
+  bool on_axis = true;
+  bool azimuth_from_y = false;
+  bool own_origins = false;
+};
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch-enum"
+LocateRules locate_rules(const SensorModel& model) {
+  switch (model.family) {
+    case SensorFamily::kOuster:
+      return {.on_axis = false};
+    case SensorFamily::kHesai:
+      return {.azimuth_from_y = true};
+    case SensorFamily::kRoboSense:
+      return {.own_origins = true};
+    case SensorFamily::kVelodyne:
+      return {.own_origins = !model.laser_corrections.empty()};
+    case SensorFamily::kLivox:  // never asked: a scan-table pattern has no grid (locate_many)
+      return {};
+  }
+  std::abort();  // every enumerator is handled above
+}
+#pragma GCC diagnostic pop
+}  // namespace
 
 void BeamGeometry::build_elevation_index() {
   channels_by_elevation_.resize(model_.channels);
@@ -76,17 +109,13 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out,
     const long c = std::lround(column_float) % columns;  // one division: this runs per hit
     return static_cast<std::uint32_t>(c < 0 ? c + columns : c);
   };
-  // Spinning heads (Velodyne, Hesai) share one beam origin unless corrected; Ouster beams leave
-  // from a ring.
-  const bool spinning = model_.family != SensorFamily::kOuster;
-  const bool hesai = model_.family == SensorFamily::kHesai;
+  const LocateRules rules = locate_rules(model_);
+  const bool spinning = rules.on_axis;
+  const bool hesai = rules.azimuth_from_y;
   // Refinements: the beam origin moves with the found beam, the beam follows the direction from
   // it. Once a refinement finds the beam it started from, every later one would too (it starts
-  // from the same origin): that hit is done. Uncorrected Velodyne lasers share one origin.
-  // RoboSense beams leave from a lens centre that turns with the column.
-  const bool own_origins =
-      !model_.laser_corrections.empty() || model_.family == SensorFamily::kRoboSense;
-  const int refinements = !spinning ? 4 : (own_origins ? 6 : 1);
+  // from the same origin): that hit is done. Beams sharing one origin need no refinement.
+  const int refinements = !spinning ? 4 : (rules.own_origins ? 6 : 1);
   std::array<Eigen::Vector3d, kChunk> start;  // the hit, in the frame the angles are taken in
   std::array<Eigen::Vector3d, kChunk> from;   // from the current beam's origin
   std::array<std::uint16_t, kChunk> active;   // hits whose beam may still move

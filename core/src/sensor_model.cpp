@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numbers>
 #include <numeric>
 
@@ -11,6 +12,29 @@
 namespace lidaremu::core {
 using angles::kDeg;
 using angles::wrap_degrees;
+
+// The beam geometry differs by family (each driver's frame and its range's origin). Every branch
+// over the family here is an exhaustive switch with no default, -Wswitch-enum an error: a family
+// added to the enumeration fails the build here until its geometry is written.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch-enum"
+
+namespace {
+double column_period_us(const SensorModel& model) {
+  switch (model.family) {
+    case SensorFamily::kHesai:
+      return model.hesai.block_period_us;
+    case SensorFamily::kRoboSense:
+      return model.robosense.block_period_us;
+    case SensorFamily::kVelodyne:
+      return model.velodyne.sequence_period_us;
+    case SensorFamily::kOuster:  // set by its lidar mode (make_ouster_scan)
+    case SensorFamily::kLivox:   // set by its firing clock (make_table_scan)
+      break;
+  }
+  std::abort();  // make_rpm_scan is only reached by models set by rpm
+}
+}  // namespace
 
 ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm) {
   const SpinTraits& spin = model.spin;
@@ -23,11 +47,7 @@ ScanPatternResult make_rpm_scan(const SensorModel& model, int rpm) {
   }
   ScanPattern p;
   p.model = &model;
-  const double column_period_us = model.family == SensorFamily::kHesai ? model.hesai.block_period_us
-                                  : model.family == SensorFamily::kRoboSense
-                                      ? model.robosense.block_period_us
-                                      : model.velodyne.sequence_period_us;
-  p.column_period_s = column_period_us * 1e-6;
+  p.column_period_s = column_period_us(model) * 1e-6;
   // The firing clock is fixed; the column count per revolution follows from the rotation rate.
   p.columns_per_frame = static_cast<int>(std::lround(60.0 / rpm / p.column_period_s));
   p.frame_period_s = p.columns_per_frame * p.column_period_s;
@@ -103,18 +123,22 @@ double BeamGeometry::velodyne_column_azimuth_deg(std::uint32_t column) const {
 
 double BeamGeometry::velodyne_laser_azimuth_deg(std::uint32_t column, std::uint16_t channel) const {
   const double deg_per_us = 360.0 / (pattern_.frame_period_s * 1e6);
-  // Hesai: the block azimuth, the turn until the channel fires (its firing time, from the
-  // vendor's firetime file: where the SDK with that file puts the point; nebula applies none and
-  // is off by as much as on a real unit), then the calibration's offset.
-  if (model_.family == SensorFamily::kHesai) {
-    return velodyne_column_azimuth_deg(column) +
-           deg_per_us * model_.hesai.firetime_at_us(channel, column) +
-           model_.azimuth_offset_deg[channel];
-  }
-  // RoboSense (rs_driver): the block azimuth moved on by the turn until the channel fires, then
-  // its horizontal calibration added.
-  if (model_.family == SensorFamily::kRoboSense) {
-    return robosense_turned_azimuth_deg(column, channel) + model_.azimuth_offset_deg[channel];
+  switch (model_.family) {
+    case SensorFamily::kHesai:
+      // The block azimuth, the turn until the channel fires (its firing time, from the vendor's
+      // firetime file: where the SDK with that file puts the point; nebula applies none and is
+      // off by as much as on a real unit), then the calibration's offset.
+      return velodyne_column_azimuth_deg(column) +
+             deg_per_us * model_.hesai.firetime_at_us(channel, column) +
+             model_.azimuth_offset_deg[channel];
+    case SensorFamily::kRoboSense:
+      // rs_driver: the block azimuth moved on by the turn until the channel fires, then its
+      // horizontal calibration added.
+      return robosense_turned_azimuth_deg(column, channel) + model_.azimuth_offset_deg[channel];
+    case SensorFamily::kVelodyne:
+    case SensorFamily::kOuster:  // not asked: its beams are ouster_direction_lidar's
+    case SensorFamily::kLivox:   // not asked: its beams are its scan table's
+      break;
   }
   // Lasers of a sequence fire one after another while the head keeps turning.
   const double fire_offset_us = model_.velodyne.firing_offset_us(channel);
@@ -184,51 +208,69 @@ BeamRay BeamGeometry::ray_in_frame(std::uint32_t frame, std::uint32_t column,
         std::uint64_t{frame} * static_cast<std::uint64_t>(pattern_.columns_per_frame) + column;
     return {Eigen::Vector3d::Zero(), pattern_.table->direction(firing, channel).cast<double>()};
   }
-  if (model_.family == SensorFamily::kHesai) {
-    // Hesai's cloud frame (nebula, the SDK): x right, y forward, z up; azimuth clockwise from y.
-    double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
-    double e = model_.elevation_deg[channel] * kDeg;
-    if (model_.hesai.mirror != nullptr) {
-      // A mirror scan (AT128): where the unit's correction puts the channel at the column's
-      // encoder angle, as nebula computes it from the packet.
-      const std::int64_t encoder_units =
-          static_cast<std::int64_t>(column %
-                                    static_cast<std::uint32_t>(pattern_.columns_per_frame)) *
-          hesai::kUnitsPerTurn / pattern_.columns_per_frame;
-      const hesai::MirrorAngles m = model_.hesai.mirror->angles(encoder_units, channel);
-      a = m.azimuth_deg * kDeg;
-      e = m.elevation_deg * kDeg;
-    }
-    return {Eigen::Vector3d::Zero(),
-            {std::cos(e) * std::sin(a), std::cos(e) * std::cos(a), std::sin(e)}};
+  switch (model_.family) {
+    case SensorFamily::kHesai:
+      return hesai_ray(column, channel);
+    case SensorFamily::kRoboSense:
+      return robosense_ray(column, channel);
+    case SensorFamily::kVelodyne:
+      return velodyne_ray(column, channel);
+    case SensorFamily::kOuster:
+      return ouster_ray(column, channel);
+    case SensorFamily::kLivox:  // its beams are its scan table's (above)
+      break;
   }
-  if (model_.family == SensorFamily::kRoboSense) {
-    // rs_driver's frame (x forward, y left, azimuth clockwise from x). A beam leaves from the
-    // lens centre: RX out along the turned azimuth, before the horizontal calibration, RZ up.
-    const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
-    const double e = model_.elevation_deg[channel] * kDeg;
-    const double h = robosense_turned_azimuth_deg(column, channel) * kDeg;
-    const RoboSenseTraits& rs = model_.robosense;
-    return {{rs.lens_rx_m * std::cos(h), -rs.lens_rx_m * std::sin(h), rs.lens_rz_m},
-            {std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a), std::sin(e)}};
+  std::abort();  // a Livox model's pattern always holds its scan table
+}
+
+BeamRay BeamGeometry::hesai_ray(std::uint32_t column, std::uint16_t channel) const {
+  // Hesai's cloud frame (nebula, the SDK): x right, y forward, z up; azimuth clockwise from y.
+  double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+  double e = model_.elevation_deg[channel] * kDeg;
+  if (model_.hesai.mirror != nullptr) {
+    // A mirror scan (AT128): where the unit's correction puts the channel at the column's
+    // encoder angle, as nebula computes it from the packet.
+    const std::int64_t encoder_units =
+        static_cast<std::int64_t>(column % static_cast<std::uint32_t>(pattern_.columns_per_frame)) *
+        hesai::kUnitsPerTurn / pattern_.columns_per_frame;
+    const hesai::MirrorAngles m = model_.hesai.mirror->angles(encoder_units, channel);
+    a = m.azimuth_deg * kDeg;
+    e = m.elevation_deg * kDeg;
   }
-  if (model_.family == SensorFamily::kVelodyne) {
-    const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
-    const double e = model_.elevation_deg[channel] * kDeg;
-    const Eigen::Vector3d direction{std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a),
-                                    std::sin(e)};
-    if (model_.laser_corrections.empty()) return {Eigen::Vector3d::Zero(), direction};
-    // A corrected laser leaves from its offsets: where a zero distance (after the distance
-    // correction, before the two-point one) would put its point.
-    const auto& c = model_.laser_corrections[channel];
-    const double ca = std::cos(a), sa = std::sin(a);
-    const Eigen::Vector3d origin =
-        c.vert_offset_m * Eigen::Vector3d(-std::sin(e) * ca, std::sin(e) * sa, std::cos(e)) +
-        c.horiz_offset_m * Eigen::Vector3d(sa, ca, 0.0);
-    return {origin, direction};
-  }
-  // Ouster: the beam leaves its own origin; the SDK reports range from the lidar origin
-  // minus the offset n, so a point at range r lies at o + (r - n) dir (FORMATS.md).
+  return {Eigen::Vector3d::Zero(),
+          {std::cos(e) * std::sin(a), std::cos(e) * std::cos(a), std::sin(e)}};
+}
+
+BeamRay BeamGeometry::robosense_ray(std::uint32_t column, std::uint16_t channel) const {
+  // rs_driver's frame (x forward, y left, azimuth clockwise from x). A beam leaves from the lens
+  // centre: RX out along the turned azimuth, before the horizontal calibration, RZ up.
+  const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+  const double e = model_.elevation_deg[channel] * kDeg;
+  const double h = robosense_turned_azimuth_deg(column, channel) * kDeg;
+  const RoboSenseTraits& rs = model_.robosense;
+  return {{rs.lens_rx_m * std::cos(h), -rs.lens_rx_m * std::sin(h), rs.lens_rz_m},
+          {std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a), std::sin(e)}};
+}
+
+BeamRay BeamGeometry::velodyne_ray(std::uint32_t column, std::uint16_t channel) const {
+  const double a = velodyne_laser_azimuth_deg(column, channel) * kDeg;
+  const double e = model_.elevation_deg[channel] * kDeg;
+  const Eigen::Vector3d direction{std::cos(e) * std::cos(a), -std::cos(e) * std::sin(a),
+                                  std::sin(e)};
+  if (model_.laser_corrections.empty()) return {Eigen::Vector3d::Zero(), direction};
+  // A corrected laser leaves from its offsets: where a zero distance (after the distance
+  // correction, before the two-point one) would put its point.
+  const auto& c = model_.laser_corrections[channel];
+  const double ca = std::cos(a), sa = std::sin(a);
+  const Eigen::Vector3d origin =
+      c.vert_offset_m * Eigen::Vector3d(-std::sin(e) * ca, std::sin(e) * sa, std::cos(e)) +
+      c.horiz_offset_m * Eigen::Vector3d(sa, ca, 0.0);
+  return {origin, direction};
+}
+
+BeamRay BeamGeometry::ouster_ray(std::uint32_t column, std::uint16_t channel) const {
+  // The beam leaves its own origin; the SDK reports range from the lidar origin minus the
+  // offset n, so a point at range r lies at o + (r - n) dir (FORMATS.md).
   const Eigen::Vector3d origin_mm =
       lidar_to_sensor_rotation_ * ouster_beam_origin_lidar_mm(column) +
       lidar_to_sensor_translation_mm_;
@@ -237,32 +279,46 @@ BeamRay BeamGeometry::ray_in_frame(std::uint32_t frame, std::uint32_t column,
 
 double BeamGeometry::reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
                                     std::uint16_t channel) const {
-  if (model_.family == SensorFamily::kHesai || model_.family == SensorFamily::kLivox) {
-    return point_in_sensor.norm();
+  switch (model_.family) {
+    case SensorFamily::kHesai:
+    case SensorFamily::kLivox:
+      return point_in_sensor.norm();
+    case SensorFamily::kRoboSense:
+      return (point_in_sensor - ray(column, channel).origin).norm();
+    case SensorFamily::kVelodyne:
+      return velodyne_reported_range(point_in_sensor, column, channel);
+    case SensorFamily::kOuster:
+      return ouster_reported_range(point_in_sensor, column);
   }
-  if (model_.family == SensorFamily::kRoboSense) {
-    return (point_in_sensor - ray(column, channel).origin).norm();
+  std::abort();  // every enumerator is handled above
+}
+
+double BeamGeometry::velodyne_reported_range(const Eigen::Vector3d& point_in_sensor,
+                                             std::uint32_t column, std::uint16_t channel) const {
+  if (model_.laser_corrections.empty()) return point_in_sensor.norm();
+  // Invert the corrections: start from the straight beam, then move the raw distance by what the
+  // decoded point still misses along the beam (the two-point correction bends it by millimetres;
+  // two steps converge).
+  const BeamRay beam = ray(column, channel);
+  const double azimuth =
+      velodyne_laser_azimuth_deg(column, channel) + model_.azimuth_offset_deg[channel];
+  double raw = (point_in_sensor - beam.origin).dot(beam.direction) -
+               model_.laser_corrections[channel].dist_correction_m;
+  for (int step = 0; step < 3; ++step) {
+    const Eigen::Vector3d decoded = velodyne_point(model_, channel, azimuth, raw);
+    raw += (point_in_sensor - decoded).dot(beam.direction);
   }
-  if (model_.family == SensorFamily::kVelodyne) {
-    if (model_.laser_corrections.empty()) return point_in_sensor.norm();
-    // Invert the corrections: start from the straight beam, then move the raw distance by
-    // what the decoded point still misses along the beam (the two-point correction bends it
-    // by millimetres; two steps converge).
-    const BeamRay beam = ray(column, channel);
-    const double azimuth =
-        velodyne_laser_azimuth_deg(column, channel) + model_.azimuth_offset_deg[channel];
-    double raw = (point_in_sensor - beam.origin).dot(beam.direction) -
-                 model_.laser_corrections[channel].dist_correction_m;
-    for (int step = 0; step < 3; ++step) {
-      const Eigen::Vector3d decoded = velodyne_point(model_, channel, azimuth, raw);
-      raw += (point_in_sensor - decoded).dot(beam.direction);
-    }
-    return raw;
-  }
+  return raw;
+}
+
+double BeamGeometry::ouster_reported_range(const Eigen::Vector3d& point_in_sensor,
+                                           std::uint32_t column) const {
   const Eigen::Vector3d q = lidar_to_sensor_rotation_.transpose() *
                             (point_in_sensor * 1e3 - lidar_to_sensor_translation_mm_);
   const double along_beam_mm = (q - ouster_beam_origin_lidar_mm(column)).norm();
   return (along_beam_mm + model_.ouster.lidar_origin_to_beam_origin_mm) * 1e-3;
 }
+
+#pragma GCC diagnostic pop
 
 }  // namespace lidaremu::core

@@ -365,6 +365,16 @@ class BeamGeometry {
   [[nodiscard]] Eigen::Vector3d ouster_beam_origin_lidar_mm(std::uint32_t column) const;
   [[nodiscard]] Eigen::Vector3d ouster_direction_lidar(std::uint32_t column,
                                                        std::uint16_t channel) const;
+  // Each family's beam, in its driver's frame (ray_in_frame chooses by family).
+  [[nodiscard]] BeamRay hesai_ray(std::uint32_t column, std::uint16_t channel) const;
+  [[nodiscard]] BeamRay robosense_ray(std::uint32_t column, std::uint16_t channel) const;
+  [[nodiscard]] BeamRay velodyne_ray(std::uint32_t column, std::uint16_t channel) const;
+  [[nodiscard]] BeamRay ouster_ray(std::uint32_t column, std::uint16_t channel) const;
+  // The range the unit reports for a point, where it is more than the distance from the origin.
+  [[nodiscard]] double velodyne_reported_range(const Eigen::Vector3d& point_in_sensor,
+                                               std::uint32_t column, std::uint16_t channel) const;
+  [[nodiscard]] double ouster_reported_range(const Eigen::Vector3d& point_in_sensor,
+                                             std::uint32_t column) const;
   // The channel whose elevation is nearest, in O(1): a table of bins narrower than half the
   // smallest gap between channels gives where to start a short forward scan.
   void build_elevation_index();
