@@ -1,0 +1,116 @@
+// Real-time pacing, on the real lidaremud process on loopback: the sensors' packet rates, a
+// sensor clock that jumps ahead, and a daemon that loses the CPU for a moment (it catches up,
+// losing nothing). What each packet's time should be is the schedule's rule
+// (daemon/runtime/pacing_schedule.hpp; its arithmetic is tested in test_scheduling).
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "daemon_process.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/core/ouster.hpp"
+#include "round_trip.hpp"
+
+using namespace lidaremu;
+using namespace std::chrono_literals;
+
+namespace {
+using test::hits_url;
+using test::scene_rows;
+using test::steady_rate;
+
+// Streams 25 frames of the demo scene at the sensor's own rate through a realtime daemon and
+// returns the packets that came out, with their arrival times.
+std::vector<test::UdpReceiver::Datagram> stream_realtime(const char* model, std::size_t expected) {
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", model, "--hits", "udp://127.0.0.1:0", "--out", data.url(),
+                              "--telemetry", telemetry.url(), "--pace", "realtime"});
+  const auto pattern = clients::scan_for(model, 0, "");
+  const auto rows = scene_rows(pattern);
+  std::thread engine([&] {
+    clients::UdpSender sender(hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
+    for (int f = 0; f < 25; ++f) streamer.send_frame(rows);
+  });
+  auto packets = data.receive(expected, 1s, 10s);
+  engine.join();
+  daemon.stop();
+  return packets;
+}
+
+}  // namespace
+
+TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
+  SECTION("VLP-16: 754 packets per second") {
+    const auto packets = stream_realtime("vlp16", 1500);
+    REQUIRE(packets.size() > 1200);
+    // Skip the start-up: measure over the steady stream.
+    const double rate = steady_rate(packets, 100, 50);
+    INFO("measured " << rate << " packets/s");
+    CHECK(rate == Approx(1e6 / 1327.104).epsilon(0.01));
+  }
+  SECTION("OS1-64 1024x10: 64 packets per frame, 10 frames per second") {
+    const auto packets = stream_realtime("os1-64", std::size_t{25} * 64);
+    REQUIRE(packets.size() > 1200);
+    std::map<std::uint16_t, int> per_frame;
+    for (const auto& p : packets)
+      ++per_frame[static_cast<std::uint16_t>(p.bytes[10] | (p.bytes[11] << 8))];
+    for (const auto& [frame, count] : per_frame) CHECK(count == 64);
+    const double rate = steady_rate(packets, 64, 64);
+    INFO("measured " << rate << " packets/s");
+    CHECK(rate == Approx(640).epsilon(0.01));
+  }
+}
+
+TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jumps ahead",
+          "[e2e][pacing]") {
+  // A packet due up to 2 s ahead used to be waited for: a frame whose start had jumped (a
+  // simulation clock skipping, or a wall-clock frame start catching up after processing lagged)
+  // left that much late and aged every frame behind it (1-2 s under overload).
+  test::UdpReceiver data, telemetry;
+  const std::string metadata =
+      "/tmp/lidaremu-e2e-clock-jump-" + std::to_string(::getpid()) + ".json";
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--clock", "sim", "--pace", "realtime", "--api-port", "0",
+                              "--metadata-out", metadata});
+  const auto pattern = clients::scan_for("os1-64", 0, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  const auto column_ns = static_cast<std::uint64_t>(pattern.column_period_s * 1e9);
+  // Frames at real time, 100 ms of simulation apart, except the last: 1.5 s further on.
+  const std::uint64_t starts_ms[] = {1000, 1100, 1200, 2700};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint32_t f = 0; f < 4; ++f) {
+    std::this_thread::sleep_until(t0 + f * 100ms);
+    clients::BatchHeader h;
+    h.frame = f + 1;
+    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
+    h.sim_time_ns = starts_ms[f] * 1'000'000;
+    for (const auto& d : clients::build_frame_batches(h, 64, rows, column_ns)) {
+      REQUIRE(sender.send(d));
+    }
+  }
+  // Arrival times count from here: the last frame's last datagram has just left.
+  const auto packets = data.receive(std::size_t{4} * 64, 2s, 6s);
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() == std::size_t{4} * 64);
+  // The jumped frame's packets (their timestamps say 2.7 s on) left within the pacing margin
+  // (one frame period) and the frame's own span of its last datagram, not 1.5 s later.
+  core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
+  std::remove(metadata.c_str());
+  std::size_t jumped = 0;
+  for (const auto& p : packets) {
+    std::vector<core::ouster::Column> columns;
+    REQUIRE(decoder.decode(p.bytes, columns) == core::ouster::DecodeError::kNone);
+    if (columns.front().timestamp_ns < 2'700'000'000) continue;
+    ++jumped;
+    CHECK(p.arrival_s < 0.5);
+  }
+  CHECK(jumped == 64);
+  CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"os1-64-0\"}") >= 1);
+}
