@@ -227,19 +227,19 @@ TEST_CASE("A reinitialisation storm on one sensor does not starve the others or 
   CHECK(accepted == requests);  // a reinitialisation asked while one is under way waits for it
   CHECK(healthy == static_cast<int>(health.size()));
   // The neighbour was not starved: nothing dropped by the kernel, and its frames processed and
-  // sent but for at most 3 of 60 (5 %). (The storm builds some 900 pipelines a second on two
-  // cores: in about one run in five, before and after the physics gate went by deadline, a CPU
-  // stall over 50 ms restarted the neighbour's pacing a margin later and one or two of its frames
-  // then met their three-period bound and were dropped as late, and counted: the pacing's
-  // resynchronisation is issue 32's to rework.)
+  // sent but for at most one of 60. (The storm builds some 900 pipelines a second on two cores:
+  // in about one run in five a CPU stall over 50 ms restarted the neighbour's pacing a margin
+  // later and one to three of its frames then met their three-period bound and were dropped as
+  // late. Since the pacing catches up after a stall (pacing_schedule.hpp), five runs in five
+  // sent all 60 frames on a host running the sanitizer builds beside.)
   // Only where the build keeps real time: under ThreadSanitizer each reinitialisation's new
   // pipeline costs so much CPU that the two cores fall behind the neighbour's input whatever the
   // io thread does.
   if (!test::kSanitized) {
-    CHECK(daemon.counter("lidaremu_frames_dropped_total{sensor=\"neighbour\"}") <= 3);
+    CHECK(daemon.counter("lidaremu_frames_dropped_total{sensor=\"neighbour\"}") <= 1);
     CHECK(daemon.counter("lidaremu_input_kernel_drops_total{sensor=\"neighbour\"}") == 0);
-    CHECK(daemon.counter("lidaremu_frames_processed_total{sensor=\"neighbour\"}") >= kFrames - 4);
-    CHECK(neighbour_packets >= static_cast<std::size_t>((kFrames - 4) * 75 * 0.95));
+    CHECK(daemon.counter("lidaremu_frames_processed_total{sensor=\"neighbour\"}") >= kFrames - 1);
+    CHECK(neighbour_packets >= static_cast<std::size_t>((kFrames - 1) * 1808 / 24));
     CHECK(percentile(health, 0.99) < 0.1);
   }
 }

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -113,4 +114,37 @@ TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jum
   }
   CHECK(jumped == 64);
   CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"os1-64-0\"}") >= 1);
+}
+
+TEST_CASE("A daemon that loses the CPU for 70 ms catches up and loses no frame", "[e2e][pacing]") {
+  // SIGSTOP then SIGCONT: every thread of the daemon held off the CPU, as a loaded host does.
+  // The packets due meanwhile leave late, and the ones after them at twice the pace until back
+  // on the schedule. The rule before restarted the schedule a pacing margin later, which aged
+  // every later frame by the stall plus the margin, past the three periods the admission allows:
+  // frames were dropped after such a stall.
+  test::UdpReceiver data, telemetry;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--pace", "realtime"});
+  const auto pattern = clients::scan_for("vlp16", 0, "");
+  const auto rows = scene_rows(pattern);
+  constexpr int kFrames = 30;
+  std::thread engine([&] {
+    clients::UdpSender sender(hits_url(daemon));
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
+    for (int f = 0; f < kFrames; ++f) streamer.send_frame(rows);
+  });
+  std::this_thread::sleep_for(1500ms);
+  daemon.send_signal(SIGSTOP);
+  std::this_thread::sleep_for(70ms);
+  daemon.send_signal(SIGCONT);
+  engine.join();
+  // Every frame's packets but the last frame's tail (the encoder holds it until the next frame).
+  const std::size_t expected = kFrames * 1808 / 24;
+  const auto packets = data.receive(expected, 1s, 10s);
+  REQUIRE(daemon.stop() == 0);
+  CHECK(packets.size() == expected);
+  CHECK(daemon.counter("lidaremu_frames_dropped_total{sensor=\"vlp16-0\"}") == 0);
+  CHECK(daemon.counter("lidaremu_pacing_catch_ups_total{sensor=\"vlp16-0\"}") >= 1);
+  CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"vlp16-0\"}") == 0);
 }

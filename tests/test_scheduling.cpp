@@ -1,6 +1,7 @@
-// Real-time scheduling across sensors, without threads where it is arithmetic: the admission by
-// deadline (FrameAdmission), the physics gate's order and the commitments admission counts
-// (PhysicsGate), and the shortfall shared when the cores cannot carry every sensor (FairShare).
+// Real-time scheduling across sensors, without threads where it is arithmetic: the pace packets
+// leave at (PacingSchedule), the admission by deadline (FrameAdmission), the physics gate's order
+// and the commitments admission counts (PhysicsGate), and the shortfall shared when the cores
+// cannot carry every sensor (FairShare).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -13,9 +14,70 @@
 
 #include "lidaremu/daemon/runtime/fair_share.hpp"
 #include "lidaremu/daemon/runtime/frame_admission.hpp"
+#include "lidaremu/daemon/runtime/pacing_schedule.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
 
 using namespace lidaremu;
+
+TEST_CASE(
+    "Pacing: a late packet catches up at twice the pace; too late or jumped, it starts afresh",
+    "[daemon][pacing]") {
+  // A 10 Hz sensor, a packet every millisecond, the default margin of one period.
+  using Step = daemon::PacingSchedule::Step;
+  daemon::PacingSchedule s({.frame_period_s = 0.1, .margin_s = 0.1, .packet_gap_s = 0.001});
+  // The first packet starts the schedule the margin ahead; the next ones wait for their time.
+  auto due = s.next(10.0, 0.0);
+  CHECK(due.at_s == Approx(10.1));
+  CHECK(due.step == Step::kStarted);
+  CHECK(*s.offset_s() == Approx(10.1));
+  due = s.next(10.1, 0.001);
+  CHECK(due.at_s == Approx(10.101));
+  CHECK(due.step == Step::kOnSchedule);
+  // Late by a millisecond (a sleep that woke late): still the schedule.
+  CHECK(s.next(10.103, 0.002).step == Step::kOnSchedule);
+  // The sender lost the CPU: the packet due at 10.11 is taken at 10.17, 60 ms late. It leaves at
+  // once and the ones after it at twice the pace: sensor time 0.011 at 10.1705, ...
+  due = s.next(10.17, 0.010);
+  CHECK(due.at_s == Approx(10.17));
+  CHECK(due.step == Step::kCatchUpBegins);
+  due = s.next(10.17, 0.011);
+  CHECK(due.at_s == Approx(10.1705));
+  CHECK(due.step == Step::kCatchingUp);
+  // ... until the line meets the schedule: 10.17 + (t - 0.01) / 2 = 10.1 + t at t = 0.13, 120 ms
+  // of sensor time after the stall, and the schedule holds on from there, unchanged.
+  due = s.next(10.229, 0.129);
+  CHECK(due.at_s == Approx(10.2295));
+  CHECK(due.step == Step::kCatchingUp);
+  due = s.next(10.2295, 0.131);
+  CHECK(due.at_s == Approx(10.231));
+  CHECK(due.step == Step::kOnSchedule);
+  CHECK(*s.offset_s() == Approx(10.1));
+  // Over 1.5 periods late is not caught up: the schedule starts afresh, the margin ahead.
+  due = s.next(10.5, 0.2);
+  CHECK(due.at_s == Approx(10.6));
+  CHECK(due.step == Step::kRestarted);
+  CHECK(*s.offset_s() == Approx(10.4));
+  // A packet due beyond the margin and a period (its sensor time jumped by 2 s) is not waited
+  // for: the packet before left on time, so it follows that one by a packet's gap.
+  due = s.next(10.6, 2.2);
+  CHECK(due.at_s == Approx(10.601));
+  CHECK(due.step == Step::kRestarted);
+  // After an idle second the same jump starts the margin ahead.
+  due = s.next(11.7, 4.2);
+  CHECK(due.at_s == Approx(11.8));
+  CHECK(due.step == Step::kRestarted);
+
+  // The admission replays the same rule. A frame whose first packet was due 90 ms before the
+  // sender can take it (10.34, physics 10 ms) catches up: its last packet leaves half a period
+  // after it is taken, not a margin and a period after (10.54, the rule before).
+  daemon::FrameAdmission a(0.1, 0.1);
+  a.processed(0.01, 10.0, 10.15);  // the frame before leaves from 10.15 to 10.25
+  CHECK(a.predicted_last_packet_s(10.33, 10.25) == Approx(10.39));
+  // 30 ms late, it is back on the schedule within the frame: its last packet at its time.
+  CHECK(a.predicted_last_packet_s(10.27, 10.25) == Approx(10.35));
+  // Over 1.5 periods late: afresh, the margin ahead.
+  CHECK(a.predicted_last_packet_s(10.5, 10.25) == Approx(10.51 + 0.2));
+}
 
 TEST_CASE("Real-time admission: a frame goes through the physics only if it can leave fresh",
           "[daemon][overload]") {

@@ -103,8 +103,13 @@ const std::vector<Family>& sensor_families() {
        "Packets dropped because they did not fit the sending queue's slots (an encoder fault).",
        [](const SensorSnapshot& s) { return of(s.counters->packets_too_large); }},
       {"lidaremu_pacing_resyncs_total", "counter",
-       "Times real-time pacing fell so far behind that it rejoined the clock.",
+       "Times real-time pacing started its schedule afresh: too late to catch up, or the sensor "
+       "time jumped.",
        [](const SensorSnapshot& s) { return of(s.counters->pacing_resyncs); }},
+      {"lidaremu_pacing_catch_ups_total", "counter",
+       "Times a packet left late and the packets from it on caught up with the schedule at "
+       "twice the sensor's pace.",
+       [](const SensorSnapshot& s) { return of(s.counters->pacing_catch_ups); }},
       {"lidaremu_pacing_error_max_seconds", "gauge",
        "Latest a packet left after its scheduled time, seconds.",
        [](const SensorSnapshot& s) { return of(s.counters->pacing_error_ns_max); }, 1e-9},

@@ -6,20 +6,14 @@ namespace lidaremu::daemon {
 
 double FrameAdmission::last_packet_s(double ready_s,
                                      std::optional<double> first_packet_due_s) const {
-  // The sender takes the frame's first packet once it is ready and the packets before it left.
+  // The sender takes the frame's first packet once it is ready and the packets before it left,
+  // and paces the frame by its rule: replayed here from where its schedule stands. The frame is
+  // taken to span a period of sensor time: its end is when the sender is free for the next.
   const double taken_s = std::max(ready_s, sender_busy_until_s_);
-  if (first_packet_due_s) {
-    const double due_s = *first_packet_due_s;
-    const double lead_s = margin_s_ + period_s_;
-    if (due_s >= taken_s - kResyncSlackS && due_s <= taken_s + lead_s) {
-      return std::max(due_s, taken_s) + period_s_;  // on the schedule
-    }
-    // Jumped ahead while the sender was streaming on time: it follows the packets before.
-    if (due_s > taken_s + lead_s && sender_busy_until_s_ >= ready_s - kResyncSlackS) {
-      return taken_s + period_s_;
-    }
-  }
-  return taken_s + margin_s_ + period_s_;  // a fresh schedule, the margin ahead
+  PacingSchedule sender(rule_);
+  if (first_packet_due_s) sender.follow(*first_packet_due_s, sender_busy_until_s_);
+  const PacingSchedule::Due first = sender.next(taken_s, 0.0);
+  return sender.next(first.at_s, rule_.frame_period_s).at_s;
 }
 
 double FrameAdmission::predicted_last_packet_s(double now_s,
@@ -34,7 +28,8 @@ bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s
   // Silence counts from the last admitted frame, or from the first frame offered (a sensor whose
   // very first frames are late must not wait for an admission that never comes).
   if (!silent_since_s_) silent_since_s_ = now_s;
-  const bool silent_too_long = now_s - *silent_since_s_ >= kProbeAfterPeriods * period_s_;
+  const bool silent_too_long =
+      now_s - *silent_since_s_ >= kProbeAfterPeriods * rule_.frame_period_s;
   if (!in_time && !silent_too_long) return false;
   silent_before_s_ = silent_since_s_;
   silent_since_s_ = now_s;
@@ -46,7 +41,8 @@ bool FrameAdmission::still_in_time(double now_s, double input_done_s, double phy
                                    std::optional<double> first_packet_due_s) {
   const double own_work_s = std::max(estimate_s_, physics_s);
   const double bound_s =
-      std::max(kFreshPeriods * period_s_, own_work_s + margin_s_ + (1 + kWaitPeriods) * period_s_);
+      std::max(kFreshPeriods * rule_.frame_period_s,
+               own_work_s + rule_.margin_s + (1 + kWaitPeriods) * rule_.frame_period_s);
   if (last_packet_s(now_s, first_packet_due_s) <= input_done_s + bound_s) return true;
   silent_since_s_ = silent_before_s_;
   return false;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "lidaremu/daemon/net/address.hpp"
+#include "lidaremu/daemon/runtime/pacing_schedule.hpp"
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
 #include "sensor_runtime_detail.hpp"
@@ -81,14 +82,9 @@ void SensorRuntime::emit_loop() {
   const auto data_to = resolve(settings_.out, "output address");
   const auto telemetry_to = resolve(settings_.telemetry, "telemetry address");
   boost::system::error_code ec;
-  std::optional<std::pair<Clock::time_point, double>> anchor;  // (wall, sensor time)
-  Clock::time_point previous_deadline{};                       // of the packet before
-  constexpr auto kResyncSlack = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(FrameAdmission::kResyncSlackS));
-  const auto packet_gap = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(data_packet_period_s_));
-  const auto max_lead = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(settings_.pacing_margin() + settings_.pattern.frame_period_s));
+  PacingSchedule schedule({.frame_period_s = settings_.pattern.frame_period_s,
+                           .margin_s = settings_.pacing_margin(),
+                           .packet_gap_s = data_packet_period_s_});
   // The frame whose packets are leaving, and when its latest one left: its age is known once
   // the next frame's first packet comes (or the stream ends).
   std::uint64_t frame_sequence = 0;
@@ -120,37 +116,20 @@ void SensorRuntime::emit_loop() {
       continue;
     }
     if (settings_.pace == Pace::kRealtime) {
-      const auto now = Clock::now();
-      auto deadline = now;
-      if (anchor) {
-        deadline = anchor->first +
-                   std::chrono::duration_cast<Clock::duration>(
-                       std::chrono::duration<double>(slot->sensor_time_s - anchor->second));
+      // The schedule's rule (pacing_schedule.hpp) is the one the admission replays.
+      const PacingSchedule::Due due = schedule.next(steady_s(Clock::now()), slot->sensor_time_s);
+      if (due.step == PacingSchedule::Step::kRestarted) ++counters_.pacing_resyncs;
+      if (due.step == PacingSchedule::Step::kCatchUpBegins) ++counters_.pacing_catch_ups;
+      if (due.step == PacingSchedule::Step::kStarted ||
+          due.step == PacingSchedule::Step::kRestarted) {
+        sender_clock_offset_s_.store(*schedule.offset_s(), std::memory_order_relaxed);
       }
-      // Out of step by more than a moment (input stalled, or time jumped): start afresh. In
-      // step, a packet is never due further ahead than the margin plus its frame's own span;
-      // further means the sensor clock jumped forward (a frame start caught up with the wall
-      // clock after a lag, a simulation clock skipping, frames dropped): waiting for it would
-      // hold the frame back for nothing, and age everything after it. If the packets before
-      // were leaving on time, it follows them at once, as a sensor streams on (FrameAdmission
-      // predicts this rule); after a stall, and at the first packet, the margin ahead absorbs
-      // the physics' jitter from then on.
-      const bool behind = deadline < now - kResyncSlack;
-      const bool jumped = deadline > now + max_lead;
-      if (!anchor || behind || jumped) {
-        if (anchor) ++counters_.pacing_resyncs;
-        const bool streaming = anchor && jumped && previous_deadline >= now - kResyncSlack;
-        deadline = streaming ? std::max(now, previous_deadline + packet_gap)
-                             : now + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(settings_.pacing_margin()));
-        anchor.emplace(deadline, slot->sensor_time_s);
-        sender_clock_offset_s_.store(steady_s(deadline) - slot->sensor_time_s,
-                                     std::memory_order_relaxed);
-      }
-      previous_deadline = deadline;
+      const Clock::time_point deadline{
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(due.at_s))};
       std::this_thread::sleep_until(deadline);
-      const auto late_ns = static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - deadline).count());
+      const auto late_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(
+          0,
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - deadline).count()));
       store_max(counters_.pacing_error_ns_max, late_ns);
       counters_.pacing_error.observe(static_cast<double>(late_ns) * 1e-9);
     }

@@ -87,7 +87,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
                                   settings.pipeline.return_mode, ouster_output(settings))),
       weather_(settings.pipeline.params.weather),
       shared_weather_(settings.pipeline.params.weather),
-      admission_(settings.pattern.frame_period_s, settings.pacing_margin()),
+      admission_(settings.pattern.frame_period_s, settings.pacing_margin(),
+                 encoder_ ? encoder_->data_packet_period_s() : 0.0),
       share_(settings.pattern.frame_period_s),
       sender_clock_offset_s_(std::numeric_limits<double>::quiet_NaN()),
       recorders_(recorders) {

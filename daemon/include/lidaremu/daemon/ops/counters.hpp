@@ -63,6 +63,7 @@ struct SensorCounters {
   Counter send_errors{0};
   Counter packets_too_large{0};  // larger than a packet slot: an encoder fault, dropped
   Counter pacing_resyncs{0};
+  Counter pacing_catch_ups{0};     // late packets that began a catch-up (pacing_schedule.hpp)
   Counter pacing_error_ns_max{0};  // exposed in seconds
   // Physics time per frame, and how late each packet left in real-time pacing (seconds).
   Histogram<9> processing{{1e-3, 2e-3, 5e-3, 10e-3, 20e-3, 50e-3, 100e-3, 200e-3, 500e-3}};

@@ -17,15 +17,15 @@
 // periods has its next frame let through whatever the prediction, so that no estimate, setting
 // or machine can silence it.
 //
-// The prediction mirrors the sending thread's rule (sensor_emission.cpp, emit_loop): a frame whose
-// first packet is due within the pacing window of when it is ready is sent on the schedule
-// (late by up to kResyncSlackS it catches up); one due further ahead (its sensor time jumped)
-// follows the frame before at once if the sender was streaming on time; otherwise the schedule
-// starts afresh, the margin ahead of the moment the sender is free.
+// The prediction replays the sending thread's own rule (PacingSchedule) from where its schedule
+// stands: on the schedule, a frame leaves a period after its first packet is due; late, it
+// catches up; too late or jumped, its schedule starts afresh.
 //
 // Pure arithmetic on seconds of one monotonic clock, so that it is tested without threads.
 #include <algorithm>
 #include <optional>
+
+#include "lidaremu/daemon/runtime/pacing_schedule.hpp"
 
 namespace lidaremu::daemon {
 
@@ -39,13 +39,14 @@ class FrameAdmission {
   static constexpr double kInputLagPeriods = 1.0;
   // A sensor silent this many periods has its next frame admitted (it re-measures the physics).
   static constexpr double kProbeAfterPeriods = 30.0;
-  // The sender's catch-up window (emit_loop's resynchronisation threshold).
-  static constexpr double kResyncSlackS = 0.050;
   // Weight of the newest physics time in the running estimate.
   static constexpr double kEstimateWeight = 0.3;
 
-  FrameAdmission(double frame_period_s, double pacing_margin_s)
-      : period_s_(frame_period_s), margin_s_(pacing_margin_s) {}
+  // packet_gap_s: the sensor's data packet period (the sender's rule follows on by one).
+  FrameAdmission(double frame_period_s, double pacing_margin_s, double packet_gap_s = 0)
+      : rule_{.frame_period_s = frame_period_s,
+              .margin_s = pacing_margin_s,
+              .packet_gap_s = packet_gap_s} {}
 
   // When the last packet of a frame that becomes ready for the physics at now_s would leave.
   // first_packet_due_s: when the sender's schedule has the frame's first packet (none before the
@@ -73,17 +74,17 @@ class FrameAdmission {
   // How old a frame the input thread took input_lag_s to hand on may be when its last packet
   // leaves (it follows the physics estimate).
   [[nodiscard]] double budget_s(double input_lag_s = 0) const {
-    const double own_work_s = std::clamp(input_lag_s, 0.0, kInputLagPeriods * period_s_);
-    return std::max(kFreshPeriods * period_s_,
-                    own_work_s + estimate_s_ + margin_s_ + (1 + kWaitPeriods) * period_s_);
+    const double own_work_s = std::clamp(input_lag_s, 0.0, kInputLagPeriods * rule_.frame_period_s);
+    return std::max(
+        kFreshPeriods * rule_.frame_period_s,
+        own_work_s + estimate_s_ + rule_.margin_s + (1 + kWaitPeriods) * rule_.frame_period_s);
   }
 
  private:
   // When the last packet of a frame ready at ready_s leaves.
   [[nodiscard]] double last_packet_s(double ready_s,
                                      std::optional<double> first_packet_due_s) const;
-  double period_s_;
-  double margin_s_;
+  PacingSchedule::Rule rule_;
   double estimate_s_ = 0;
   bool estimated_ = false;
   double sender_busy_until_s_ = 0;         // predicted time the last packet handed on leaves
