@@ -1,4 +1,4 @@
-#include "parallel_blocks.hpp"
+#include "lidaremu/core/parallel_blocks.hpp"
 
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "parallel_blocks.hpp"
+#include "lidaremu/core/parallel_blocks.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core {

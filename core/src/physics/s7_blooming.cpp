@@ -11,7 +11,7 @@
 #include <numbers>
 #include <vector>
 
-#include "parallel_blocks.hpp"
+#include "lidaremu/core/parallel_blocks.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
