@@ -353,3 +353,58 @@ TEST_CASE("Input the kernel drops while the daemon cannot read is counted, datag
             "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"unknown_identifier\"}") ==
         in);
 }
+
+TEST_CASE(
+    "Batches bigger than the frame's room and repeats of columns not yet taken: each "
+    "column's first copy leaves",
+    "[e2e][hostile][ingest]") {
+  // The input thread keeps each batch's bytes for the processing thread to convert, in a room
+  // sized for the sensor's own rays; an engine casting three rays a beam at a one-ray sensor
+  // sends batches three times that size, which no longer fit after half the frame: those the
+  // input thread converts itself. Columns 28-41 arrive before 14-27 (so none of them is taken
+  // yet), then a batch of columns 28-55 whose first half says every hit is twice as far: those
+  // columns keep their first copy, the second half is new and goes in; the batch of 42-55 that
+  // follows brings nothing new and is refused.
+  test::UdpReceiver data;
+  test::DaemonProcess daemon = ideal_vlp16(data, "150");
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  const auto rows = scene_rows(pattern);
+  constexpr std::size_t kRow = 7, kColumn = 16 * kRow;
+  std::vector<float> three_rays;
+  for (std::size_t beam = 0; beam < rows.size() / kRow; ++beam) {
+    const auto row = std::span(rows).subspan(beam * kRow, kRow);
+    three_rays.insert(three_rays.end(), row.begin(), row.end());
+    for (int ray = 1; ray < 3; ++ray) {  // the sensor keeps ray 0 of each beam
+      three_rays.insert(three_rays.end(),
+                        {row[0] * 3, row[1] * 3, row[2] * 3, row[3], row[4], row[5], row[6]});
+    }
+  }
+  const clients::BatchHeader frame{
+      .frame = 0,
+      .column_count = static_cast<std::uint32_t>(pattern.columns_per_frame),
+      .rays_per_beam = 3};
+  // 14 columns a batch (20,000 bytes): batch k holds columns 14k .. 14k + 13.
+  auto batches = clients::build_frame_batches(frame, 16, three_rays, 0, 20000);
+  REQUIRE(batches.size() > 8);
+  std::vector<float> overlap(rows.begin() + 28 * kColumn, rows.begin() + 56 * kColumn);
+  for (std::size_t i = 0; i < 14 * kColumn; i += kRow) {
+    for (std::size_t k = 0; k < 3; ++k) overlap[i + k] *= 2;
+  }
+  const auto repeat =
+      clients::build_hit_batch({.frame = 0, .first_column = 28, .column_count = 28}, overlap);
+  std::vector<std::vector<std::uint8_t>> sent{batches[0], batches[2], repeat, batches[1],
+                                              batches[3]};
+  sent.insert(sent.end(), batches.begin() + 4, batches.end());
+  clients::UdpSender sender(hits_url(daemon));
+  for (const auto& b : sent) sender.send(b);
+  auto packets = data.receive(75, 1s, 10s);
+  REQUIRE(daemon.stop() == 0);
+  const auto tail = data.receive(1, 500ms, 2s);
+  packets.insert(packets.end(), tail.begin(), tail.end());
+  const std::string s = "{sensor=\"vlp16-0\"}";
+  CHECK(daemon.counter("lidaremu_frames_complete_total" + s) == 1);
+  CHECK(daemon.counter("lidaremu_batches_repeated_total" + s) == 1);
+  CHECK(daemon.counter("lidaremu_rows_stored_total" + s) == valid_rows(rows));
+  // Every point where its column's first copy (ray 0) put it, and none missing.
+  CHECK(check_velodyne_round_trip(packets, rows) == valid_rows(rows));
+}

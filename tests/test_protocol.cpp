@@ -11,6 +11,7 @@
 #include "lidaremu/core/sensor_model.hpp"
 #include "lidaremu/daemon/runtime/frame_order.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
+#include "lidaremu/daemon/runtime/pending_batches.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
 
@@ -361,4 +362,70 @@ TEST_CASE("A pose absurdly far away is refused, in a Control and in a world-fram
   protocol::BatchView view;
   CHECK(protocol::decode_hit_batch(clients::build_hit_batch(h, rows), view) ==
         protocol::BatchError::kBadLayout);
+}
+
+TEST_CASE("A batch's frame facts and its rows, apart: each column keeps its first copy",
+          "[protocol][ingest]") {
+  // The daemon's input thread takes a batch's frame facts (columns received, the first
+  // world-frame batch's pose) as it arrives and keeps its bytes (daemon::PendingBatches); the
+  // rows go in later, many batches at once, each only into the columns it brought first.
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  const auto engine = *protocol::engine_conventions("ros");
+  const auto near =
+      clients::build_hit_batch({.first_column = 10, .column_count = 2}, wall_rows(2, 16));
+  auto far_rows = wall_rows(3, 16);
+  for (std::size_t i = 0; i < far_rows.size(); i += 7) far_rows[i] = 20.0f;
+  // Columns 11..13, sent after the first: 11 is a repeat, 12 and 13 are new.
+  const auto overlapping =
+      clients::build_hit_batch({.first_column = 11, .column_count = 3}, far_rows);
+  core::FrameHits frame;
+  frame.reshape({1808, 16});
+  daemon::PendingBatches pending;
+  pending.reserve(1808, 16);
+  protocol::BatchView a, b;
+  REQUIRE(protocol::decode_hit_batch(near, a) == BatchError::kNone);
+  REQUIRE(protocol::decode_hit_batch(overlapping, b) == BatchError::kNone);
+  protocol::take_batch_frame_facts(a, engine, frame);
+  REQUIRE(pending.append(near, a.first_column, a.column_count));
+  protocol::take_batch_frame_facts(b, engine, frame);
+  REQUIRE(pending.append(overlapping, b.first_column, b.column_count));
+  CHECK(frame.columns_received == 4);
+  CHECK(pending.count() == 2);
+  const auto owner = pending.first_copy_of();
+  CHECK(owner[10] == 0);
+  CHECK(owner[11] == 0);
+  CHECK(owner[12] == 1);
+  CHECK(owner[13] == 1);
+  // Nothing stored yet: the frame's facts only.
+  CHECK(frame.material[frame.hit(frame.shape.beam(10, 0), 0, 0)] == 0);
+  // Converted in the other order (as parallel workers may): the first copies stay.
+  const auto later = protocol::store_batch_rows(b, engine, materials, frame, {owner, 1});
+  const auto earlier = protocol::store_batch_rows(a, engine, materials, frame, {owner, 0});
+  CHECK(later.stored == 2 * 16);
+  CHECK(earlier.stored == 2 * 16);
+  const auto x_of = [&](std::uint32_t column) {
+    return frame.x[frame.hit(frame.shape.beam(column, 3), 0, 0)];
+  };
+  CHECK(x_of(10) == 10.0f);
+  CHECK(x_of(11) == 10.0f);
+  CHECK(x_of(12) == 20.0f);
+  CHECK(x_of(13) == 20.0f);
+  // store_batch is both halves at once, every column.
+  core::FrameHits whole;
+  whole.reshape({1808, 16});
+  CHECK(protocol::store_batch(b, engine, materials, whole).stored == 3 * 16);
+  CHECK(whole.columns_received == 3);
+
+  // Bounded: a frame's room is its columns' rows and framing; a batch past it is refused (the
+  // input thread then converts it itself).
+  daemon::PendingBatches small;
+  small.reserve(4, 16);
+  const auto big = clients::build_hit_batch({.column_count = 4}, wall_rows(4, 16));
+  CHECK(big.size() < 4 * (16 * daemon::PendingBatches::kBytesPerRow +
+                          daemon::PendingBatches::kFramingBytesPerColumn));
+  CHECK(small.append(big, 0, 4));
+  CHECK_FALSE(small.append(big, 0, 4));
+  small.clear();
+  CHECK(small.count() == 0);
+  CHECK(small.append(big, 0, 4));
 }

@@ -225,19 +225,29 @@ void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t chann
 
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
                       const core::MaterialTable& materials, core::FrameHits& frame) {
+  take_batch_frame_facts(batch, engine, frame);
+  return store_batch_rows(batch, engine, materials, frame);
+}
+
+void take_batch_frame_facts(const BatchView& batch, const EngineConventions& engine,
+                            core::FrameHits& frame) {
+  // The frame's pose comes with its first batch, as its weather and simulation time do: the
+  // daemon's physics starts on the frame then, and reads it while later batches arrive.
+  if (batch.world_frame && !frame.has_pose && frame.columns_received == 0) {
+    frame.has_pose = true;
+    frame.pose_column = batch.first_column;
+    frame.world_from_sensor = engine.pose(batch.pose_position, batch.pose_orientation);
+  }
+  for (std::uint32_t c = 0; c < batch.column_count; ++c) mark_column(frame, batch.first_column + c);
+}
+
+RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engine,
+                           const core::MaterialTable& materials, core::FrameHits& frame,
+                           ColumnClaim claim) {
   RowCounts counts;
   Eigen::Isometry3d world_to_sensor;
   if (batch.world_frame) {
-    const Eigen::Isometry3d world_from_sensor =
-        engine.pose(batch.pose_position, batch.pose_orientation);
-    world_to_sensor = world_from_sensor.inverse();
-    // The frame's pose comes with its first batch, as its weather and simulation time do: the
-    // daemon's physics starts on the frame then, and reads it while later batches arrive.
-    if (!frame.has_pose && frame.columns_received == 0) {
-      frame.has_pose = true;
-      frame.pose_column = batch.first_column;
-      frame.world_from_sensor = world_from_sensor;
-    }
+    world_to_sensor = engine.pose(batch.pose_position, batch.pose_orientation).inverse();
   }
   const Eigen::Isometry3d* pose = batch.world_frame ? &world_to_sensor : nullptr;
   const std::uint16_t channels = frame.shape.channels;
@@ -249,6 +259,7 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
   const std::size_t hits_per_beam = frame.layout.hits_per_beam();
   for (std::uint32_t c = 0; c < batch.column_count; ++c) {
     const std::uint32_t column = batch.first_column + c;
+    if (!claim.keeps(column)) continue;
     for (std::uint16_t ch = 0; ch < channels; ++ch) {
       const std::size_t beam = frame.shape.beam(column, ch);
       const std::size_t beam_in_batch = std::size_t{c} * channels + ch;
@@ -272,7 +283,6 @@ RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
         }
       }
     }
-    mark_column(frame, column);
   }
   return counts;
 }

@@ -21,6 +21,7 @@
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
+using runtime_detail::passes_log_mark;
 using runtime_detail::unix_now_s;
 using runtime_detail::worth_logging;
 
@@ -168,6 +169,24 @@ void SensorRuntime::log_rejection(protocol::BatchError e) {
   }
 }
 
+void SensorRuntime::account_rows(const protocol::RowCounts& rows, std::uint32_t frame_number) {
+  const auto rejected = [&] {
+    return counters_.rows_non_finite.load() + counters_.rows_unknown_material.load() +
+           counters_.rows_out_of_range.load();
+  };
+  const std::uint64_t before = rejected();
+  counters_.add_rows(rows);
+  if (rows.non_finite + rows.unknown_material + rows.out_of_range == 0) return;
+  // Many rows at once: logged when the count passes 1, 2, 3, 10, 100, ...
+  if (const std::uint64_t bad = rejected(); passes_log_mark(before, bad)) {
+    spdlog::warn(
+        "sensor {}: frame {}: dropped rows: {} non-finite, {} unknown material, {} absurd ({} so "
+        "far)",
+        settings_.name, frame_number, rows.non_finite, rows.unknown_material, rows.out_of_range,
+        bad);
+  }
+}
+
 void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
   protocol::BatchView batch;
   auto error = protocol::decode_hit_batch(datagram, batch);
@@ -220,18 +239,32 @@ void SensorRuntime::on_framed(std::span<const std::uint8_t> datagram) {
     }
     return;
   }
-  const auto rows = protocol::store_batch(batch, settings_.engine, materials_, current_->hits);
-  counters_.add_rows(rows);
-  if (rows.non_finite + rows.unknown_material + rows.out_of_range > 0) {
-    const auto bad =
-        counters_.rows_non_finite + counters_.rows_unknown_material + counters_.rows_out_of_range;
-    if (worth_logging(bad)) {
+  auto& frame = *current_;
+  const std::uint32_t end_column = batch.first_column + batch.column_count;
+  bool brings_new = false;
+  for (std::uint32_t c = batch.first_column; c < end_column && !brings_new; ++c) {
+    brings_new = frame.hits.column_received[c] == 0;
+  }
+  if (!brings_new) {
+    // Every column of it is in already: the first copy stays (it may be converting now).
+    if (worth_logging(++counters_.batches_repeated)) {
       spdlog::warn(
-          "sensor {}: frame {}: dropped rows: {} non-finite, {} unknown material, {} absurd ({} so "
-          "far)",
-          settings_.name, batch.frame, rows.non_finite, rows.unknown_material, rows.out_of_range,
-          bad);
+          "sensor {}: frame {}: a batch repeats columns {}..{}, which an earlier batch brought; "
+          "ignored ({} so far)",
+          settings_.name, batch.frame, batch.first_column, end_column - 1,
+          counters_.batches_repeated.load());
     }
+    return;
+  }
+  protocol::take_batch_frame_facts(batch, settings_.engine, frame.hits);
+  // The rows are the processing thread's to convert, many batches at once; a batch the frame's
+  // room cannot hold is converted here.
+  if (!frame.pending.append(datagram, batch.first_column, batch.column_count)) {
+    frame.pending.claim_converted(batch.first_column, batch.column_count);
+    account_rows(protocol::store_batch_rows(
+                     batch, settings_.engine, materials_, frame.hits,
+                     {frame.pending.first_copy_of(), PendingBatches::kConvertedAtOnce}),
+                 batch.frame);
   }
   const auto& hits = current_->hits;
   while (current_ready_ < hits.shape.columns && hits.column_received[current_ready_]) {
@@ -364,6 +397,7 @@ StreamedFrame* SensorRuntime::acquire_frame(std::uint32_t frame_number) {
     std::this_thread::yield();
   }
   frame->hits.clear(frame_number);
+  frame->pending.clear();
   frame->hits.input_begun_ns =
       datagram_arrival_ns_ != 0
           ? datagram_arrival_ns_

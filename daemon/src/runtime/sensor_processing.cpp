@@ -1,10 +1,12 @@
 #include <spdlog/spdlog.h>
+#include <tbb/blocked_range.h>
 
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <optional>
 
+#include "lidaremu/core/parallel_blocks.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
@@ -241,6 +243,32 @@ void SensorRuntime::process_loop() {
   packets_->end();
 }
 
+void SensorRuntime::convert_pending(StreamedFrame& frame, std::uint32_t& converted) {
+  const PendingBatches& pending = frame.pending;
+  const std::uint32_t appended = pending.count();
+  if (appended == converted) return;
+  // Each batch writes only the beams of the columns it brought first, and its own row counts:
+  // batches convert at once without touching each other's, and the hits are the same whichever
+  // thread converts.
+  core::parallel_blocks(
+      tbb::blocked_range<std::uint32_t>(converted, appended, 1), &frame,
+      [&](const tbb::blocked_range<std::uint32_t>& range) {
+        for (std::uint32_t b = range.begin(); b != range.end(); ++b) {
+          protocol::BatchView batch;
+          batch_rows_[b] = {};
+          // Checked whole when it arrived: decoding it again finds its parts.
+          if (protocol::decode_hit_batch(pending.batch(b), batch) == protocol::BatchError::kNone) {
+            batch_rows_[b] = protocol::store_batch_rows(batch, settings_.engine, materials_,
+                                                        frame.hits, {pending.first_copy_of(), b});
+          }
+        }
+      });
+  protocol::RowCounts rows;
+  for (std::uint32_t b = converted; b < appended; ++b) rows += batch_rows_[b];
+  account_rows(rows, frame.hits.frame_number);
+  converted = appended;
+}
+
 void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
                                   PhysicsGate::Commitment& commitment, bool judge_when_complete) {
   const core::FrameHits& hits = frame.hits;
@@ -281,13 +309,17 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
   // time (or whatever is left once the frame is complete); packets out as their columns are
   // final.
   std::uint32_t taken = 0;
+  std::uint32_t converted = 0;  // the frame's pending batches turned into hits
   std::uint32_t final_columns = 0;
   std::uint32_t encoded = 0;
   for (;;) {
     const StreamedFrame::Progress progress = frame.progress();
     const std::uint32_t ready = progress.complete ? columns : progress.ready;
     if (ready > taken && (progress.complete || ready >= taken + stream_step_)) {
-      timed_physics([&] { final_columns = pipeline_.advance(hits, ready, returns_); });
+      timed_physics([&] {
+        convert_pending(frame, converted);
+        final_columns = pipeline_.advance(hits, ready, returns_);
+      });
       taken = ready;
     }
     const bool done = progress.complete && taken == columns;

@@ -105,6 +105,11 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   for (int i = 0; i < settings_.frame_buffers; ++i) {
     frame_pool_.push_back(std::make_unique<StreamedFrame>());
     frame_pool_.back()->hits.reshape(shape, settings_.layout);
+    if (settings_.hits_format == HitsFormat::kFramed) {
+      frame_pool_.back()->pending.reserve(shape.columns,
+                                          shape.channels * settings_.layout.hits_per_beam());
+      batch_rows_.resize(shape.columns);  // a pending batch brings a column at least
+    }
     free_frames_.push(frame_pool_.back().get());
   }
   // A physics step of about 8,192 beams: fewer steps cost TBB's fork and join more often, larger

@@ -29,6 +29,18 @@ inline bool worth_logging(std::uint64_t count) {
   return count == 1;
 }
 
+// Whether a count that moved from `before` to `now` (by more than one at a time) passed one of
+// the counts worth_logging names.
+inline bool passes_log_mark(std::uint64_t before, std::uint64_t now) {
+  if (now <= before) return false;
+  if (before < 3) return true;  // 1, 2 or 3 is among (before, now]
+  for (std::uint64_t mark = 10; mark <= now; mark *= 10) {
+    if (mark > before) return true;
+    if (mark > now / 10) break;  // the next mark is past now (and would not overflow)
+  }
+  return false;
+}
+
 // An address from the settings (host names were resolved to addresses when they loaded) as an
 // endpoint; throws std::runtime_error naming `what` otherwise.
 boost::asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what);

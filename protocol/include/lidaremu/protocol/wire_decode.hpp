@@ -82,6 +82,16 @@ struct RowCounts {
   std::uint64_t unknown_material = 0;  // id not in the material table
   std::uint64_t out_of_range = 0;      // |p| beyond any sensor's reach, or a zero normal
   std::uint64_t late = 0;  // raw rows: a beam of a column the physics may already have taken
+
+  RowCounts& operator+=(const RowCounts& other) {
+    stored += other.stored;
+    no_hit += other.no_hit;
+    non_finite += other.non_finite;
+    unknown_material += other.unknown_material;
+    out_of_range += other.out_of_range;
+    late += other.late;
+    return *this;
+  }
 };
 
 // One row, checked and converted; false when rejected (and counted).
@@ -105,8 +115,31 @@ void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t chann
                std::uint32_t object_id);
 
 // Copies every ray and path segment of a verified batch into the frame, up to the frame's
-// layout (the sensor's rays_per_beam and segments_per_path). A rejected row ends its path.
+// layout (the sensor's rays_per_beam and segments_per_path), and marks its columns received. A
+// rejected row ends its path. The two halves below, in this order.
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
                       const core::MaterialTable& materials, core::FrameHits& frame);
+
+// What a batch says of its frame as a whole (its pose, from the frame's first batch when in
+// world frame), and its columns marked received. Cheap: the daemon's input thread does it as the
+// batch arrives, in arrival order.
+void take_batch_frame_facts(const BatchView& batch, const EngineConventions& engine,
+                            core::FrameHits& frame);
+
+// Which of a batch's columns its rows go to: every one, or only those it brought first
+// (first_copy_of[column] == batch, when given: a column sent again keeps its first copy).
+struct ColumnClaim {
+  std::span<const std::uint32_t> first_copy_of;
+  std::uint32_t batch = 0;
+  [[nodiscard]] bool keeps(std::uint32_t column) const {
+    return first_copy_of.empty() || first_copy_of[column] == batch;
+  }
+};
+
+// The rows of a verified batch into the frame, for the columns the claim keeps; marks nothing.
+// The costly half: batches of disjoint columns may be stored at once, from many threads.
+RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engine,
+                           const core::MaterialTable& materials, core::FrameHits& frame,
+                           ColumnClaim claim = {});
 
 }  // namespace lidaremu::protocol

@@ -110,6 +110,9 @@ class SensorRuntime {
   void publish_current();
   void submit_current();
   void log_rejection(protocol::BatchError e);
+  // Rows converted (by the input thread or the processing thread's workers) into the counters;
+  // rejected rows logged now and then.
+  void account_rows(const protocol::RowCounts& rows, std::uint32_t frame_number);
 
   // processing and emission (own threads)
   void process_loop();
@@ -135,6 +138,9 @@ class SensorRuntime {
   // before any of it is sent.
   void process_frame(StreamedFrame& frame, QueueSink& sink, PhysicsGate::Commitment& commitment,
                      bool judge_when_complete);
+  // The frame's batches appended since `converted` turned into hits, many at once on the
+  // physics' workers; `converted` moves on to what was appended.
+  void convert_pending(StreamedFrame& frame, std::uint32_t& converted);
   // When the sender's schedule has the first packet of a frame starting at sensor_time_s
   // (steady-clock seconds; none before the sender has anchored its schedule).
   [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
@@ -165,6 +171,8 @@ class SensorRuntime {
   std::optional<protocol::RawRowAssembler> raw_;
 
   std::vector<std::unique_ptr<StreamedFrame>> frame_pool_;
+  // Processing thread: each pending batch's row counts as its worker converts it.
+  std::vector<protocol::RowCounts> batch_rows_;
   tbb::concurrent_bounded_queue<StreamedFrame*> free_frames_;
   // Frames handed on at their first stored batch, framed or raw rows alike: the processing
   // thread follows each as its columns are published (StreamedFrame).

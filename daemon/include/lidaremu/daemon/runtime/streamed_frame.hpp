@@ -7,12 +7,16 @@
 #include <cstdint>
 
 #include "lidaremu/core/frame.hpp"
+#include "lidaremu/daemon/runtime/pending_batches.hpp"
 
 namespace lidaremu::daemon {
 
 class StreamedFrame {
  public:
   core::FrameHits hits;
+  // Framed input: batches whose columns are marked in `hits` but whose rows the processing
+  // thread converts (pending_batches.hpp); a column is published once its batch is appended.
+  PendingBatches pending;
 
   // What the processing thread reads: columns [0, ready) are in for good; complete: the whole
   // frame is (the columns never received stay empty: no return).
