@@ -1,5 +1,10 @@
 #include "lidaremu/protocol/raw_rows.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/task_arena.h>
+
+#include "lidaremu/core/parallel_blocks.hpp"
+
 namespace lidaremu::protocol {
 
 BatchError RawRowAssembler::check(std::span<const std::uint8_t> datagram) const {
@@ -21,7 +26,18 @@ std::size_t RawRowAssembler::convert_and_locate(std::span<const std::uint8_t> da
       beam_in_datagram_[hit_beams++] = b;
     }
   }
-  geometry_.locate_many({first_hits_.data(), hit_beams}, {located_.data(), hit_beams});
+  // The beam search is most of a raw row's cost: on the physics' workers, chunks at once (each
+  // hit's beam is found alone, so the result does not depend on who finds it). Isolated: the
+  // input thread waits only for its own chunks, never runs another sensor's physics meanwhile.
+  constexpr std::size_t kLocateChunk = 256;
+  tbb::this_task_arena::isolate([&] {
+    core::parallel_blocks(tbb::blocked_range<std::size_t>(0, hit_beams, kLocateChunk), this,
+                          [&](const tbb::blocked_range<std::size_t>& range) {
+                            geometry_.locate_many(
+                                {first_hits_.data() + range.begin(), range.size()},
+                                {located_.data() + range.begin(), range.size()});
+                          });
+  });
   return hit_beams;
 }
 
