@@ -184,11 +184,12 @@ TEST_CASE(
   auto o = short_bench({"vlp16"}, 0.5);
   o.warmup_seconds = 0.2;
   o.ceiling_seconds = 0;
-  // One search step (rate 1, the highest tried): the daemon on the bench's first CPU.
+  // The search starts at rate 1, the highest tried: the daemon on the bench's first CPU. (A
+  // sanitizer build may not hold one VLP-16 on one core: its search then goes on down.)
   const auto points = clients::measure_scaling(o, {1}, 1.0, 1.0, 0.5, nullptr);
   REQUIRE(points.size() == 1);
   CHECK(points[0].cores == 1);
-  REQUIRE(points[0].result.steps.size() == 1);
+  REQUIRE_FALSE(points[0].result.steps.empty());
   const auto& report = points[0].result.steps[0].report;
   cpu_set_t mine;
   CPU_ZERO(&mine);
