@@ -189,10 +189,10 @@ bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t ph
 }
 
 void SensorRuntime::warm_up() {
-  physics_arena().execute([&] {
-    pipeline_.warm_up({static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
-                       static_cast<std::uint16_t>(settings_.model->channels)});
-  });
+  // Outside the physics arena: a reload warms the new pipelines while the running ones hold the
+  // gate, and the arena keeps a single slot for a thread from outside (the gate's holder).
+  pipeline_.warm_up({static_cast<std::uint32_t>(settings_.pattern.columns_per_frame),
+                     static_cast<std::uint16_t>(settings_.model->channels)});
 }
 
 void SensorRuntime::process_loop() {
@@ -282,7 +282,7 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
     PhysicsGate::Pass pass(PhysicsGate::shared(), commitment.ticket());
     gate_wait_ns_ += elapsed_ns(asked);
     const auto begin = Clock::now();
-    physics_arena().execute(work);
+    core::execute_in(physics_arena(), &returns_, work);
     const auto step_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin);
     physics_ns += static_cast<std::uint64_t>(step_ns.count());
     commitment.spend(std::chrono::duration<double>(step_ns).count());

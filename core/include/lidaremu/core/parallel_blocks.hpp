@@ -6,6 +6,7 @@
 // memory libtbb recycles between threads was last used before it is handed out again. In TSan
 // builds these edges are stated; elsewhere this is tbb::parallel_for and nothing else.
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 namespace lidaremu::core::parallel_detail {
 
@@ -43,6 +44,20 @@ void parallel_blocks(const Range& range, void* token, const Body& body) {
   parallel_detail::fork_join(range, [&](const Range& r) {
     parallel_detail::task_begin(token);
     body(r);
+    parallel_detail::task_end(token);
+  });
+  parallel_detail::after_join(token);
+}
+
+// Runs work() inside `arena` (tbb::task_arena::execute) with the same orderings stated: a thread
+// that cannot join the arena (its slots for outside threads taken) has its work run by a worker
+// while it waits inside libtbb, where ThreadSanitizer cannot see the hand-over either way.
+template <typename Work>
+void execute_in(tbb::task_arena& arena, void* token, const Work& work) {
+  parallel_detail::before_fork(token);
+  arena.execute([&] {
+    parallel_detail::task_begin(token);
+    work();
     parallel_detail::task_end(token);
   });
   parallel_detail::after_join(token);

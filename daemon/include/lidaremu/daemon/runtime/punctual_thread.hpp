@@ -20,10 +20,11 @@ inline constexpr const char* kPhysicsThreadName = "lre-physics";
 void name_this_thread(const char* name);
 
 // The arena every sensor's physics runs in (its processing thread enters it for each step, the
-// physics gate letting one frame in at a time), with an observer naming the TBB workers that
-// join it. One for the process, made on first use and never destroyed: an observer of each
-// processing thread's own implicit arena (as before) left TBB's proxy of it behind when the
-// thread ended first (LeakSanitizer: 40 bytes each time a sensor's pipeline was replaced).
+// physics gate letting one frame in at a time, so the one slot for a thread from outside is the
+// gate holder's), with an observer naming the TBB workers that join it. One for the process, made
+// on first use and never destroyed: an observer of each processing thread's own implicit arena (as
+// before) left TBB's proxy of it behind when the thread ended first (LeakSanitizer: 40 bytes each
+// time a sensor's pipeline was replaced).
 tbb::task_arena& physics_arena();
 
 // Exact wake-ups for the calling thread (timer slack 1 ns) and, where the process may (root,
