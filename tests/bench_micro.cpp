@@ -306,6 +306,13 @@ void register_all() {
           ->Iterations(g_stage_iterations);
     }
   }
+  // A small sensor, as a vehicle carries many: its frame's fixed costs weigh more per ray.
+  benchmark::RegisterBenchmark("chain/vlp16",
+                               [](benchmark::State& st) {
+                                 whole_chain(st, {"vlp16", ""}, core::ReturnMode::kStrongest);
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("chain/vls128-dual",
                                [](benchmark::State& st) {
                                  whole_chain(st, {"vls128", ""}, core::ReturnMode::kDual);

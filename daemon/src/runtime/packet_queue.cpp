@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "lidaremu/daemon/runtime/paced_sender.hpp"
+
 namespace lidaremu::daemon {
 
 PacketQueue::PacketQueue(int slots, std::size_t slot_bytes) : slot_bytes_(slot_bytes) {
@@ -30,16 +32,32 @@ bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag)
                         std::chrono::steady_clock::now().time_since_epoch())
                         .count();
   ready_.push(slot);
+  wake_sender();
   return true;
 }
 
-void PacketQueue::end() { ready_.push(nullptr); }
+void PacketQueue::end() {
+  ready_.push(nullptr);
+  wake_sender();
+}
+
+void PacketQueue::wake_sender() {
+  // Ordered after the push, as the sender's request is before its second look: either it sees
+  // the packet or this sees its request (both sequentially consistent).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sender_ != nullptr && sender_waiting_.load(std::memory_order_seq_cst) &&
+      sender_waiting_.exchange(false, std::memory_order_seq_cst)) {
+    sender_->poke();
+  }
+}
 
 PacketSlot* PacketQueue::take() {
   PacketSlot* slot = nullptr;
   ready_.pop(slot);
   return slot;
 }
+
+bool PacketQueue::try_take(PacketSlot*& slot) { return ready_.try_pop(slot); }
 
 void PacketQueue::give_back(PacketSlot* slot) { free_.push(slot); }
 

@@ -188,6 +188,7 @@ void SensorRuntime::start() {
         "sensor " + settings_.name +
         ": cannot create its input thread's wake-up eventfd: " + std::strerror(errno));
   }
+  start_sending();  // before the processing thread, which queues the packets
   started_ = true;
   // A failed thread keeps its queues moving (frames back to the input, the end marker on to
   // the sender), so the stop the failure asks for drains instead of hanging.
@@ -205,19 +206,6 @@ void SensorRuntime::start() {
             free_frames_.push(frame);
           }
           packets_->end();
-        });
-  });
-  emitter_ = std::thread([this] {
-    leave_signals_to_the_main_thread();
-    name_this_thread(kSendingThreadName);
-    run_guarded(
-        "sensor " + settings_.name + ": sending", [this] { emit_loop(); },
-        [this] {
-          while (!slots_ended_) {
-            PacketSlot* slot = packets_->take();
-            if (!slot) break;
-            packets_->give_back(slot);
-          }
         });
   });
   // A failed input thread ends its input; the stop it asks for hands what it gathered on.
@@ -289,7 +277,8 @@ void SensorRuntime::join() {
   stop_input();
   started_ = false;
   processor_.join();
-  emitter_.join();
+  sending_lane_->wait_ended();
+  sending_lane_.reset();
 }
 
 }  // namespace lidaremu::daemon

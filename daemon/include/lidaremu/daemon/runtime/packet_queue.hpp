@@ -5,6 +5,7 @@
 // larger than a slot is refused as a value, for the caller to count, never written past the end.
 #include <tbb/concurrent_queue.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -13,6 +14,8 @@
 #include "lidaremu/core/encoder.hpp"
 
 namespace lidaremu::daemon {
+
+class PacedSender;
 
 struct PacketSlot {
   std::vector<std::uint8_t> bytes;  // capacity; the packet is the first `size`
@@ -48,7 +51,16 @@ class PacketQueue {
   void end();
   // Sending thread: the next packet (waits for one), or null at the end; give it back once sent.
   PacketSlot* take();
+  // Sending thread: the next packet or null at the end, if there is one; never waits.
+  bool try_take(PacketSlot*& slot);
   void give_back(PacketSlot* slot);
+  // The sender that takes from this queue without waiting: it asks (sender_waits) to be poked
+  // by the next packet or end queued.
+  void wake_on_put(PacedSender* sender) { sender_ = sender; }
+  void sender_waits() {
+    sender_waiting_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // before the sender's second look
+  }
 
   [[nodiscard]] std::size_t slot_bytes() const { return slot_bytes_; }
   [[nodiscard]] int slots() const { return static_cast<int>(pool_.size()); }
@@ -60,6 +72,9 @@ class PacketQueue {
   std::vector<std::unique_ptr<PacketSlot>> pool_;
   tbb::concurrent_bounded_queue<PacketSlot*> free_;
   tbb::concurrent_bounded_queue<PacketSlot*> ready_;
+  PacedSender* sender_ = nullptr;
+  std::atomic<bool> sender_waiting_{false};
+  void wake_sender();
 };
 
 }  // namespace lidaremu::daemon

@@ -1,11 +1,11 @@
 #pragma once
 // One emulated sensor: an input thread that receives the engine's datagrams in batches
 // (recvmmsg) and gathers them into frames, a processing thread that runs the physics under TBB
-// on a frame's columns as they arrive and encodes, and an emit thread that paces packets like
-// the real unit. Bounded queues join them; when input outruns processing the oldest whole frame
-// is dropped and counted. Each
-// sensor's input has its own thread, so one sensor's flood (or the io thread's HTTP work)
-// never delays another's receiving.
+// on a frame's columns as they arrive and encodes, and a lane of the one sending thread every
+// sensor shares (paced_sender.hpp), which paces its packets like the real unit. Bounded queues
+// join them; when input outruns processing the oldest whole frame is dropped and counted. Each
+// sensor's input has its own thread, so one sensor's flood (or the io thread's HTTP work) never
+// delays another's receiving.
 #include <tbb/concurrent_queue.h>
 
 #include <array>
@@ -28,6 +28,7 @@
 #include "lidaremu/daemon/ops/counters.hpp"
 #include "lidaremu/daemon/runtime/fair_share.hpp"
 #include "lidaremu/daemon/runtime/frame_admission.hpp"
+#include "lidaremu/daemon/runtime/paced_sender.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
 #include "lidaremu/daemon/runtime/streamed_frame.hpp"
@@ -144,7 +145,9 @@ class SensorRuntime {
   // When the sender's schedule has the first packet of a frame starting at sensor_time_s
   // (steady-clock seconds; none before the sender has anchored its schedule).
   [[nodiscard]] std::optional<double> first_packet_due_s(double sensor_time_s) const;
-  void emit_loop();
+  // The sensor's lane of the shared sender (paced_sender.hpp), from its own sockets.
+  class Emission;
+  void start_sending();
   // The sensor time a frame starts at; next_frame_start only looks, frame_start_time also
   // moves the sensor's clock on.
   [[nodiscard]] double next_frame_start(const core::FrameHits& frame) const;
@@ -221,7 +224,7 @@ class SensorRuntime {
   core::UdpAddress hits_address_;   // where datagrams arrive, as a recording shows it
   std::thread receiver_;
   std::thread processor_;
-  std::thread emitter_;
+  std::shared_ptr<SendLane> sending_lane_;  // until the sender has seen its queue's end
   // The small members together, so the class wastes no padding between large ones.
   int wake_fd_ = -1;  // eventfd: stop_input wakes the input thread with it
   std::atomic<bool> input_stopping_{false};
@@ -229,7 +232,6 @@ class SensorRuntime {
   std::atomic<bool> sending_{false};  // the sending thread is in a send (mute_output waits)
   std::atomic<bool> paused_{false};   // by Control messages
   bool frames_ended_ = false;         // processing thread: the end marker of ready_frames_ arrived
-  bool slots_ended_ = false;          // sending thread: the end of packets_ arrived
   bool started_ = false;
   bool input_stopped_ = false;
 };

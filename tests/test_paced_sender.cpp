@@ -1,0 +1,160 @@
+// The one sending thread every sensor shares (daemon/runtime/paced_sender.hpp), in process with
+// real threads and queues: each lane's packets in order and never before their time less the
+// send-ahead, each lane's end seen, a failing lane losing only its own packets, one thread.
+#include <dirent.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lidaremu/daemon/runtime/paced_sender.hpp"
+#include "lidaremu/daemon/runtime/packet_queue.hpp"
+
+using namespace lidaremu;
+using daemon::PacedSender;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+// A lane whose packets are due at start_s plus their sensor time; it records when each left.
+class RecordingLane final : public daemon::SendLane {
+ public:
+  struct Sent {
+    double sensor_time_s;
+    double due_s;
+    double at_s;
+  };
+  RecordingLane(daemon::PacketQueue& queue, double start_s, int fail_at = -1)
+      : SendLane(queue), start_s_(start_s), fail_at_(fail_at) {}
+  double due_s(const daemon::PacketSlot& slot, double /*now_s*/) override {
+    return start_s_ + slot.sensor_time_s;
+  }
+  void send(const daemon::PacketSlot& slot, double due_s) override {
+    const std::lock_guard lock(mutex_);
+    if (static_cast<int>(sent_.size()) == fail_at_) throw std::runtime_error("socket gone");
+    sent_.push_back({slot.sensor_time_s, due_s, now_s()});
+  }
+  void ended() override {
+    const std::lock_guard lock(mutex_);
+    ended_after_ = sent_.size();
+    ++ends_;
+  }
+  std::vector<Sent> sent() {
+    const std::lock_guard lock(mutex_);
+    return sent_;
+  }
+  std::size_t ended_after() {
+    const std::lock_guard lock(mutex_);
+    return ended_after_;
+  }
+  int ends() {
+    const std::lock_guard lock(mutex_);
+    return ends_;
+  }
+
+ private:
+  double start_s_;
+  int fail_at_;
+  std::mutex mutex_;
+  std::vector<Sent> sent_;
+  std::size_t ended_after_ = 0;
+  int ends_ = 0;
+};
+
+// Queues `count` packets `gap_s` of sensor time apart, then the end, from a thread of its own
+// (as a processing thread does).
+std::thread produce(daemon::PacketQueue& queue, int count, double gap_s) {
+  return std::thread([&queue, count, gap_s] {
+    const std::vector<std::uint8_t> bytes(100, 0xab);
+    for (int i = 0; i < count; ++i) {
+      REQUIRE(queue.put(bytes, {.sensor_time_s = i * gap_s}));
+      // Some packets come while the sender sleeps on an empty lane, some in bursts.
+      if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    queue.end();
+  });
+}
+
+int threads_named(const std::string& name) {
+  int count = 0;
+  DIR* tasks = ::opendir("/proc/self/task");
+  REQUIRE(tasks != nullptr);
+  while (const dirent* entry = ::readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
+    std::string thread_name;
+    std::getline(comm, thread_name);
+    count += thread_name == name ? 1 : 0;
+  }
+  ::closedir(tasks);
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "The shared sender sends each lane's packets in order, none before its time less the "
+    "send-ahead, and sees each lane's end",
+    "[daemon][pacing]") {
+  constexpr int kLanes = 3;
+  constexpr int kPackets = 60;
+  constexpr double kGapS = 1e-3;
+  std::vector<std::unique_ptr<daemon::PacketQueue>> queues;
+  std::vector<std::shared_ptr<RecordingLane>> lanes;
+  const double start_s = now_s() + 0.02;
+  for (int k = 0; k < kLanes; ++k) {
+    queues.push_back(std::make_unique<daemon::PacketQueue>(kPackets + 1, 128));
+    // Staggered, as sensors started at different moments are.
+    lanes.push_back(std::make_shared<RecordingLane>(*queues.back(), start_s + k * 0.37e-3));
+    PacedSender::shared().add(lanes.back());
+  }
+  std::vector<std::thread> producers;
+  producers.reserve(kLanes);
+  for (int k = 0; k < kLanes; ++k) producers.push_back(produce(*queues[k], kPackets, kGapS));
+  for (auto& p : producers) p.join();
+  for (auto& lane : lanes) lane->wait_ended();
+  for (auto& lane : lanes) {
+    const auto sent = lane->sent();
+    REQUIRE(sent.size() == kPackets);
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      CHECK(sent[i].sensor_time_s == Approx(static_cast<double>(i) * kGapS));
+      CHECK(sent[i].at_s >= sent[i].due_s - PacedSender::kSendAheadS);
+    }
+    CHECK(lane->ends() == 1);
+    CHECK(lane->ended_after() == kPackets);
+  }
+  // Every sensor's lane on the one thread.
+  CHECK(threads_named("lre-send") == 1);
+}
+
+TEST_CASE("A lane whose send fails loses its own packets only; its end is still seen",
+          "[daemon][pacing]") {
+  daemon::PacketQueue failing_queue(41, 128);
+  daemon::PacketQueue healthy_queue(41, 128);
+  const double start_s = now_s();
+  auto failing = std::make_shared<RecordingLane>(failing_queue, start_s, 5);
+  auto healthy = std::make_shared<RecordingLane>(healthy_queue, start_s);
+  PacedSender::shared().add(failing);
+  PacedSender::shared().add(healthy);
+  std::thread a = produce(failing_queue, 40, 1e-4);
+  std::thread b = produce(healthy_queue, 40, 1e-4);
+  a.join();
+  b.join();
+  failing->wait_ended();
+  healthy->wait_ended();
+  CHECK(failing->sent().size() == 5);
+  CHECK(failing->ends() == 1);
+  CHECK(healthy->sent().size() == 40);
+  // Every slot of the failed lane came back: the queue holds nothing, and takes a full load again
+  // without waiting.
+  CHECK(failing_queue.queued() == 0);
+}
