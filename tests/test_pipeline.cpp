@@ -3,6 +3,7 @@
 // not depend on the number of threads.
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -105,6 +106,35 @@ TEST_CASE("A warmed-up pipeline gives the same returns; a frame of another size 
   CHECK(warm.range_m == cold.range_m);
   CHECK(warm.reflectivity == cold.reflectivity);
   CHECK(warm.kind == cold.kind);
+}
+
+TEST_CASE("A single-return pipeline after a dual one leaves no second echo behind", "[pipeline]") {
+  // The report writes only the planes its mode fills (the others stay empty): the returns a dual
+  // pipeline wrote are cleared when a single-return one takes the same FrameReturns.
+  const auto pattern = pattern_for("vlp16");
+  const auto materials = MaterialTable::load(test::materials_path());
+  const auto hits = scene_frame(pattern, 3);
+  auto dual_settings = settings_for(pattern, PhysicsMode::kDefault, 7);
+  dual_settings.return_mode = ReturnMode::kDual;
+  FrameReturns out, fresh;
+  Pipeline(pattern, materials, dual_settings).process(hits, out);
+  const std::size_t plane = out.slot(0, 1);
+  const auto second = [&](const FrameReturns& r) {
+    return std::count_if(r.range_m.begin() + static_cast<std::ptrdiff_t>(plane), r.range_m.end(),
+                         [](float m) { return m > 0; });
+  };
+  REQUIRE(second(out) > 20);  // the dual pipeline put second echoes in its second plane
+  const auto single_settings = settings_for(pattern, PhysicsMode::kDefault, 7);
+  Pipeline(pattern, materials, single_settings).process(hits, out);
+  Pipeline(pattern, materials, single_settings).process(hits, fresh);
+  CHECK(second(out) == 0);
+  CHECK(out.range_m == fresh.range_m);
+  CHECK(out.power_w == fresh.power_w);
+  CHECK(out.reflectivity == fresh.reflectivity);
+  CHECK(out.signal_photons == fresh.signal_photons);
+  CHECK(out.pulse_width_ns == fresh.pulse_width_ns);
+  CHECK(out.object_id == fresh.object_id);
+  CHECK(out.kind == fresh.kind);
 }
 
 TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "[pipeline]") {

@@ -37,6 +37,22 @@ void FrameReturns::reshape(FrameShape s) {
   object_id.assign(n, 0);
   kind.assign(n, 0);
   near_ir.assign(s.beams(), 0);
+  planes_written = 0;
+}
+
+void FrameReturns::keep_planes(int planes) {
+  if (planes_written > planes) {
+    const std::size_t from = slot(0, planes);
+    std::fill(range_m.begin() + static_cast<std::ptrdiff_t>(from), range_m.end(), 0.0f);
+    std::fill(power_w.begin() + static_cast<std::ptrdiff_t>(from), power_w.end(), 0.0f);
+    std::fill(reflectivity.begin() + static_cast<std::ptrdiff_t>(from), reflectivity.end(), 0);
+    std::fill(signal_photons.begin() + static_cast<std::ptrdiff_t>(from), signal_photons.end(), 0);
+    std::fill(pulse_width_ns.begin() + static_cast<std::ptrdiff_t>(from), pulse_width_ns.end(),
+              0.0f);
+    std::fill(object_id.begin() + static_cast<std::ptrdiff_t>(from), object_id.end(), 0);
+    std::fill(kind.begin() + static_cast<std::ptrdiff_t>(from), kind.end(), 0);
+  }
+  planes_written = planes;
 }
 
 }  // namespace lidaremu::core

@@ -70,6 +70,9 @@ void Pipeline::begin_stages(std::size_t first, std::size_t last, const FrameHits
   const std::size_t beams = hits.shape.beams();
   warm_up(hits.shape);
   if (out.range_m.size() != beams * FrameReturns::kMaxEchoes) out.reshape(hits.shape);
+  // The report writes the mode's planes only; the others stay empty (a write each beam and
+  // frame saved per plane: most modes fill one of three).
+  out.keep_planes(echo_planes(settings_.return_mode));
   out.frame_number = hits.frame_number;
   Streamed& s = streamed_;
   s.params = settings_.params;

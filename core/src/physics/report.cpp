@@ -39,6 +39,8 @@ void clear_slot(FrameReturns& out, std::size_t slot) {
 
 class ReportStage final : public Stage {
  public:
+  // The planes the return mode fills; the rest stay as Pipeline leaves them, empty.
+  explicit ReportStage(ReturnMode mode) : planes_(echo_planes(mode)) {}
   void run(const BlockContext& b) const override {
     const auto& model = *b.geometry.pattern().model;
     const auto& c = b.constants;
@@ -63,7 +65,7 @@ class ReportStage final : public Stage {
             std::min(receiver.photons(b.work.ambient_w[beam], listen_s, wavelength), 65535.0));
         const Pulse* pulses = stage_kit::pulses_of(b, beam);
         const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
-        for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
+        for (int e = 0; e < planes_; ++e) {
           const std::size_t slot = b.out.slot(beam, e);
           const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
           const double range = p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
@@ -107,12 +109,15 @@ class ReportStage final : public Stage {
       }
     });
   }
+
+ private:
+  int planes_;
 };
 
 }  // namespace
 
-std::unique_ptr<Stage> make_report(const StageSetup& /*setup*/) {
-  return std::make_unique<ReportStage>();
+std::unique_ptr<Stage> make_report(const StageSetup& setup) {
+  return std::make_unique<ReportStage>(setup.return_mode);
 }
 
 }  // namespace lidaremu::core::stages

@@ -9,8 +9,6 @@
 namespace lidaremu::core::stages {
 namespace {
 
-using stage_kit::add_pulse;
-
 class GeometryStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
@@ -27,7 +25,7 @@ class GeometryStage final : public Stage {
       b.work.pulse_count[beam] = 0;
       b.work.range_offset_m[beam] = 0;
       b.work.drops_crossed[beam] = 0;
-      b.work.bloom[beam] = Pulse{};
+      b.work.bloom[beam] = Bloom{};
       b.work.ambient_w[beam] = sky_w;  // until a ray finds a surface
       const auto column = static_cast<std::uint32_t>(beam / h.shape.channels);
       const auto channel = static_cast<std::uint16_t>(beam % h.shape.channels);
@@ -50,7 +48,12 @@ class GeometryStage final : public Stage {
         }
         const double footprint = 2.0 * b.constants.beam.radius_m(distance);
         const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
-        Pulse pulse;
+        // Written where it stays (a copy of a Pulse just written field by field stalls on
+        // store forwarding); a full beam's candidate goes through replace_weakest.
+        Pulse spare;
+        Pulse* slot = stage_kit::free_slot(b, beam);
+        Pulse& pulse = slot != nullptr ? *slot : spare;
+        pulse = Pulse{};
         pulse.range_m = static_cast<float>(distance);
         pulse.extent_m = static_cast<float>(std::min(footprint * tan_theta, 10.0));
         pulse.object_id = h.object_id[i];
@@ -65,7 +68,11 @@ class GeometryStage final : public Stage {
         pulse.material = h.material[i];
         pulse.ray = static_cast<std::uint8_t>(ray);
         pulse.gain = 1.0f;
-        add_pulse(b, beam, pulse);
+        if (slot != nullptr) {
+          ++b.work.pulse_count[beam];
+        } else {
+          stage_kit::replace_weakest(b, beam, spare);
+        }
       }
     }
   }

@@ -176,17 +176,16 @@ class BloomingStage final : public Stage {
     }
   }
 
-  static void deposit(Pulse& bin, const Pulse& source, double power, double resolution) {
-    if (bin.kind != ReturnKind::kNone && std::fabs(bin.range_m - source.range_m) < resolution) {
+  static void deposit(Bloom& bin, const Pulse& source, double power, double resolution) {
+    if (bin.present && std::fabs(bin.range_m - source.range_m) < resolution) {
       bin.power_w += static_cast<float>(power);
       return;
     }
-    if (bin.kind == ReturnKind::kNone || power > bin.power_w) {
-      bin = Pulse{};
+    if (!bin.present || power > bin.power_w) {
       bin.range_m = source.range_m;
       bin.power_w = static_cast<float>(power);
       bin.lambertian = source.lambertian;
-      bin.kind = ReturnKind::kBloom;
+      bin.present = true;
     }
   }
 

@@ -24,7 +24,7 @@ void BeamWork::resize(std::size_t beams) {
   pulse_count.assign(beams, 0);
   range_offset_m.assign(beams, 0);
   drops_crossed.assign(beams, 0);
-  bloom.assign(beams, Pulse{});
+  bloom.assign(beams, Bloom{});
   ambient_w.assign(beams, 0.0f);
   echo_pick.assign(beams * FrameReturns::kMaxEchoes, -1);
 }
@@ -51,9 +51,9 @@ double ray_weight(int ray, int rays) {
 int merge_pulses(const BlockContext& b, std::size_t beam) {
   Pulse* pulses = pulses_of(b, beam);
   int count = b.work.pulse_count[beam];
-  const Pulse& bloom = b.work.bloom[beam];
-  if (bloom.kind != ReturnKind::kNone) {
-    add_pulse(b, beam, bloom);
+  const Bloom& bloom = b.work.bloom[beam];
+  if (bloom.present) {
+    add_pulse(b, beam, bloom.pulse());
     count = b.work.pulse_count[beam];
   }
   if (count <= 1) {  // nothing to sort or merge: the commonest case by far

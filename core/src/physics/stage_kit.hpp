@@ -87,6 +87,12 @@ inline void prefetch_ahead(const BlockContext& b, std::size_t beam) {
 // When the beam is full: the candidate replaces the weakest if stronger.
 void replace_weakest(const BlockContext& b, std::size_t beam, const Pulse& p);
 
+// The beam's next free candidate slot (counted once written: pulse_count), or null when full.
+inline Pulse* free_slot(const BlockContext& b, std::size_t beam) {
+  const auto count = b.work.pulse_count[beam];
+  return count < BeamWork::kMaxPulses ? pulses_of(b, beam) + count : nullptr;
+}
+
 // Adds a candidate; when the beam is full, it replaces the weakest if stronger.
 inline void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
   auto& count = b.work.pulse_count[beam];

@@ -90,8 +90,13 @@ struct FrameReturns {
   std::vector<std::uint32_t> object_id;  // ground truth from the batch; 0 = rain, bloom, none
   std::vector<std::uint8_t> kind;        // what produced the echo (ReturnKind)
   std::vector<std::uint16_t> near_ir;    // per beam (not per echo): ambient photons (NEAR_IR)
+  // The planes a pipeline may have written since reshape; the planes past it are all empty.
+  int planes_written = 0;
 
   void reshape(FrameShape s);
+  // Empties the planes from `planes` on if any was written, so that a pipeline filling fewer
+  // planes than the last one leaves none of its echoes behind.
+  void keep_planes(int planes);
   [[nodiscard]] std::size_t slot(std::size_t beam, int echo) const {
     return static_cast<std::size_t>(echo) * shape.beams() + beam;
   }

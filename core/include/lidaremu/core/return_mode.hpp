@@ -27,6 +27,24 @@ constexpr bool reports_two_echoes(ReturnMode echoes) {
          echoes == ReturnMode::kFirstLast || echoes == ReturnMode::kFirstStrongest;
 }
 
+// How many echo planes of FrameReturns the mode fills (the rest stay empty).
+constexpr int echo_planes(ReturnMode echoes) {
+  switch (echoes) {
+    case ReturnMode::kStrongest:
+    case ReturnMode::kLast:
+    case ReturnMode::kFirst:
+      return 1;
+    case ReturnMode::kDual:
+    case ReturnMode::kTwoStrongest:
+    case ReturnMode::kFirstLast:
+    case ReturnMode::kFirstStrongest:
+      return 2;
+    case ReturnMode::kTriple:
+      return 3;
+  }
+  return 3;
+}
+
 // The name settings, flags and the web APIs use ("first-last"); the Ouster-only two-strongest
 // mode has none (its profile selects it).
 std::string_view return_mode_name(ReturnMode echoes);

@@ -35,6 +35,24 @@ struct Pulse {
   ReturnKind kind = ReturnKind::kNone;  // kNone: dropped
 };
 
+// What blooming deposits on a beam: a candidate at the source's range, kept apart from the beam's
+// own until detection merges it in. Compact, as every beam's is reset each frame.
+struct Bloom {
+  float range_m = 0;
+  float power_w = 0;
+  float lambertian = 0;
+  bool present = false;
+  // The candidate detection merges in.
+  [[nodiscard]] Pulse pulse() const {
+    Pulse p;
+    p.range_m = range_m;
+    p.power_w = power_w;
+    p.lambertian = lambertian;
+    p.kind = ReturnKind::kBloom;
+    return p;
+  }
+};
+
 // Allocates in transparent huge pages where the kernel offers them on request (madvise): the
 // frame's candidate slots (138 MB for an OS1-128 2048x10) are walked at a stride of one beam,
 // which with 4 KiB pages costs a TLB miss every seventh beam.
@@ -58,7 +76,7 @@ struct BeamWork {
   std::vector<std::uint8_t> pulse_count;                // per beam
   std::vector<float> range_offset_m;         // reported minus geometric range (Ouster origin)
   std::vector<std::uint16_t> drops_crossed;  // rain drops the beam went through
-  std::vector<Pulse> bloom;                  // per beam, from blooming (kind kNone if none)
+  std::vector<Bloom> bloom;                  // per beam, from blooming
   std::vector<float> ambient_w;              // per beam: the sunlight the channel sees
   std::vector<std::int8_t> echo_pick;        // beams x kMaxEchoes: index of the pulse, -1 none
   void resize(std::size_t beams);
