@@ -367,11 +367,13 @@ TEST_CASE(
     clients::FrameStreamer streamer(sender, pattern, {.sensor_id = 8, .speed = 1.0});
     for (const auto& rows : frames) streamer.send_frame(rows);
   });
-  const auto points = moved_points.receive(300, 1s, 10s);
+  // One whole frame (208 packets) at least: under ThreadSanitizer a frame's physics takes over
+  // three periods, and the admission drops the frames that waited behind the first.
+  const auto points = moved_points.receive(208, 1s, 10s);
   const auto imu = moved_imu.receive(20, 1s, 10s);
   engine.join();
   REQUIRE(daemon.stop() == 0);
-  REQUIRE(points.size() >= 300);
+  REQUIRE(points.size() >= 208);
   for (const auto& p : points) {
     CHECK(p.source_ip == 0x7F00000Au);
     CHECK(p.source_port == livox::kPointPorts.lidar);  // still the port SDK2 takes points from

@@ -4,6 +4,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
@@ -71,12 +72,14 @@ class RecordingLane final : public daemon::SendLane {
 };
 
 // Queues `count` packets `gap_s` of sensor time apart, then the end, from a thread of its own
-// (as a processing thread does).
-std::thread produce(daemon::PacketQueue& queue, int count, double gap_s) {
-  return std::thread([&queue, count, gap_s] {
+// (as a processing thread does); `refused` counts the packets the queue refused (Catch's
+// assertions are for the test's own thread).
+std::thread produce(daemon::PacketQueue& queue, int count, double gap_s,
+                    std::atomic<int>& refused) {
+  return std::thread([&queue, count, gap_s, &refused] {
     const std::vector<std::uint8_t> bytes(100, 0xab);
     for (int i = 0; i < count; ++i) {
-      REQUIRE(queue.put(bytes, {.sensor_time_s = i * gap_s}));
+      if (!queue.put(bytes, {.sensor_time_s = i * gap_s})) ++refused;
       // Some packets come while the sender sleeps on an empty lane, some in bursts.
       if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
@@ -119,8 +122,12 @@ TEST_CASE(
   }
   std::vector<std::thread> producers;
   producers.reserve(kLanes);
-  for (int k = 0; k < kLanes; ++k) producers.push_back(produce(*queues[k], kPackets, kGapS));
+  std::atomic<int> refused{0};
+  for (int k = 0; k < kLanes; ++k) {
+    producers.push_back(produce(*queues[k], kPackets, kGapS, refused));
+  }
   for (auto& p : producers) p.join();
+  REQUIRE(refused == 0);
   for (auto& lane : lanes) lane->wait_ended();
   for (auto& lane : lanes) {
     const auto sent = lane->sent();
@@ -145,10 +152,12 @@ TEST_CASE("A lane whose send fails loses its own packets only; its end is still 
   auto healthy = std::make_shared<RecordingLane>(healthy_queue, start_s);
   PacedSender::shared().add(failing);
   PacedSender::shared().add(healthy);
-  std::thread a = produce(failing_queue, 40, 1e-4);
-  std::thread b = produce(healthy_queue, 40, 1e-4);
+  std::atomic<int> refused{0};
+  std::thread a = produce(failing_queue, 40, 1e-4, refused);
+  std::thread b = produce(healthy_queue, 40, 1e-4, refused);
   a.join();
   b.join();
+  REQUIRE(refused == 0);
   failing->wait_ended();
   healthy->wait_ended();
   CHECK(failing->sent().size() == 5);

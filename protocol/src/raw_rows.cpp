@@ -30,6 +30,10 @@ std::size_t RawRowAssembler::convert_and_locate(std::span<const std::uint8_t> da
   // hit's beam is found alone, so the result does not depend on who finds it). Isolated: the
   // input thread waits only for its own chunks, never runs another sensor's physics meanwhile.
   constexpr std::size_t kLocateChunk = 256;
+  if (hit_beams <= kLocateChunk) {  // one chunk: no task to share
+    geometry_.locate_many({first_hits_.data(), hit_beams}, {located_.data(), hit_beams});
+    return hit_beams;
+  }
   tbb::this_task_arena::isolate([&] {
     core::parallel_blocks(tbb::blocked_range<std::size_t>(0, hit_beams, kLocateChunk), this,
                           [&](const tbb::blocked_range<std::size_t>& range) {

@@ -256,12 +256,13 @@ void SensorRuntime::convert_pending(StreamedFrame& frame, std::uint32_t& convert
       [&](const tbb::blocked_range<std::uint32_t>& range) {
         for (std::uint32_t b = range.begin(); b != range.end(); ++b) {
           protocol::BatchView batch;
-          batch_rows_[b] = {};
           // Checked whole when it arrived: decoding it again finds its parts.
-          if (protocol::decode_hit_batch(pending.batch(b), batch) == protocol::BatchError::kNone) {
-            batch_rows_[b] = protocol::store_batch_rows(batch, settings_.engine, materials_,
-                                                        frame.hits, {pending.first_copy_of(), b});
-          }
+          const bool intact =
+              protocol::decode_hit_batch(pending.batch(b), batch) == protocol::BatchError::kNone;
+          batch_rows_[b] =
+              intact ? protocol::store_batch_rows(batch, settings_.engine, materials_, frame.hits,
+                                                  {pending.first_copy_of(), b})
+                     : protocol::RowCounts{};
         }
       });
   protocol::RowCounts rows;
