@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/paced_sender.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 
@@ -35,7 +36,7 @@ class RecordingLane final : public daemon::SendLane {
     double at_s;
   };
   RecordingLane(daemon::PacketQueue& queue, double start_s, int fail_at = -1)
-      : SendLane(queue), start_s_(start_s), fail_at_(fail_at) {}
+      : SendLane(queue, "a test lane: sending"), start_s_(start_s), fail_at_(fail_at) {}
   double due_s(const daemon::PacketSlot& slot, double /*now_s*/) override {
     return start_s_ + slot.sensor_time_s;
   }
@@ -145,6 +146,11 @@ TEST_CASE(
 
 TEST_CASE("A lane whose send fails loses its own packets only; its end is still seen",
           "[daemon][pacing]") {
+  // A failure as any thread's: remembered, and the daemon asked to stop in order (which the
+  // other lanes' packets still reach).
+  daemon::reset_thread_failures();
+  std::atomic<int> stop_requests{0};
+  daemon::set_stop_request([&] { ++stop_requests; });
   daemon::PacketQueue failing_queue(41, 128);
   daemon::PacketQueue healthy_queue(41, 128);
   const double start_s = now_s();
@@ -160,6 +166,10 @@ TEST_CASE("A lane whose send fails loses its own packets only; its end is still 
   REQUIRE(refused == 0);
   failing->wait_ended();
   healthy->wait_ended();
+  CHECK(daemon::a_thread_failed());
+  CHECK(stop_requests == 1);
+  daemon::set_stop_request({});
+  daemon::reset_thread_failures();
   CHECK(failing->sent().size() == 5);
   CHECK(failing->ends() == 1);
   CHECK(healthy->sent().size() == 40);

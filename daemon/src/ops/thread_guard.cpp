@@ -30,18 +30,20 @@ void set_stop_request(std::function<void()> request_stop) {
   stop_request = std::move(request_stop);
 }
 
+void report_failure(const std::string& what, const std::exception_ptr& error) {
+  spdlog::critical("{} failed: {}; the daemon stops", what, reason_of(error));
+  failed = true;
+  const std::lock_guard lock(stop_mutex);
+  if (stop_request) stop_request();
+}
+
 void run_guarded(const std::string& what, const std::function<void()>& body,
                  const std::function<void()>& after_failure) {
   try {
     body();
     return;
   } catch (...) {
-    spdlog::critical("{} failed: {}; the daemon stops", what, reason_of(std::current_exception()));
-  }
-  failed = true;
-  {
-    const std::lock_guard lock(stop_mutex);
-    if (stop_request) stop_request();
+    report_failure(what, std::current_exception());
   }
   if (!after_failure) return;
   try {

@@ -1,12 +1,11 @@
 #include "lidaremu/daemon/runtime/paced_sender.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 #include <exception>
 #include <limits>
 
+#include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 
@@ -94,9 +93,8 @@ bool PacedSender::serve(SendLane& lane, double& earliest_s) {
       if (!lane.failed_) {
         try {
           lane.head_due_s_ = lane.due_s(*slot, now_s);
-        } catch (const std::exception& e) {
-          spdlog::error("sending: pacing a packet failed: {}; the sensor's packets are discarded",
-                        e.what());
+        } catch (...) {
+          report_failure(lane.what_, std::current_exception());
           lane.failed_ = true;
         }
       }
@@ -108,8 +106,8 @@ bool PacedSender::serve(SendLane& lane, double& earliest_s) {
     if (!lane.failed_) {
       try {
         lane.send(*lane.head_, lane.head_due_s_);
-      } catch (const std::exception& e) {
-        spdlog::error("sending: a packet failed: {}; the sensor's packets are discarded", e.what());
+      } catch (...) {
+        report_failure(lane.what_, std::current_exception());
         lane.failed_ = true;
       }
     }

@@ -60,6 +60,14 @@ core::UdpAddress source_of(const asio::ip::udp::socket& socket) {
   return {source.address().to_v4().to_uint(), source.port()};
 }
 
+// The context every sender socket belongs to: sends are synchronous, no handler ever runs, so it
+// is never run. One for the process: a context of its own per lane cost its epoll, eventfd and
+// timerfd on every (re)initialisation, on the io thread that starts a sensor.
+asio::io_context& senders_io() {
+  static asio::io_context* const io = new asio::io_context;  // never destroyed: lanes outlive exit
+  return *io;
+}
+
 std::uint16_t data_port_of(const SensorSettings& s) {
   return source_port_for(s.data_source_port, s.out.host, s.out.port);
 }
@@ -74,9 +82,9 @@ std::uint16_t telemetry_port_of(const SensorSettings& s) {
 class SensorRuntime::Emission final : public SendLane {
  public:
   explicit Emission(SensorRuntime& owner)
-      : SendLane(*owner.packets_),
+      : SendLane(*owner.packets_, "sensor " + owner.settings_.name + ": sending"),
         owner_(owner),
-        data_socket_(open_sender(io_, owner.settings_, data_port_of(owner.settings_))),
+        data_socket_(open_sender(senders_io(), owner.settings_, data_port_of(owner.settings_))),
         data_to_(resolve(owner.settings_.out, "output address")),
         telemetry_to_(resolve(owner.settings_.telemetry, "telemetry address")),
         schedule_({.frame_period_s = owner.settings_.pattern.frame_period_s,
@@ -85,7 +93,8 @@ class SensorRuntime::Emission final : public SendLane {
     // Telemetry shares the data socket unless the family sends it from a port of its own.
     const auto& settings = owner.settings_;
     if (telemetry_port_of(settings) != data_port_of(settings)) {
-      own_telemetry_socket_.emplace(open_sender(io_, settings, telemetry_port_of(settings)));
+      own_telemetry_socket_.emplace(
+          open_sender(senders_io(), settings, telemetry_port_of(settings)));
     }
     data_source_ = source_of(data_socket_);
     telemetry_source_ = source_of(telemetry_socket());
@@ -181,7 +190,6 @@ class SensorRuntime::Emission final : public SendLane {
   }
 
   SensorRuntime& owner_;
-  asio::io_context io_;  // synchronous sends only; no handlers run here
   asio::ip::udp::socket data_socket_;
   std::optional<asio::ip::udp::socket> own_telemetry_socket_;
   asio::ip::udp::endpoint data_to_;

@@ -3,6 +3,7 @@
 // (processing, sending, the live view, the Foxglove server, the reaper) is logged with the
 // thread's name, the thread hands on whatever others wait for from it (so nothing hangs), and
 // the daemon stops as after SIGTERM, draining what it can, then exits with kExitThreadFailed.
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -19,6 +20,11 @@ void set_stop_request(std::function<void()> request_stop);
 // its queues, send its end markers).
 void run_guarded(const std::string& what, const std::function<void()>& body,
                  const std::function<void()>& after_failure = {});
+
+// What run_guarded does with a failure, for a thread that serves many parts and carries on
+// with the others (the shared sender): logs "<what> failed: <reason>", remembers it and asks the
+// daemon to stop.
+void report_failure(const std::string& what, const std::exception_ptr& error);
 
 // Whether any guarded thread failed since start (or since the last reset, in tests).
 bool a_thread_failed();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,7 +24,8 @@ struct PacketSlot;
 
 class SendLane {
  public:
-  explicit SendLane(PacketQueue& queue) : queue_(queue) {}
+  // `what`: the lane in a failure's message ("sensor NAME: sending").
+  SendLane(PacketQueue& queue, std::string what) : queue_(queue), what_(std::move(what)) {}
   SendLane(const SendLane&) = delete;
   SendLane& operator=(const SendLane&) = delete;
   virtual ~SendLane() = default;
@@ -44,9 +46,12 @@ class SendLane {
   void mark_ended();
 
   PacketQueue& queue_;
+  std::string what_;
   PacketSlot* head_ = nullptr;  // taken up, not yet due
   double head_due_s_ = 0;
-  bool failed_ = false;  // a send threw: the rest is discarded, the end still awaited
+  // Its pacing or a send threw: a failure as any thread's (thread_guard.hpp: the daemon stops
+  // in order); the rest of its packets are discarded, its end still awaited.
+  bool failed_ = false;
   std::mutex ended_mutex_;
   std::condition_variable ended_cv_;
   bool ended_ = false;
