@@ -128,13 +128,7 @@ TEST_CASE("A single-return pipeline after a dual one leaves no second echo behin
   Pipeline(pattern, materials, single_settings).process(hits, out);
   Pipeline(pattern, materials, single_settings).process(hits, fresh);
   CHECK(second(out) == 0);
-  CHECK(out.range_m == fresh.range_m);
-  CHECK(out.power_w == fresh.power_w);
-  CHECK(out.reflectivity == fresh.reflectivity);
-  CHECK(out.signal_photons == fresh.signal_photons);
-  CHECK(out.pulse_width_ns == fresh.pulse_width_ns);
-  CHECK(out.object_id == fresh.object_id);
-  CHECK(out.kind == fresh.kind);
+  test::require_same_returns(out, fresh);
 }
 
 TEST_CASE("Ideal physics: every valid hit comes back at its range, quantised", "[pipeline]") {

@@ -11,6 +11,7 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
+#include "pipeline_run.hpp"
 
 using namespace lidaremu;
 using namespace lidaremu::core;
@@ -80,17 +81,6 @@ class CollectingSink final : public PacketSink {
     packets.emplace_back(bytes.begin(), bytes.end());
   }
 };
-
-void require_same_returns(const FrameReturns& a, const FrameReturns& b) {
-  REQUIRE(a.range_m == b.range_m);
-  REQUIRE(a.power_w == b.power_w);
-  REQUIRE(a.reflectivity == b.reflectivity);
-  REQUIRE(a.signal_photons == b.signal_photons);
-  REQUIRE(a.pulse_width_ns == b.pulse_width_ns);
-  REQUIRE(a.object_id == b.object_id);
-  REQUIRE(a.kind == b.kind);
-  REQUIRE(a.near_ir == b.near_ir);
-}
 
 PipelineSettings settings_of(const Case& c, const ScanPattern& pattern) {
   PipelineSettings s;
@@ -174,7 +164,7 @@ TEST_CASE("A frame streamed in steps of any size gives the whole frame's returns
       encoder->encode_columns(got, 1000.0, final_columns, got_packets);
     }
     REQUIRE(advances > 5);
-    require_same_returns(got, expected);
+    test::require_same_returns(got, expected);
     REQUIRE(got_packets.packets == expected_packets.packets);
     // A finished frame is left alone.
     CHECK(streamed.advance(arriving, columns, got) == columns);

@@ -2,6 +2,8 @@
 
 #include <tbb/task_arena.h>
 
+#include <catch2/catch.hpp>
+
 #include "daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/core/materials.hpp"
@@ -65,6 +67,17 @@ std::vector<CollectingSink::Packet> run(const char* model, PhysicsMode mode, int
   });
   if (last) *last = returns;
   return sink.packets;
+}
+
+void require_same_returns(const core::FrameReturns& a, const core::FrameReturns& b) {
+  REQUIRE(a.range_m == b.range_m);
+  REQUIRE(a.power_w == b.power_w);
+  REQUIRE(a.reflectivity == b.reflectivity);
+  REQUIRE(a.signal_photons == b.signal_photons);
+  REQUIRE(a.pulse_width_ns == b.pulse_width_ns);
+  REQUIRE(a.object_id == b.object_id);
+  REQUIRE(a.kind == b.kind);
+  REQUIRE(a.near_ir == b.near_ir);
 }
 
 }  // namespace lidaremu::test

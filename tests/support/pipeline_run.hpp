@@ -1,6 +1,7 @@
 #pragma once
 // The pipeline and an encoder run on the demo scene, for the tests that check what comes out:
-// test_pipeline (threads, ideal physics, round trips) and test_packet_layouts (echo layouts).
+// test_pipeline (threads, ideal physics, round trips), test_packet_layouts (echo layouts) and
+// test_streaming (the same returns whatever the steps).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -38,5 +39,8 @@ core::PipelineSettings settings_for(const core::ScanPattern& pattern, core::Phys
 // on `threads` worker threads; the last frame's returns in `last` when given.
 std::vector<CollectingSink::Packet> run(const char* model, core::PhysicsMode mode, int threads,
                                         int frames, core::FrameReturns* last = nullptr);
+
+// Every output array of the two the same (REQUIREd: the first difference stops the test).
+void require_same_returns(const core::FrameReturns& a, const core::FrameReturns& b);
 
 }  // namespace lidaremu::test
