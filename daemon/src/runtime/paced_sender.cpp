@@ -62,8 +62,8 @@ bool PacedSender::punctual() {
 void PacedSender::add(std::shared_ptr<SendLane> lane) {
   lane->queue_.wake_on_put(this);
   {
-    const std::lock_guard lock(lanes_mutex_);
-    lanes_.push_back(std::move(lane));
+    const std::lock_guard lock(added_mutex_);
+    added_.push_back(std::move(lane));
   }
   poke();
 }
@@ -123,16 +123,18 @@ void PacedSender::run() {
   for (;;) {
     double earliest_s = std::numeric_limits<double>::infinity();
     {
-      const std::lock_guard lock(lanes_mutex_);
-      for (std::size_t i = 0; i < lanes_.size();) {
-        if (serve(*lanes_[i], earliest_s)) {
-          ended.push_back(std::move(lanes_[i]));
-          lanes_[i] = std::move(lanes_.back());
-          lanes_.pop_back();
-          continue;
-        }
-        ++i;
+      const std::lock_guard lock(added_mutex_);
+      for (auto& lane : added_) lanes_.push_back(std::move(lane));
+      added_.clear();
+    }
+    for (std::size_t i = 0; i < lanes_.size();) {
+      if (serve(*lanes_[i], earliest_s)) {
+        ended.push_back(std::move(lanes_[i]));
+        lanes_[i] = std::move(lanes_.back());
+        lanes_.pop_back();
+        continue;
       }
+      ++i;
     }
     for (auto& lane : ended) {
       lane->ended();

@@ -84,8 +84,12 @@ class PacedSender {
   // its next packet is due.
   bool serve(SendLane& lane, double& earliest_s);
 
-  std::mutex lanes_mutex_;
-  std::vector<std::shared_ptr<SendLane>> lanes_;
+  // Lanes added and not yet taken up by the sending thread: add() never waits for its sends (a
+  // lock held while sending, taken again at once by a sender with a backlog, kept a
+  // reinitialisation on the io thread waiting for seconds under ThreadSanitizer).
+  std::mutex added_mutex_;
+  std::vector<std::shared_ptr<SendLane>> added_;
+  std::vector<std::shared_ptr<SendLane>> lanes_;  // the sending thread's own
   std::mutex wake_mutex_;
   std::condition_variable wake_cv_;
   bool poked_ = false;
