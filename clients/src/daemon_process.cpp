@@ -15,7 +15,7 @@ namespace lidaremu::clients {
 using Clock = std::chrono::steady_clock;
 
 DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::string> args,
-                             const std::vector<int>& cpus) {
+                             const std::vector<int>& cpus, std::chrono::seconds start_deadline) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
   args.insert(args.begin(), executable);
@@ -39,7 +39,7 @@ DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::str
   ::close(pipe_fds[1]);
   stdout_fd_ = pipe_fds[0];
   ::fcntl(stdout_fd_, F_SETFL, O_NONBLOCK);
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  const auto deadline = Clock::now() + start_deadline;
   while (Clock::now() < deadline) {
     read_available(std::chrono::milliseconds(50));
     if (const auto ports = hits_ports(); !ports.empty()) {

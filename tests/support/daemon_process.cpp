@@ -25,7 +25,10 @@ std::string data_path(const std::string& relative) {
 }
 
 DaemonProcess::DaemonProcess(std::vector<std::string> args)
-    : clients::DaemonProcess(daemon_path(), std::move(args)) {}
+    // Under a sanitizer the largest models take seconds to build their pipeline (an AT128:
+    // 7 s under ThreadSanitizer, near the usual 10 s deadline).
+    : clients::DaemonProcess(daemon_path(), std::move(args), {},
+                             std::chrono::seconds(kSanitized ? 60 : 10)) {}
 
 std::string hits_url(const DaemonProcess& d) {
   return "udp://127.0.0.1:" + std::to_string(d.hits_port());

@@ -11,11 +11,12 @@ namespace lidaremu::clients {
 
 class DaemonProcess {
  public:
-  // Starts the daemon executable with these arguments and waits (with a deadline) for its
+  // Starts the daemon executable with these arguments and waits (up to start_deadline) for its
   // first "hits" line; throws std::runtime_error with what it said if it never comes. cpus: the
   // CPUs it may run on (empty: the caller's); TBB sizes its workers to them.
   DaemonProcess(const std::string& executable, std::vector<std::string> args,
-                const std::vector<int>& cpus = {});
+                const std::vector<int>& cpus = {},
+                std::chrono::seconds start_deadline = std::chrono::seconds(10));
   ~DaemonProcess();
   DaemonProcess(const DaemonProcess&) = delete;
   DaemonProcess& operator=(const DaemonProcess&) = delete;
