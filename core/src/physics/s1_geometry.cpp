@@ -20,6 +20,7 @@ class GeometryStage final : public Stage {
     const double sun_w = b.params.weather.sun_irradiance_w_per_m2;
     const auto& receiver = b.params.receiver;
     const float sky_w = static_cast<float>(receiver.sky_w(sun_w));
+    Pulse spare;  // a full beam's candidate, before replace_weakest takes it
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
       stage_kit::prefetch_ahead(b, beam);
       b.work.pulse_count[beam] = 0;
@@ -50,7 +51,6 @@ class GeometryStage final : public Stage {
         const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
         // Written where it stays (a copy of a Pulse just written field by field stalls on
         // store forwarding); a full beam's candidate goes through replace_weakest.
-        Pulse spare;
         Pulse* slot = stage_kit::free_slot(b, beam);
         Pulse& pulse = slot != nullptr ? *slot : spare;
         pulse = Pulse{};

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <thread>
 
 #include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
@@ -38,7 +39,7 @@ PacedSender& PacedSender::shared() {
 }
 
 PacedSender::PacedSender() {
-  thread_ = std::thread([this] {
+  std::thread([this] {
     leave_signals_to_the_main_thread();
     name_this_thread(kSendingThreadName);
     const bool punctual = make_thread_punctual();
@@ -49,8 +50,7 @@ PacedSender::PacedSender() {
     }
     wake_cv_.notify_all();
     run();
-  });
-  thread_.detach();
+  }).detach();
 }
 
 bool PacedSender::punctual() {

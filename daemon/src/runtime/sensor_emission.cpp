@@ -7,7 +7,6 @@
 #include "lidaremu/daemon/net/address.hpp"
 #include "lidaremu/daemon/runtime/paced_sender.hpp"
 #include "lidaremu/daemon/runtime/pacing_schedule.hpp"
-#include "lidaremu/daemon/runtime/punctual_thread.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
 #include "sensor_runtime_detail.hpp"
 

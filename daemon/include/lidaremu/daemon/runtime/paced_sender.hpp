@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace lidaremu::daemon {
@@ -95,7 +94,6 @@ class PacedSender {
   bool poked_ = false;
   bool started_ = false;  // the thread has set its class
   bool punctual_ = false;
-  std::thread thread_;
 };
 
 }  // namespace lidaremu::daemon
