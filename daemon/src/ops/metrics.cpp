@@ -62,6 +62,10 @@ const std::vector<Family>& sensor_families() {
        [](const SensorSnapshot& s) { return of(s.counters->batches_while_paused); }},
       {"lidaremu_control_messages_total", "counter", "Control messages applied.",
        [](const SensorSnapshot& s) { return of(s.counters->control_messages); }},
+      {"lidaremu_reinitialisations_total", "counter",
+       "Pipelines rebuilt for settings the unit's APIs took (settings asked within 100 ms of "
+       "the last rebuild wait and share the next one).",
+       [](const SensorSnapshot& s) { return s.reinitialisations; }},
       {"lidaremu_frames_complete_total", "counter", "Frames submitted with every column.",
        [](const SensorSnapshot& s) { return of(s.counters->frames_complete); }},
       {"lidaremu_frames_incomplete_total", "counter",
@@ -300,8 +304,9 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
 }
 
 SensorSnapshot snapshot_of(const SensorRuntime& r) {
-  return {r.settings().name,  &r.counters(),       r.input_kernel_drops(), r.frames_queued(),
-          r.packets_queued(), r.capture_dropped(), r.view_counters(),      std::nullopt};
+  return {r.settings().name, &r.counters(),      r.input_kernel_drops(),
+          r.frames_queued(), r.packets_queued(), r.capture_dropped(),
+          r.view_counters(), std::nullopt,       0};
 }
 
 std::span<const std::string_view> metric_family_names() {

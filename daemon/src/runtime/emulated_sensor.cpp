@@ -15,6 +15,7 @@
 namespace lidaremu::daemon {
 EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services)
     : services_(services),
+      rebuild_timer_(services.io),
       runtime_(std::make_unique<SensorRuntime>(settings, services.materials, services.io,
                                                services.recorders)) {}
 
@@ -80,11 +81,14 @@ std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
     runtime_->mute_output();
     stream_stopped_at_ = std::chrono::steady_clock::now();
   }
-  if (retiring_) {
-    // Applied as soon as the previous pipeline has sent its last frame (a few frame periods),
-    // as a real unit's reinitialisation takes its time. Settings were checked by the API; a
-    // pipeline that then fails to start is logged and the running one kept.
+  if (retiring_ || rebuild_timer_armed_ ||
+      std::chrono::steady_clock::now() < last_build_ + kRebuildEvery) {
+    // Applied as soon as the previous pipeline has sent its last frame (a few frame periods) and
+    // the last build is kRebuildEvery old, as a real unit's reinitialisation takes its time.
+    // Settings were checked by the API; a pipeline that then fails to start is logged and the
+    // running one kept.
     pending_ = next;
+    apply_pending_when_due();
     return {};
   }
   return apply(next);
@@ -92,7 +96,22 @@ std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
 
 void EmulatedSensor::retired() {
   retiring_ = false;
-  if (!pending_) return;
+  apply_pending_when_due();
+}
+
+void EmulatedSensor::apply_pending_when_due() {
+  if (!pending_ || retiring_ || rebuild_timer_armed_) return;
+  const auto due = last_build_ + kRebuildEvery;
+  if (std::chrono::steady_clock::now() < due) {
+    rebuild_timer_armed_ = true;
+    rebuild_timer_.expires_at(due);
+    rebuild_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](auto) {
+      if (alive.expired()) return;
+      rebuild_timer_armed_ = false;
+      apply_pending_when_due();
+    });
+    return;
+  }
   const SensorSettings next = std::move(*pending_);
   pending_.reset();
   (void)apply(next);  // a failure is logged there
@@ -108,6 +127,7 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   // operation_aborted, and it is destroyed after them.
   runtime_->stop_input();
   retiring_ = true;
+  last_build_ = std::chrono::steady_clock::now();
   // Both halves hold the old pipeline: the last reference goes with `done`, on the io thread.
   const std::shared_ptr<SensorRuntime> old(std::move(runtime_));
   services_.reaper.retire([old] { old->join(); },
@@ -179,6 +199,7 @@ std::string EmulatedSensor::describe() const {
 SensorSnapshot EmulatedSensor::snapshot() const {
   SensorSnapshot s = snapshot_of(*runtime_);
   s.livox_sdk = api_ ? api_->livox_sdk_counts() : livox_sdk_counts_at_stop_;
+  s.reinitialisations = reinitialisations_;
   return s;
 }
 

@@ -26,6 +26,7 @@ struct SensorSnapshot {
   std::uint64_t capture_dropped = 0;        // SensorRuntime::capture_dropped
   const ViewCounters* view = nullptr;       // null without a live view
   std::optional<LivoxSdkCounts> livox_sdk;  // a Livox unit's discovery and command ports
+  std::uint64_t reinitialisations = 0;      // pipelines rebuilt for settings its APIs took
 };
 
 // The exposition for these sensors, and the Foxglove server's families when there is one.

@@ -4,6 +4,7 @@
 // A reinitialisation through the API replaces the pipeline with one built from the new settings,
 // keeping the input port, so the engine keeps sending where it did.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -54,14 +55,24 @@ class EmulatedSensor {
   [[nodiscard]] bool initializing() const;
   std::string apply(const SensorSettings& next);
   void retired();
+  void apply_pending_when_due();
   void write_metadata(const SensorSettings& s) const;
   void start_api();
 
   SensorServices services_;
+  // Pipelines are built on the io thread, and a client asking in a loop made it build 1,200 a
+  // second (an OS1-64's): the churn of their memory starved a neighbouring sensor's physics on
+  // two cores (test_daemon_hostile's storm). A real unit takes seconds to reinitialise; ten
+  // builds a second per sensor, the latest settings winning, costs a client nothing it could
+  // see on a unit.
+  static constexpr std::chrono::milliseconds kRebuildEvery{100};
+  boost::asio::steady_timer rebuild_timer_;
+  bool rebuild_timer_armed_ = false;
+  std::chrono::steady_clock::time_point last_build_{};
   std::unique_ptr<SensorRuntime> runtime_;
-  // A previous pipeline still sending what it accepted: a reinitialisation asked meanwhile waits
-  // for it in `pending_` (the latest one wins), so a storm of them costs the io thread nothing
-  // and holds at most two pipelines per sensor.
+  // A previous pipeline still sending what it accepted (or the last build too recent): a
+  // reinitialisation asked meanwhile waits in `pending_` (the latest one wins), so a storm of
+  // them costs the io thread little and holds at most two pipelines per sensor.
   bool retiring_ = false;
   std::optional<SensorSettings> pending_;
   // A reinitialisation that stopped the stream at the command (an Ouster's): when.
