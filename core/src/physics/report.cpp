@@ -23,7 +23,7 @@ constexpr double kMinCalibratedOverlap = 1e-3;
 struct Echoes {
   static constexpr std::size_t kCapacity = stage_kit::kDrawRun * FrameReturns::kMaxEchoes;
   std::array<std::size_t, kCapacity> slot;
-  std::array<const Pulse*, kCapacity> pulse;
+  std::array<std::size_t, kCapacity> pulse;   // its index in the candidate planes
   std::array<float, kCapacity> transmission;  // -2 alpha r, then exp of it
   std::array<float, kCapacity> asin_ratio;    // sqrt(T / A), then asin of it
 };
@@ -63,31 +63,35 @@ class ReportStage final : public Stage {
       for (std::size_t beam = first; beam < last; ++beam) {
         b.out.near_ir[beam] = static_cast<std::uint16_t>(
             std::min(receiver.photons(b.work.ambient_w[beam], listen_s, wavelength), 65535.0));
-        const Pulse* pulses = stage_kit::pulses_of(b, beam);
         const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
         for (int e = 0; e < planes_; ++e) {
           const std::size_t slot = b.out.slot(beam, e);
-          const Pulse* p = pick[e] >= 0 ? &pulses[pick[e]] : nullptr;
-          const double range = p ? physics::quantise_range(p->range_m + b.work.range_offset_m[beam],
-                                                           model.range_unit_m, model.max_range_m)
-                                 : 0.0;
+          if (pick[e] < 0) {
+            b.out.range_m[slot] = 0;
+            clear_slot(b.out, slot);
+            continue;
+          }
+          const std::size_t index = b.work.pulses.index(beam, pick[e]);
+          const PulseRef p = b.work.pulses.at(index);
+          const double range = physics::quantise_range(p.range_m + b.work.range_offset_m[beam],
+                                                       model.range_unit_m, model.max_range_m);
           b.out.range_m[slot] = static_cast<float>(range);
-          if (!p || range == 0.0) {
+          if (range == 0.0) {
             clear_slot(b.out, slot);
             continue;
           }
           echoes.slot[n] = slot;
-          echoes.pulse[n] = p;
-          echoes.transmission[n] = static_cast<float>(-2.0 * calibration_extinction * p->range_m);
+          echoes.pulse[n] = index;
+          echoes.transmission[n] = static_cast<float>(-2.0 * calibration_extinction * p.range_m);
           echoes.asin_ratio[n] =
-              p->power_w > p->threshold_w ? std::sqrt(p->threshold_w / p->power_w) : 0.0f;
+              p.power_w > p.threshold_w ? std::sqrt(p.threshold_w / p.power_w) : 0.0f;
           ++n;
         }
       }
       simd::exp_each(std::span(echoes.transmission.data(), n));
       simd::asin_each(std::span(echoes.asin_ratio.data(), n));
       for (std::size_t i = 0; i < n; ++i) {
-        const Pulse& p = *echoes.pulse[i];
+        const PulseRef p = b.work.pulses.at(echoes.pulse[i]);
         const std::size_t slot = echoes.slot[i];
         const double r = p.range_m;
         const double white_w = physics::received_power(

@@ -20,9 +20,7 @@ class GeometryStage final : public Stage {
     const double sun_w = b.params.weather.sun_irradiance_w_per_m2;
     const auto& receiver = b.params.receiver;
     const float sky_w = static_cast<float>(receiver.sky_w(sun_w));
-    Pulse spare;  // a full beam's candidate, before replace_weakest takes it
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      stage_kit::prefetch_ahead(b, beam);
       b.work.pulse_count[beam] = 0;
       b.work.range_offset_m[beam] = 0;
       b.work.drops_crossed[beam] = 0;
@@ -49,11 +47,7 @@ class GeometryStage final : public Stage {
         }
         const double footprint = 2.0 * b.constants.beam.radius_m(distance);
         const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
-        // Written where it stays (a copy of a Pulse just written field by field stalls on
-        // store forwarding); a full beam's candidate goes through replace_weakest.
-        Pulse* slot = stage_kit::free_slot(b, beam);
-        Pulse& pulse = slot != nullptr ? *slot : spare;
-        pulse = Pulse{};
+        Pulse pulse;
         pulse.range_m = static_cast<float>(distance);
         pulse.extent_m = static_cast<float>(std::min(footprint * tan_theta, 10.0));
         pulse.object_id = h.object_id[i];
@@ -68,11 +62,7 @@ class GeometryStage final : public Stage {
         pulse.material = h.material[i];
         pulse.ray = static_cast<std::uint8_t>(ray);
         pulse.gain = 1.0f;
-        if (slot != nullptr) {
-          ++b.work.pulse_count[beam];
-        } else {
-          stage_kit::replace_weakest(b, beam, spare);
-        }
+        stage_kit::add_pulse(b, beam, pulse);
       }
     }
   }

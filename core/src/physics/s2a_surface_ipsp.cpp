@@ -17,7 +17,7 @@ class IpspSurfaceStage final : public Stage {
 
   void run(const BlockContext& b) const override {
     const int rays = stage_kit::rays_used(b);
-    stage_kit::for_each_pulse(b, [&](std::size_t, Pulse& p) {
+    stage_kit::for_each_pulse(b, [&](std::size_t, PulseRef p) {
       if (p.kind == ReturnKind::kNone) return;
       const Material* m = b.materials.find(p.material);
       if (!m) return;

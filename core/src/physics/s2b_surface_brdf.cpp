@@ -31,7 +31,7 @@ class BrdfSurfaceStage final : public Stage {
   void run(const BlockContext& b) const override {
     const int rays = stage_kit::rays_used(b);
     const double baseline = b.params.optics.baseline_m;
-    stage_kit::for_each_pulse(b, [&](std::size_t, Pulse& p) {
+    stage_kit::for_each_pulse(b, [&](std::size_t, PulseRef p) {
       if (p.kind == ReturnKind::kNone) return;
       const Material* m = b.materials.find(p.material);
       if (!m) return;

@@ -10,7 +10,7 @@ namespace {
 class CapabilityDetectionStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
-    stage_kit::for_each_merged(b, [&](std::size_t, Pulse& p, int) {
+    stage_kit::for_each_merged(b, [&](std::size_t, PulseRef p, int) {
       p.threshold_w = static_cast<float>(b.constants.threshold_w);
       p.noise_w = static_cast<float>(b.constants.noise_w);
       if (!physics::capability_detects(p.lambertian, p.range_m, b.params.capability_max_range_m,

@@ -10,7 +10,7 @@ namespace {
 class IdealDetectionStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
-    stage_kit::for_each_merged(b, [](std::size_t, Pulse& p, int) { p.threshold_w = 0; });
+    stage_kit::for_each_merged(b, [](std::size_t, PulseRef p, int) { p.threshold_w = 0; });
   }
 };
 

@@ -79,16 +79,16 @@ class ThresholdDetectionStage final : public Stage {
           stage_kit::add_pulse(b, beam, noise);
         }
         const int count = stage_kit::merge_pulses(b, beam);
-        const Pulse* pulses = stage_kit::pulses_of(b, beam);
+        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         for (int i = 0; i < count; ++i) {
           if (pulses[i].kind != ReturnKind::kNoise) z.ask(beam, i);
         }
       }
       z.draw_all(key);
       for (std::size_t beam = first; beam < last; ++beam) {
-        Pulse* pulses = stage_kit::pulses_of(b, beam);
+        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         for (int i = 0; i < b.work.pulse_count[beam]; ++i) {
-          Pulse& p = pulses[i];
+          PulseRef p = pulses[i];
           if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
           const double sigma = dark * receiver.noise_factor(p.ambient_w);
           const double out = p.power_w + sigma * z.take();

@@ -26,11 +26,11 @@ class RangeNoiseStage final : public Stage {
       }
       z.draw_all(key);
       for (std::size_t beam = first; beam < last; ++beam) {
-        Pulse* pulses = stage_kit::pulses_of(b, beam);
+        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
         for (int e = 0; e < FrameReturns::kMaxEchoes; ++e) {
           if (pick[e] < 0) continue;
-          Pulse& p = pulses[pick[e]];
+          PulseRef p = pulses[pick[e]];
           const double sigma = physics::range_noise_sigma_m(p.power_w, p.noise_w, floor, pulse);
           p.range_m += static_cast<float>(sigma * z.take());
         }

@@ -11,7 +11,7 @@ class ClearAirStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
     const double extinction = b.constants.clear_extinction_per_m;
-    stage_kit::for_each_pulse(b, [&](std::size_t, Pulse& p) {
+    stage_kit::for_each_pulse(b, [&](std::size_t, PulseRef p) {
       p.power_w *= static_cast<float>(physics::two_way_transmission(extinction, p.range_m));
     });
   }

@@ -51,7 +51,7 @@ class FogStage final : public Stage {
   void run(const BlockContext& b) const override {
     if (!(peak_w_ >= kNegligibleSigmas * b.constants.noise_w)) return;
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      const Pulse* pulses = stage_kit::pulses_of(b, beam);
+      const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
       bool hidden = false;  // a target closer than the fog's peak takes the pulse first
       for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
         hidden |= pulses[k].kind != ReturnKind::kNone && pulses[k].range_m < peak_range_m_;

@@ -106,7 +106,7 @@ class RainStage final : public Stage {
       const auto first_beam = static_cast<std::uint32_t>(first);
       jitter.clear();
       for (std::size_t beam = first; beam < last; ++beam) {
-        const Pulse* pulses = stage_kit::pulses_of(b, beam);
+        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         const int targets = b.work.pulse_count[beam];
         for (int k = 0; k < targets; ++k) jitter.ask(beam, k);
         double reach = 0;
@@ -129,9 +129,9 @@ class RainStage final : public Stage {
             static_cast<std::uint16_t>(std::min<std::uint32_t>(crossed, 65535));
         // Extinction and jitter of what the beam hit.
         const double sigma = prm.rain_range_jitter_m_per_drop * std::sqrt(double(crossed));
-        Pulse* pulses = stage_kit::pulses_of(b, beam);
+        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
-          Pulse& p = pulses[k];
+          PulseRef p = pulses[k];
           p.power_w *=
               static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
           p.range_m += static_cast<float>(sigma * jitter.take());

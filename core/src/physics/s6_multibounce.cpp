@@ -34,7 +34,7 @@ class MultiBounceStage final : public Stage {
     return incoming.dot(outgoing.normalized()) > kCosOneDegree;
   }
 
-  static void follow_path(const BlockContext& b, std::size_t beam, int segments, Pulse& pulse) {
+  static void follow_path(const BlockContext& b, std::size_t beam, int segments, PulseRef pulse) {
     const auto& h = b.hits;
     Eigen::Vector3d previous = Eigen::Vector3d::Zero();
     double travelled = 0;

@@ -130,22 +130,24 @@ class BloomingStage final : public Stage {
         for (int channel = 0; channel < shape.channels; ++channel) {
           const std::size_t src =
               shape.beam(static_cast<std::uint32_t>(column), static_cast<std::uint16_t>(channel));
-          const Pulse* pulses = stage_kit::pulses_of(b, src);
-          const Pulse* brightest = nullptr;
+          const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, src);
+          int brightest_slot = -1;
           for (int k = 0; k < b.work.pulse_count[src]; ++k) {
             if (pulses[k].kind != ReturnKind::kNone &&
-                (!brightest || pulses[k].power_w > brightest->power_w)) {
-              brightest = &pulses[k];
+                (brightest_slot < 0 || pulses[k].power_w > pulses[brightest_slot].power_w)) {
+              brightest_slot = k;
             }
           }
-          if (!brightest || brightest->power_w * strongest_neighbour_ < noise) continue;
+          if (brightest_slot < 0) continue;
+          const Pulse brightest = pulses[brightest_slot];
+          if (brightest.power_w * strongest_neighbour_ < noise) continue;
           const Reached* reached_begin = reached_.data() + reach_begin_[std::size_t(channel)];
           const Reached* reached_end = reached_.data() + reach_begin_[std::size_t(channel) + 1];
           // A source adds at most once to each bin, so the order of its own deposits does not
           // matter; the channels come by falling elevation weight: stop at the first whose
           // weight alone cannot lift a beam above the noise.
           for (const Reached* to = reached_begin; to != reached_end; ++to) {
-            const double p_el = brightest->power_w * to->weight;
+            const double p_el = brightest.power_w * to->weight;
             if (p_el < noise) break;
             const double* weights = az_weights_.data() + to->az_begin;
             // Returns whether the weight at i reaches the noise (and deposits it if so).
@@ -157,7 +159,7 @@ class BloomingStage final : public Stage {
               const int nc = ((column + dc) % columns + columns) % columns;
               if (nc < dest_begin || nc >= dest_end) return true;
               deposit(b.work.bloom[shape.beam(static_cast<std::uint32_t>(nc), to->channel)],
-                      *brightest, power, prm.range_resolution_m);
+                      brightest, power, prm.range_resolution_m);
               return true;
             };
             if (to->unimodal) {

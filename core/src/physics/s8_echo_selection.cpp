@@ -17,7 +17,7 @@ class EchoSelectionStage final : public Stage {
   explicit EchoSelectionStage(ReturnMode mode) : mode_(mode) {}
   void run(const BlockContext& b) const override {
     for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-      const Pulse* pulses = stage_kit::pulses_of(b, beam);
+      const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
       const int count = b.work.pulse_count[beam];
       std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
       std::fill(pick, pick + FrameReturns::kMaxEchoes, std::int8_t{-1});

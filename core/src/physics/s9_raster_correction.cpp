@@ -13,7 +13,7 @@ class RasterCorrectionStage final : public Stage {
  public:
   void run(const BlockContext& b) const override {
     const auto& h = b.hits;
-    stage_kit::for_each_pulse(b, [&](std::size_t beam, Pulse& pulse) {
+    stage_kit::for_each_pulse(b, [&](std::size_t beam, PulseRef pulse) {
       if (pulse.ray != 0) return;
       const std::size_t i = h.hit(beam, 0, 0);
       const Eigen::Vector3d p = stage_kit::hit_point(h, i);

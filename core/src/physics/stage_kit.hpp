@@ -68,8 +68,19 @@ class RunNormals {
   std::size_t taken_ = 0;
 };
 
-inline Pulse* pulses_of(const BlockContext& b, std::size_t beam) {
-  return b.work.pulses.data() + beam * BeamWork::kMaxPulses;
+// A beam's candidate slots: pulses_of(b, beam)[k] is slot k (read or written through).
+class BeamPulses {
+ public:
+  BeamPulses(const PulsePlanes& planes, std::size_t beam) : planes_(planes), beam_(beam) {}
+  PulseRef operator[](int slot) const { return planes_.at(beam_, slot); }
+
+ private:
+  const PulsePlanes& planes_;
+  std::size_t beam_;
+};
+
+inline BeamPulses pulses_of(const BlockContext& b, std::size_t beam) {
+  return {b.work.pulses, beam};
 }
 
 // The rays of a beam the stages use.
@@ -77,21 +88,8 @@ inline int rays_used(const BlockContext& b) {
   return std::min<int>(b.hits.layout.rays_per_beam, kMaxRaysUsed);
 }
 
-// Beams' candidate slots lie 528 bytes apart, a stride the hardware prefetcher does not follow:
-// the stages that walk beams fetch the slot a few beams ahead themselves.
-inline void prefetch_ahead(const BlockContext& b, std::size_t beam) {
-  constexpr std::size_t kAhead = 8;
-  if (beam + kAhead < b.end) __builtin_prefetch(pulses_of(b, beam + kAhead), 1);
-}
-
 // When the beam is full: the candidate replaces the weakest if stronger.
 void replace_weakest(const BlockContext& b, std::size_t beam, const Pulse& p);
-
-// The beam's next free candidate slot (counted once written: pulse_count), or null when full.
-inline Pulse* free_slot(const BlockContext& b, std::size_t beam) {
-  const auto count = b.work.pulse_count[beam];
-  return count < BeamWork::kMaxPulses ? pulses_of(b, beam) + count : nullptr;
-}
 
 // Adds a candidate; when the beam is full, it replaces the weakest if stronger.
 inline void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
@@ -107,8 +105,7 @@ inline void add_pulse(const BlockContext& b, std::size_t beam, const Pulse& p) {
 template <typename Visit>
 void for_each_pulse(const BlockContext& b, Visit&& visit) {
   for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-    prefetch_ahead(b, beam);
-    Pulse* pulses = pulses_of(b, beam);
+    const BeamPulses pulses = pulses_of(b, beam);
     for (int k = 0; k < b.work.pulse_count[beam]; ++k) visit(beam, pulses[k]);
   }
 }
@@ -133,9 +130,8 @@ int merge_pulses(const BlockContext& b, std::size_t beam);
 template <typename Visit>
 void for_each_merged(const BlockContext& b, Visit&& visit) {
   for (std::size_t beam = b.begin; beam < b.end; ++beam) {
-    prefetch_ahead(b, beam);
     const int count = merge_pulses(b, beam);
-    Pulse* pulses = pulses_of(b, beam);
+    const BeamPulses pulses = pulses_of(b, beam);
     for (int k = 0; k < count; ++k) visit(beam, pulses[k], k);
   }
 }

@@ -4,6 +4,7 @@
 // stage per file in core/src/physics/, named after the stage and its PHYSICS.md section; the
 // registry (stage_registry.hpp) lists them by name.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -53,27 +54,125 @@ struct Bloom {
   }
 };
 
-// Allocates in transparent huge pages where the kernel offers them on request (madvise): the
-// frame's candidate slots (138 MB for an OS1-128 2048x10) are walked at a stride of one beam,
-// which with 4 KiB pages costs a TLB miss every seventh beam.
-template <typename T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <typename U>
-  explicit HugePageAllocator(const HugePageAllocator<U>& /*other*/) {}
-  T* allocate(std::size_t n);
-  void deallocate(T* p, std::size_t /*n*/) { std::free(p); }
-  template <typename U>
-  bool operator==(const HugePageAllocator<U>& /*other*/) const {
-    return true;
+// A candidate slot in the planes (PulsePlanes), by reference: its fields are read and written
+// where they lie, as a Pulse's would be.
+struct PulseRef {
+  float& range_m;
+  float& power_w;
+  float& extent_m;
+  float& lambertian;
+  float& cos_incidence;
+  float& ambient_w;
+  float& gain;
+  float& threshold_w;
+  float& noise_w;
+  std::uint32_t& object_id;
+  std::uint16_t& material;
+  std::uint8_t& ray;
+  ReturnKind& kind;
+
+  // Assignment copies the fields into the slot (a reference is never re-seated).
+  // NOLINTNEXTLINE(misc-unconventional-assign-operator): a proxy's assignment writes through
+  PulseRef& operator=(const Pulse& p) {
+    range_m = p.range_m;
+    power_w = p.power_w;
+    extent_m = p.extent_m;
+    lambertian = p.lambertian;
+    cos_incidence = p.cos_incidence;
+    ambient_w = p.ambient_w;
+    gain = p.gain;
+    threshold_w = p.threshold_w;
+    noise_w = p.noise_w;
+    object_id = p.object_id;
+    material = p.material;
+    ray = p.ray;
+    kind = p.kind;
+    return *this;
+  }
+  PulseRef& operator=(const PulseRef& p) { return *this = Pulse(p); }
+  PulseRef& operator=(PulseRef&& p) noexcept { return *this = Pulse(p); }
+  // NOLINTNEXTLINE(google-explicit-constructor): a slot reads as the Pulse it holds
+  operator Pulse() const {
+    return {range_m,     power_w, extent_m,  lambertian, cos_incidence, ambient_w, gain,
+            threshold_w, noise_w, object_id, material,   ray,           kind};
   }
 };
 
+// Memory mapped zeroed and faulted in on first touch (in transparent huge pages where the kernel
+// offers them on request), so that candidate slots no beam reaches cost nothing: most beams fill
+// one or two of their twelve.
+class ZeroedMemory {
+ public:
+  ZeroedMemory() = default;
+  explicit ZeroedMemory(std::size_t bytes);
+  ~ZeroedMemory();
+  ZeroedMemory(const ZeroedMemory&) = delete;
+  ZeroedMemory& operator=(const ZeroedMemory&) = delete;
+  ZeroedMemory(ZeroedMemory&& other) noexcept;
+  ZeroedMemory& operator=(ZeroedMemory&& other) noexcept;
+  [[nodiscard]] std::byte* data() const { return data_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// The frame's candidate slots, in tiles of 64 beams: for each tile and slot, each field of the
+// tile's 64 beams lies together (64 ranges, then 64 powers, ...). A stage walking the beams reads
+// each field it uses as runs of whole cache lines (a beam's twelve slots as one 528-byte record
+// cost a line, and a TLB miss every seventh beam, per beam and stage), the several candidates of
+// a beam lie within a few pages of each other (a plane per slot and field put 65 streams in 65
+// pages for five rays), and the slots no beam of a tile reaches are never touched.
+class PulsePlanes {
+ public:
+  static constexpr int kSlots = 12;
+  static constexpr std::size_t kTileBeams = 64;
+  void resize(std::size_t beams);
+  // Where slot `slot` of `beam` lies, for at(): the same for every field.
+  [[nodiscard]] static std::size_t index(std::size_t beam, int slot) {
+    return ((beam / kTileBeams) * kSlots + static_cast<std::size_t>(slot)) * kTileBeams +
+           beam % kTileBeams;
+  }
+  [[nodiscard]] PulseRef at(std::size_t index) const {
+    std::byte* block = memory_.data() + (index / kTileBeams) * kBlockBytes;
+    const std::size_t lane = index % kTileBeams;
+    const auto field = [&]<typename T>(std::size_t offset, T* /*type*/) -> T& {
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the fields' own memory
+      return reinterpret_cast<T*>(block + offset)[lane];
+    };
+    constexpr std::size_t kF = kTileBeams * sizeof(float);
+    return {field(0 * kF, static_cast<float*>(nullptr)),
+            field(1 * kF, static_cast<float*>(nullptr)),
+            field(2 * kF, static_cast<float*>(nullptr)),
+            field(3 * kF, static_cast<float*>(nullptr)),
+            field(4 * kF, static_cast<float*>(nullptr)),
+            field(5 * kF, static_cast<float*>(nullptr)),
+            field(6 * kF, static_cast<float*>(nullptr)),
+            field(7 * kF, static_cast<float*>(nullptr)),
+            field(8 * kF, static_cast<float*>(nullptr)),
+            field(kObjectIdAt, static_cast<std::uint32_t*>(nullptr)),
+            field(kMaterialAt, static_cast<std::uint16_t*>(nullptr)),
+            field(kRayAt, static_cast<std::uint8_t*>(nullptr)),
+            field(kKindAt, static_cast<ReturnKind*>(nullptr))};
+  }
+  [[nodiscard]] PulseRef at(std::size_t beam, int slot) const { return at(index(beam, slot)); }
+
+ private:
+  // One tile's slot: nine float fields, then object id, material, ray and kind.
+  static constexpr std::size_t kObjectIdAt = 9 * kTileBeams * sizeof(float);
+  static constexpr std::size_t kMaterialAt = kObjectIdAt + kTileBeams * sizeof(std::uint32_t);
+  static constexpr std::size_t kRayAt = kMaterialAt + kTileBeams * sizeof(std::uint16_t);
+  static constexpr std::size_t kKindAt = kRayAt + kTileBeams * sizeof(std::uint8_t);
+  static constexpr std::size_t kBlockBytes = kKindAt + kTileBeams * sizeof(ReturnKind);
+  static_assert(sizeof(Pulse) == 44 && kBlockBytes == kTileBeams * 44,
+                "every field of Pulse has its place in a tile");
+  ZeroedMemory memory_;
+};
+
 struct BeamWork {
-  static constexpr int kMaxPulses = 12;
-  std::vector<Pulse, HugePageAllocator<Pulse>> pulses;  // beams x kMaxPulses
-  std::vector<std::uint8_t> pulse_count;                // per beam
+  static constexpr int kMaxPulses = PulsePlanes::kSlots;
+  PulsePlanes pulses;                        // beams x kMaxPulses candidate slots
+  std::vector<std::uint8_t> pulse_count;     // per beam
   std::vector<float> range_offset_m;         // reported minus geometric range (Ouster origin)
   std::vector<std::uint16_t> drops_crossed;  // rain drops the beam went through
   std::vector<Bloom> bloom;                  // per beam, from blooming
