@@ -66,6 +66,15 @@ TEST_CASE(
   due = s.next(11.7, 4.2);
   CHECK(due.at_s == Approx(11.8));
   CHECK(due.step == Step::kRestarted);
+  // Streaming, a packet due 150 ms ahead (within the margin and a period) is waited for ...
+  due = s.next(11.8, 4.35);
+  CHECK(due.at_s == Approx(11.95));
+  CHECK(due.step == Step::kOnSchedule);
+  // ... but after a gap (frames dropped: the packet before left 550 ms ago) a schedule ahead of
+  // the margin is pulled in to it, so that a lag it took while late does not age every frame.
+  due = s.next(12.5, 5.05);
+  CHECK(due.at_s == Approx(12.6));
+  CHECK(due.step == Step::kRestarted);
 
   // The admission replays the same rule. A frame whose first packet was due 90 ms before the
   // sender can take it (10.34, physics 10 ms) catches up: its last packet leaves half a period
@@ -170,13 +179,26 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   // In step with the sender: the frame's first packet is due when the previous frame's last
   // left, and the frame leaves one period after that.
   daemon::FrameAdmission in_step(p, p);
-  in_step.processed(0.01, 10.0, 10.15);  // sent from 10.15 to 10.25
-  CHECK(in_step.predicted_last_packet_s(10.1, 10.25) == Approx(10.35));
+  in_step.processed(0.01, 10.0, 10.1);  // sent from 10.1 to 10.2
+  CHECK(in_step.predicted_last_packet_s(10.1, 10.2) == Approx(10.3));
   // A due time far beyond the pacing window (a clock jump, frames dropped) is not waited for:
   // streaming on time, the sender follows the frame before at once ...
-  CHECK(in_step.predicted_last_packet_s(10.1, 20.0) == Approx(10.35));
+  CHECK(in_step.predicted_last_packet_s(10.1, 20.0) == Approx(10.3));
   // ... idle for longer than the slack, it starts afresh, the margin ahead.
   CHECK(in_step.predicted_last_packet_s(10.5, 20.0) == Approx(10.51 + 2 * p));
+
+  // A schedule that lags (it restarted while a frame was late): each frame is due 190 ms after
+  // it is ready, within the pacing window, so the sender streaming on waits for it ...
+  daemon::FrameAdmission lagging(p, p);
+  lagging.processed(0.06, 10.0, 10.1);   // sent from 10.1 to 10.2
+  lagging.processed(0.06, 10.2, 10.39);  // on its schedule: 10.39 to 10.49
+  // ... and every frame left 390 ms after its input, over the bound: all dropped, the sensor
+  // silent but for a probe every 30 periods, while the others sent 40 % of theirs (4 VLS-128
+  // dual on 2 cores). After the gap the schedule is pulled in to the margin: the frame ready at
+  // 11.0 (input complete at 10.9) leaves by 11.2 and goes through; waiting for 11.19 it would
+  // have left at 11.29.
+  CHECK(lagging.predicted_last_packet_s(10.94, 11.19) == Approx(11.2));
+  CHECK(lagging.admit(10.94, 10.9, 0.0, 11.19));
 }
 
 TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh, half is dropped",

@@ -14,8 +14,8 @@ PacingSchedule::Due PacingSchedule::restart(double at_s, double sensor_time_s, S
 PacingSchedule::Due PacingSchedule::next(double now_s, double sensor_time_s) {
   if (!offset_s_) return restart(now_s + rule_.margin_s, sensor_time_s, Step::kStarted);
   const double scheduled_s = sensor_time_s + *offset_s_;
-  if (scheduled_s > now_s + rule_.margin_s + rule_.frame_period_s) {
-    const bool streaming = previous_s_ >= now_s - kStreamingSlackS;
+  const bool streaming = previous_s_ >= now_s - kStreamingSlackS;
+  if (scheduled_s > now_s + rule_.margin_s + (streaming ? rule_.frame_period_s : 0.0)) {
     return restart(
         streaming ? std::max(now_s, previous_s_ + rule_.packet_gap_s) : now_s + rule_.margin_s,
         sensor_time_s, Step::kRestarted);
