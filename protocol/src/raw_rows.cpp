@@ -1,7 +1,6 @@
 #include "lidaremu/protocol/raw_rows.hpp"
 
 #include <tbb/blocked_range.h>
-#include <tbb/task_arena.h>
 
 #include "lidaremu/core/parallel_blocks.hpp"
 
@@ -34,14 +33,12 @@ std::size_t RawRowAssembler::convert_and_locate(std::span<const std::uint8_t> da
     geometry_.locate_many({first_hits_.data(), hit_beams}, {located_.data(), hit_beams});
     return hit_beams;
   }
-  tbb::this_task_arena::isolate([&] {
-    core::parallel_blocks(tbb::blocked_range<std::size_t>(0, hit_beams, kLocateChunk), this,
-                          [&](const tbb::blocked_range<std::size_t>& range) {
-                            geometry_.locate_many(
-                                {first_hits_.data() + range.begin(), range.size()},
-                                {located_.data() + range.begin(), range.size()});
-                          });
-  });
+  core::parallel_blocks_isolated(tbb::blocked_range<std::size_t>(0, hit_beams, kLocateChunk), this,
+                                 [&](const tbb::blocked_range<std::size_t>& range) {
+                                   geometry_.locate_many(
+                                       {first_hits_.data() + range.begin(), range.size()},
+                                       {located_.data() + range.begin(), range.size()});
+                                 });
   return hit_beams;
 }
 

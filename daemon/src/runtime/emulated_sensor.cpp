@@ -127,7 +127,6 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   // operation_aborted, and it is destroyed after them.
   runtime_->stop_input();
   retiring_ = true;
-  last_build_ = std::chrono::steady_clock::now();
   // Both halves hold the old pipeline: the last reference goes with `done`, on the io thread.
   const std::shared_ptr<SensorRuntime> old(std::move(runtime_));
   services_.reaper.retire([old] { old->join(); },
@@ -142,11 +141,13 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
     runtime_ = make(next);
     runtime_->start();
     write_metadata(next);
+    last_build_ = std::chrono::steady_clock::now();
   } catch (const std::exception& e) {
     spdlog::error("sensor {}: reinitialisation failed ({}); back to the previous settings",
                   previous.name, e.what());
     runtime_ = make(previous);
     runtime_->start();
+    last_build_ = std::chrono::steady_clock::now();
     return e.what();
   }
   // A client may reinitialise in a loop: the line at the 1st, 2nd, 3rd, 10th, 100th... time, so

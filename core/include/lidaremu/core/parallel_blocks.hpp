@@ -33,6 +33,14 @@ template <typename Range, typename Body>
 [[gnu::noinline]] void fork_join(const Range& range, const Body& body) {
   tbb::parallel_for(range, body);
 }
+// The same, inside tbb::this_task_arena::isolate: isolate's own frames lie here too, below the
+// caller's, where after_join resets them (around the call they lay above it, unreset, and a
+// worker's write into them inside libtbb was reported against the caller's next use of that
+// stack: ThreadSanitizer, raw rows located in parallel).
+template <typename Range, typename Body>
+[[gnu::noinline]] void fork_join_isolated(const Range& range, const Body& body) {
+  tbb::this_task_arena::isolate([&] { tbb::parallel_for(range, body); });
+}
 }  // namespace parallel_detail
 
 // Runs body(subrange) over `range` on TBB's workers and the calling thread. `token` is any
@@ -42,6 +50,19 @@ template <typename Range, typename Body>
 void parallel_blocks(const Range& range, void* token, const Body& body) {
   parallel_detail::before_fork(token);
   parallel_detail::fork_join(range, [&](const Range& r) {
+    parallel_detail::task_begin(token);
+    body(r);
+    parallel_detail::task_end(token);
+  });
+  parallel_detail::after_join(token);
+}
+
+// parallel_blocks, isolated: while it waits, the calling thread runs only these tasks (never
+// another sensor's physics).
+template <typename Range, typename Body>
+void parallel_blocks_isolated(const Range& range, void* token, const Body& body) {
+  parallel_detail::before_fork(token);
+  parallel_detail::fork_join_isolated(range, [&](const Range& r) {
     parallel_detail::task_begin(token);
     body(r);
     parallel_detail::task_end(token);
