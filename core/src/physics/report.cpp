@@ -66,15 +66,13 @@ class ReportStage final : public Stage {
         const std::int8_t* pick = b.work.echo_pick.data() + beam * FrameReturns::kMaxEchoes;
         for (int e = 0; e < planes_; ++e) {
           const std::size_t slot = b.out.slot(beam, e);
-          if (pick[e] < 0) {
-            b.out.range_m[slot] = 0;
-            clear_slot(b.out, slot);
-            continue;
-          }
-          const std::size_t index = b.work.pulses.index(beam, pick[e]);
+          const bool picked = pick[e] >= 0;
+          const std::size_t index = picked ? b.work.pulses.index(beam, pick[e]) : 0;
           const PulseRef p = b.work.pulses.at(index);
-          const double range = physics::quantise_range(p.range_m + b.work.range_offset_m[beam],
-                                                       model.range_unit_m, model.max_range_m);
+          const double range =
+              picked ? physics::quantise_range(p.range_m + b.work.range_offset_m[beam],
+                                               model.range_unit_m, model.max_range_m)
+                     : 0.0;
           b.out.range_m[slot] = static_cast<float>(range);
           if (range == 0.0) {
             clear_slot(b.out, slot);

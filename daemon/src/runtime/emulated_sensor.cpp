@@ -81,8 +81,7 @@ std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
     runtime_->mute_output();
     stream_stopped_at_ = std::chrono::steady_clock::now();
   }
-  if (retiring_ || rebuild_timer_armed_ ||
-      std::chrono::steady_clock::now() < last_build_ + kRebuildEvery) {
+  if (!may_rebuild_now()) {
     // Applied as soon as the previous pipeline has sent its last frame (a few frame periods) and
     // the last build is kRebuildEvery old, as a real unit's reinitialisation takes its time.
     // Settings were checked by the API; a pipeline that then fails to start is logged and the
@@ -99,12 +98,16 @@ void EmulatedSensor::retired() {
   apply_pending_when_due();
 }
 
+bool EmulatedSensor::may_rebuild_now() const {
+  return !retiring_ && !rebuild_timer_armed_ &&
+         std::chrono::steady_clock::now() >= last_build_ + kRebuildEvery;
+}
+
 void EmulatedSensor::apply_pending_when_due() {
   if (!pending_ || retiring_ || rebuild_timer_armed_) return;
-  const auto due = last_build_ + kRebuildEvery;
-  if (std::chrono::steady_clock::now() < due) {
+  if (!may_rebuild_now()) {
     rebuild_timer_armed_ = true;
-    rebuild_timer_.expires_at(due);
+    rebuild_timer_.expires_at(last_build_ + kRebuildEvery);
     rebuild_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](auto) {
       if (alive.expired()) return;
       rebuild_timer_armed_ = false;
@@ -137,19 +140,20 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
     return std::make_unique<SensorRuntime>(s, services_.materials, services_.io,
                                            services_.recorders);
   };
+  std::string error;
   try {
     runtime_ = make(next);
     runtime_->start();
     write_metadata(next);
-    last_build_ = std::chrono::steady_clock::now();
   } catch (const std::exception& e) {
     spdlog::error("sensor {}: reinitialisation failed ({}); back to the previous settings",
                   previous.name, e.what());
     runtime_ = make(previous);
     runtime_->start();
-    last_build_ = std::chrono::steady_clock::now();
-    return e.what();
+    error = e.what();
   }
+  last_build_ = std::chrono::steady_clock::now();
+  if (!error.empty()) return error;
   // A client may reinitialise in a loop: the line at the 1st, 2nd, 3rd, 10th, 100th... time, so
   // that the log (and a pipe nobody reads fast enough) never holds the io thread up.
   if (runtime_detail::worth_logging(++reinitialisations_)) {

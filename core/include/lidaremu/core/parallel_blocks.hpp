@@ -27,19 +27,28 @@ inline void after_join(void* /*token*/) {}
 namespace lidaremu::core {
 
 namespace parallel_detail {
-// Out of line, so that TBB's frames (its wait node) lie below the caller's, where after_join
-// finds them: one call per parallel_for.
-template <typename Range, typename Body>
+// Out of line, so that TBB's frames (its wait node; isolate's too, when isolated) lie below the
+// caller's, where after_join finds them: one call per parallel_for. (Around the call, isolate's
+// frames lay above it, unreset, and a worker's write into them inside libtbb was reported
+// against the caller's next use of that stack: ThreadSanitizer, raw rows located in parallel.)
+template <bool Isolated, typename Range, typename Body>
 [[gnu::noinline]] void fork_join(const Range& range, const Body& body) {
-  tbb::parallel_for(range, body);
+  if constexpr (Isolated) {
+    tbb::this_task_arena::isolate([&] { tbb::parallel_for(range, body); });
+  } else {
+    tbb::parallel_for(range, body);
+  }
 }
-// The same, inside tbb::this_task_arena::isolate: isolate's own frames lie here too, below the
-// caller's, where after_join resets them (around the call they lay above it, unreset, and a
-// worker's write into them inside libtbb was reported against the caller's next use of that
-// stack: ThreadSanitizer, raw rows located in parallel).
-template <typename Range, typename Body>
-[[gnu::noinline]] void fork_join_isolated(const Range& range, const Body& body) {
-  tbb::this_task_arena::isolate([&] { tbb::parallel_for(range, body); });
+
+template <bool Isolated, typename Range, typename Body>
+void run_blocks(const Range& range, void* token, const Body& body) {
+  before_fork(token);
+  fork_join<Isolated>(range, [&](const Range& r) {
+    task_begin(token);
+    body(r);
+    task_end(token);
+  });
+  after_join(token);
 }
 }  // namespace parallel_detail
 
@@ -48,26 +57,14 @@ template <typename Range, typename Body>
 // fork and join orderings, so unrelated pipelines stay unordered, and checked, between them.
 template <typename Range, typename Body>
 void parallel_blocks(const Range& range, void* token, const Body& body) {
-  parallel_detail::before_fork(token);
-  parallel_detail::fork_join(range, [&](const Range& r) {
-    parallel_detail::task_begin(token);
-    body(r);
-    parallel_detail::task_end(token);
-  });
-  parallel_detail::after_join(token);
+  parallel_detail::run_blocks<false>(range, token, body);
 }
 
 // parallel_blocks, isolated: while it waits, the calling thread runs only these tasks (never
 // another sensor's physics).
 template <typename Range, typename Body>
 void parallel_blocks_isolated(const Range& range, void* token, const Body& body) {
-  parallel_detail::before_fork(token);
-  parallel_detail::fork_join_isolated(range, [&](const Range& r) {
-    parallel_detail::task_begin(token);
-    body(r);
-    parallel_detail::task_end(token);
-  });
-  parallel_detail::after_join(token);
+  parallel_detail::run_blocks<true>(range, token, body);
 }
 
 // Runs work() inside `arena` (tbb::task_arena::execute) with the same orderings stated: a thread

@@ -56,6 +56,8 @@ class EmulatedSensor {
   std::string apply(const SensorSettings& next);
   void retired();
   void apply_pending_when_due();
+  // No pipeline retiring, no rebuild waiting, the last one kRebuildEvery ago.
+  [[nodiscard]] bool may_rebuild_now() const;
   void write_metadata(const SensorSettings& s) const;
   void start_api();
 
