@@ -216,6 +216,9 @@ TEST_CASE("PTC on TCP 9347: nebula's start-up sequence against the running Panda
   done = true;
   engine.join();
   CHECK(daemon.stop() == 0);
+  // The stranger and the greedy header, counted as what they were.
+  CHECK(daemon.counter("lidaremu_api_connections_closed_total{sensor=\"pandar-xt32-0\",api=\"ptc\","
+                       "reason=\"malformed\"}") == 2);
 }
 
 TEST_CASE("PTC: a return mode the model has not is refused, and the unit keeps sending",
@@ -478,6 +481,8 @@ TEST_CASE("PTC in the Hesai SDK's start order: an idle connection is answered ho
   // Closed by the unit (at once), not by the client's own 5-s receive timeout.
   CHECK(std::chrono::steady_clock::now() - begun < 2s);
   CHECK(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_api_connections_closed_total{sensor=\"pandar-xt32-0\",api=\"ptc\","
+                       "reason=\"request_timeout\"}") == 1);
 }
 
 TEST_CASE("PTC 0xA9: the QT128 serves the firetime file its SDK parser reads, the angles with it",

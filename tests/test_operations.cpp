@@ -49,7 +49,10 @@ struct BusyDaemon {
         << "[[sensor]]\nname = \"roof\"\nmodel = \"vlp16\"\nhits = \"udp://127.0.0.1:0\"\n"
         << "out = \"" << out_a.url() << "\"\napi_port = 0\npace = \"afap\"\n"
         << "[[sensor]]\nname = \"front\"\nmodel = \"os1-32\"\nsensor_id = 1\n"
-        << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out_b.url() << "\"\napi_port = 0\n"
+        << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out_b.url()
+        << "\"\n"
+        // An address of its own, so that its TCP 7501 port's families are exposed too.
+        << "sensor_ip = \"127.0.0.23\"\napi_port = " << test::api_port() << "\n"
         << "[[sensor]]\nname = \"side\"\nmodel = \"livox-mid360\"\nsensor_id = 2\n"
         << "scan_pattern = \"test-pattern\"\nhits = \"udp://127.0.0.1:0\"\nout = \"" << out_c.url()
         << "\"\ntelemetry = \"" << out_c.url() << "\"\n";

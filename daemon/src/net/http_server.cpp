@@ -1,14 +1,11 @@
 #include "lidaremu/daemon/net/http_server.hpp"
 
-#include <boost/asio/read_until.hpp>
-#include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
 #include <stdexcept>
 
-#include "lidaremu/daemon/net/browser_guard.hpp"
 #include "lidaremu/daemon/net/tcp_accept.hpp"
 
 namespace lidaremu::daemon {
@@ -124,73 +121,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession>, public Evi
   std::string remote_;
 };
 
-class LineSession : public std::enable_shared_from_this<LineSession>, public Evictable {
- public:
-  LineSession(tcp::socket socket, std::shared_ptr<LineServer::Handler> handler, ServerLimits limits,
-              std::shared_ptr<ConnectionTable> table)
-      : socket_(std::move(socket)),
-        timer_(socket_.get_executor()),
-        buffer_(limits.max_line_bytes),
-        handler_(std::move(handler)),
-        limits_(limits),
-        slot_(std::move(table)) {
-    boost::system::error_code ec;
-    remote_ = socket_.remote_endpoint(ec).address().to_string();
-  }
-
-  void start() {
-    slot_.attach(weak_from_this());
-    read_next();
-  }
-
-  void evict() override { close(); }
-
- private:
-  void read_next() {
-    slot_.waiting(true);
-    timer_.expires_after(std::chrono::seconds(limits_.request_timeout_s));
-    timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-      if (auto self = weak.lock(); self && !ec) self->close();
-    });
-    asio::async_read_until(socket_, buffer_, '\n',
-                           [self = shared_from_this()](boost::system::error_code ec,
-                                                       std::size_t n) { self->on_line(ec, n); });
-  }
-
-  void on_line(boost::system::error_code ec, std::size_t n) {
-    timer_.cancel();
-    slot_.waiting(false);
-    if (ec) return close();  // closed, timed out, or a line over the limit
-    std::string line(asio::buffers_begin(buffer_.data()),
-                     asio::buffers_begin(buffer_.data()) + static_cast<std::ptrdiff_t>(n));
-    buffer_.consume(n);
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-    // A browser can POST to this port; its body's lines would run as commands. HTTP ends the
-    // connection before any of its lines does.
-    if (looks_like_http(line)) return close();
-    reply_ = (*handler_)(line, remote_) + "\n";
-    asio::async_write(socket_, asio::buffer(reply_),
-                      [self = shared_from_this()](boost::system::error_code write_ec, std::size_t) {
-                        if (write_ec) return self->close();
-                        self->read_next();
-                      });
-  }
-
-  void close() {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-  }
-
-  tcp::socket socket_;
-  asio::steady_timer timer_;
-  asio::streambuf buffer_;
-  std::shared_ptr<LineServer::Handler> handler_;
-  ServerLimits limits_;
-  TableSlot slot_;
-  std::string remote_;
-  std::string reply_;
-};
-
 }  // namespace
 
 std::string percent_decode(std::string_view text) {
@@ -260,31 +190,6 @@ void HttpServer::accept_next() {
         return made;
       },
       [this] { ++counters_->refused; });
-}
-
-LineServer::LineServer(asio::io_context& io, const std::string& address, std::uint16_t port,
-                       Handler handler, ServerLimits limits)
-    : acceptor_(open_acceptor(io, address, port, "text API")),
-      handler_(std::make_shared<Handler>(std::move(handler))),
-      limits_(limits),
-      connections_(std::make_shared<ConnectionTable>()) {
-  accept_next();
-}
-
-LineServer::~LineServer() {
-  boost::system::error_code ignored;
-  acceptor_.close(ignored);
-}
-
-std::uint16_t LineServer::port() const { return acceptor_.local_endpoint().port(); }
-
-void LineServer::accept_next() {
-  accept_connections(
-      acceptor_, [this] { return connections_->open() >= limits_.max_connections; },
-      [this](tcp::socket socket) {
-        std::make_shared<LineSession>(std::move(socket), handler_, limits_, connections_)->start();
-      },
-      [this] { return connections_->make_room(); }, [] {});
 }
 
 }  // namespace lidaremu::daemon

@@ -242,6 +242,40 @@ void write_livox_sdk(Writer& w, std::span<const SensorSnapshot> sensors) {
   }
 }
 
+// Only for the sensors whose units have TCP request/reply ports (Hesai PTC, Ouster TCP 7501).
+void write_api_ports(Writer& w, std::span<const SensorSnapshot> sensors) {
+  bool any = false;
+  for (const auto& s : sensors) any |= !s.api_ports.empty();
+  if (!any) return;
+  const auto labels = [](const SensorSnapshot& s, const ApiPortCounts& p) {
+    return "{sensor=\"" + s.name + "\",api=\"" + p.api + "\"";
+  };
+  w.family("lidaremu_api_requests_total", "counter",
+           "Requests answered on a unit's TCP request/reply port (Hesai PTC, Ouster TCP 7501).");
+  for (const auto& s : sensors) {
+    for (const auto& p : s.api_ports) {
+      w.sample("lidaremu_api_requests_total", labels(s, p) + "}", p.counts.requests);
+    }
+  }
+  w.family("lidaremu_api_connections_closed_total", "counter",
+           "Connections a unit's TCP request/reply port closed or refused, by reason: refused "
+           "(full, none could give way), evicted (gave way to a newcomer), request_timeout (a "
+           "request begun, not whole in time), write_timeout (a reply the client did not take in "
+           "time), malformed (not the protocol, or over its size limit).");
+  for (const auto& s : sensors) {
+    for (const auto& p : s.api_ports) {
+      const ConnectionCounts& c = p.counts;
+      for (const auto& [reason, value] :
+           {std::pair{"refused", c.refused}, std::pair{"evicted", c.evicted},
+            std::pair{"request_timeout", c.request_timeouts},
+            std::pair{"write_timeout", c.write_timeouts}, std::pair{"malformed", c.malformed}}) {
+        w.sample("lidaremu_api_connections_closed_total",
+                 labels(s, p) + ",reason=\"" + reason + "\"}", value);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors,
@@ -295,6 +329,7 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
                   &SensorCounters::frame_sending);
   for (const auto& f : view_families()) per_sensor(f, true);
   write_livox_sdk(w, sensors);
+  write_api_ports(w, sensors);
   if (foxglove) {
     for (const auto& f : foxglove_families()) {
       w.family(f.name, "counter", f.help);
@@ -304,9 +339,15 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
 }
 
 SensorSnapshot snapshot_of(const SensorRuntime& r) {
-  return {r.settings().name, &r.counters(),      r.input_kernel_drops(),
-          r.frames_queued(), r.packets_queued(), r.capture_dropped(),
-          r.view_counters(), std::nullopt,       0};
+  SensorSnapshot s;
+  s.name = r.settings().name;
+  s.counters = &r.counters();
+  s.kernel_drops = r.input_kernel_drops();
+  s.frames_queued = r.frames_queued();
+  s.packets_queued = r.packets_queued();
+  s.capture_dropped = r.capture_dropped();
+  s.view = r.view_counters();
+  return s;
 }
 
 std::span<const std::string_view> metric_family_names() {
@@ -323,6 +364,8 @@ std::span<const std::string_view> metric_family_names() {
     all.push_back("lidaremu_frame_sending_seconds");
     for (const auto& f : view_families()) all.push_back(f.name);
     all.push_back(kLivoxSdkFamily);
+    all.push_back("lidaremu_api_requests_total");
+    all.push_back("lidaremu_api_connections_closed_total");
     for (const auto& f : foxglove_families()) all.push_back(f.name);
     return all;
   }();

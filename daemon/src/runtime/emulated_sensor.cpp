@@ -177,7 +177,10 @@ void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
 void EmulatedSensor::stop_input() {
   runtime_->stop_input();
   // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
-  if (api_) livox_sdk_counts_at_stop_ = api_->livox_sdk_counts();
+  if (api_) {
+    livox_sdk_counts_at_stop_ = api_->livox_sdk_counts();
+    api_port_counts_at_stop_ = api_->port_counts();
+  }
   api_.reset();
 }
 void EmulatedSensor::join() { runtime_->join(); }
@@ -204,6 +207,7 @@ std::string EmulatedSensor::describe() const {
 SensorSnapshot EmulatedSensor::snapshot() const {
   SensorSnapshot s = snapshot_of(*runtime_);
   s.livox_sdk = api_ ? api_->livox_sdk_counts() : livox_sdk_counts_at_stop_;
+  s.api_ports = api_ ? api_->port_counts() : api_port_counts_at_stop_;
   s.reinitialisations = reinitialisations_;
   return s;
 }

@@ -37,20 +37,24 @@ class OusterUnitApi final : public UnitApi {
         http_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
               guarded(api_, c.browsers)),
         text_(c.io, c.settings.sensor_ip, kTextPort,
-              [api = api_](const std::string& line, const std::string& remote) {
-                return api->handle_line(line, remote);
-              }),
+              line_framing(ServerLimits{}.max_line_bytes,
+                           [api = api_](const std::string& line, const std::string& remote) {
+                             return api->handle_line(line, remote);
+                           })),
         ip_(c.settings.sensor_ip) {}
   [[nodiscard]] std::string note() const override {
     return ", API http://" + ip_ + ":" + std::to_string(http_.port()) + " and tcp " +
            std::to_string(kTextPort);
+  }
+  [[nodiscard]] std::vector<ApiPortCounts> port_counts() const override {
+    return {{"tcp7501", text_.counts()}};
   }
 
  private:
   // Shared with the servers' sessions, which may outlive the unit (a reload).
   std::shared_ptr<OusterApi> api_;
   HttpServer http_;
-  LineServer text_;
+  RequestServer text_;
   std::string ip_;
 };
 
@@ -78,17 +82,20 @@ class HesaiUnitApi final : public UnitApi {
   explicit HesaiUnitApi(const UnitApiContext& c)
       : api_(std::make_shared<HesaiApi>(c.settings, c.apply)),
         ptc_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
-             [api = api_](std::uint8_t command, std::span<const std::uint8_t> payload) {
+             ptc_framing([api = api_](std::uint8_t command, std::span<const std::uint8_t> payload) {
                return api->handle(command, payload);
-             }),
+             })),
         ip_(c.settings.sensor_ip) {}
   [[nodiscard]] std::string note() const override {
     return ", PTC tcp " + ip_ + ":" + std::to_string(ptc_.port());
   }
+  [[nodiscard]] std::vector<ApiPortCounts> port_counts() const override {
+    return {{"ptc", ptc_.counts()}};
+  }
 
  private:
   std::shared_ptr<HesaiApi> api_;
-  PtcServer ptc_;
+  RequestServer ptc_;
   std::string ip_;
 };
 

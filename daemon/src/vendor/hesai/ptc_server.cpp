@@ -1,13 +1,9 @@
 // The Hesai unit's PTC answers (ptc_server.hpp) and the TCP server that carries them.
 #include "lidaremu/daemon/vendor/hesai/ptc_server.hpp"
 
-#include <boost/asio/read.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <cmath>
 
 #include "lidaremu/core/hesai.hpp"
-#include "lidaremu/daemon/net/tcp_accept.hpp"
 
 namespace lidaremu::daemon {
 namespace ptc = core::hesai::ptc;
@@ -217,123 +213,32 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
   }
 }
 
-namespace {
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-
-class PtcSession : public std::enable_shared_from_this<PtcSession>, public Evictable {
- public:
-  PtcSession(tcp::socket socket, std::shared_ptr<PtcServer::Handler> handler, ServerLimits limits,
-             std::shared_ptr<ConnectionTable> table)
-      : socket_(std::move(socket)),
-        timer_(socket_.get_executor()),
-        handler_(std::move(handler)),
-        limits_(limits),
-        slot_(std::move(table)) {}
-
-  void start() {
-    slot_.attach(weak_from_this());
-    read_header();
-  }
-  void evict() override { close(); }
-
- private:
-  void arm_timer() {
-    timer_.expires_after(std::chrono::seconds(limits_.request_timeout_s));
-    timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
-      if (auto self = weak.lock(); self && !ec) self->close();
-    });
-  }
-
-  // Between requests a connection may stay idle as long as the client likes, as on a real unit:
-  // the Hesai SDK opens its PTC connection at start and asks for the calibration only after the
-  // first data packet, however late the engine starts. An idle connection is the one that gives
-  // way when the table is full (ConnectionTable). Once a request's first byte is in, the request
-  // must be complete within the request timeout, or the connection closes.
-  void read_header() {
-    slot_.waiting(true);
-    asio::async_read(socket_, asio::buffer(header_.data(), 1),
-                     [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-                       self->on_first_byte(ec);
-                     });
-  }
-
-  void on_first_byte(boost::system::error_code ec) {
-    slot_.waiting(false);
-    if (ec) return close();
-    arm_timer();
-    asio::async_read(socket_, asio::buffer(header_.data() + 1, header_.size() - 1),
-                     [self = shared_from_this()](boost::system::error_code e, std::size_t) {
-                       self->on_header(e);
-                     });
-  }
-
-  void on_header(boost::system::error_code ec) {
-    if (ec) return close();
-    const auto header = ptc::parse_header(header_);
-    // Not PTC (a browser, a stray client) or more than a request can be: the connection ends.
-    if (!header || header->payload_size > ptc::kMaxPayload) return close();
-    command_ = header->command;
-    payload_.resize(header->payload_size);
-    asio::async_read(socket_, asio::buffer(payload_),
-                     [self = shared_from_this()](boost::system::error_code e, std::size_t) {
-                       self->on_payload(e);
-                     });
-  }
-
-  void on_payload(boost::system::error_code ec) {
-    timer_.cancel();
-    if (ec) return close();
-    reply_ = (*handler_)(command_, payload_);
-    asio::async_write(socket_, asio::buffer(reply_),
-                      [self = shared_from_this()](boost::system::error_code e, std::size_t) {
-                        if (e) return self->close();
-                        self->read_header();
-                      });
-  }
-
-  void close() {
-    boost::system::error_code ignored;
-    timer_.cancel();
-    socket_.close(ignored);
-  }
-
-  tcp::socket socket_;
-  asio::steady_timer timer_;
-  std::shared_ptr<PtcServer::Handler> handler_;
-  ServerLimits limits_;
-  TableSlot slot_;
-  std::array<std::uint8_t, ptc::kHeaderSize> header_{};
-  std::uint8_t command_ = 0;
-  std::vector<std::uint8_t> payload_;
-  std::vector<std::uint8_t> reply_;
-};
-
-}  // namespace
-
-PtcServer::PtcServer(asio::io_context& io, const std::string& address, std::uint16_t port,
-                     Handler handler, ServerLimits limits)
-    : acceptor_(open_acceptor(io, address, port, "Hesai PTC")),
-      handler_(std::make_shared<Handler>(std::move(handler))),
-      limits_(limits),
-      connections_(std::make_shared<ConnectionTable>()) {
-  accept_next();
-}
-
-PtcServer::~PtcServer() {
-  boost::system::error_code ignored;
-  acceptor_.close(ignored);
-}
-
-std::uint16_t PtcServer::port() const { return acceptor_.local_endpoint().port(); }
-
-void PtcServer::accept_next() {
-  accept_connections(
-      acceptor_, [this] { return connections_->open() >= limits_.max_connections; },
-      [this](tcp::socket socket) {
-        std::make_shared<PtcSession>(std::move(socket), handler_, limits_, connections_)->start();
-      },
-      [this] { return connections_->make_room(); }, [] {});
+RequestFraming ptc_framing(PtcHandler handler) {
+  RequestFraming f;
+  f.name = "Hesai PTC";
+  f.max_request_bytes = ptc::kHeaderSize + ptc::kMaxPayload;
+  f.idle_closes = false;  // the Hesai SDK holds its connection from start (request_server.hpp)
+  f.request_size = [](std::span<const std::uint8_t> buffered) -> std::optional<std::size_t> {
+    if (buffered.size() < ptc::kHeaderSize) {
+      // Not PTC (a browser, a stray client): the connection ends at its first wrong byte.
+      const bool magic = (buffered.empty() || buffered[0] == ptc::kMagic0) &&
+                         (buffered.size() < 2 || buffered[1] == ptc::kMagic1);
+      return magic ? std::optional<std::size_t>(0) : std::nullopt;
+    }
+    const auto header = ptc::parse_header(buffered.first(ptc::kHeaderSize));
+    // More than a request can be: the connection ends.
+    if (!header || header->payload_size > ptc::kMaxPayload) return std::nullopt;
+    const std::size_t whole = ptc::kHeaderSize + header->payload_size;
+    return buffered.size() >= whole ? whole : 0;
+  };
+  f.answer = [handler = std::move(handler)](
+                 std::span<const std::uint8_t> request,
+                 const std::string& /*remote*/) -> std::optional<std::string> {
+    const auto header = ptc::parse_header(request.first(ptc::kHeaderSize));
+    const auto reply = handler(header->command, request.subspan(ptc::kHeaderSize));
+    return std::string(reply.begin(), reply.end());
+  };
+  return f;
 }
 
 }  // namespace lidaremu::daemon

@@ -116,15 +116,22 @@ OusterApi::OusterApi(const SensorSettings& active, Reconfigure reconfigure,
     : active_(active),
       staged_(config_of(active)),
       reconfigure_(std::move(reconfigure)),
-      initializing_(std::move(initializing)) {}
+      initializing_(std::move(initializing)) {
+  build_metadata();
+}
 
-ordered_json OusterApi::metadata() const {
+void OusterApi::build_metadata() {
   const core::ouster::MetadataSettings m{active_.out.host, active_.out.port, active_.telemetry.port,
                                          active_.ouster};
-  auto md = ordered_json::parse(core::ouster::metadata_json(active_.pattern, active_.identity, m));
+  metadata_ =
+      ordered_json::parse(core::ouster::metadata_json(active_.pattern, active_.identity, m));
   // The firmware's state while a reinitialisation takes effect (the SDK waits it out).
-  if (initializing_()) md["sensor_info"]["status"] = "INITIALIZING";
-  return md;
+  metadata_initializing_ = metadata_;
+  metadata_initializing_["sensor_info"]["status"] = "INITIALIZING";
+}
+
+const ordered_json& OusterApi::metadata() const {
+  return initializing_() ? metadata_initializing_ : metadata_;
 }
 
 ordered_json OusterApi::config_of(const SensorSettings& s) const {
@@ -151,7 +158,8 @@ std::string OusterApi::reinitialize() {
   next.settings->identity.init_id = next_init_id(active_.identity.init_id);
   if (std::string error = reconfigure_(*next.settings); !error.empty()) return error;
   active_ = *next.settings;
-  staged_ = config_of(active_);
+  build_metadata();
+  staged_ = metadata_["config_params"];
   ++reinitialisations_;
   return {};
 }
@@ -176,7 +184,7 @@ HttpResponse OusterApi::post_config(const HttpRequest& request) {
 
 HttpResponse OusterApi::cmd(const std::string& command, const std::string& args,
                             const std::string& requester) {
-  const ordered_json md = metadata();
+  const ordered_json& md = metadata();
   if (command == "get_sensor_info") return json_reply(md["sensor_info"]);
   if (command == "get_beam_intrinsics") return json_reply(md["beam_intrinsics"]);
   if (command == "get_imu_intrinsics") return json_reply(md["imu_intrinsics"]);
@@ -260,7 +268,7 @@ HttpResponse OusterApi::handle(const HttpRequest& request) {
   if (path.starts_with(kMetadata) && path.size() > kMetadata.size() + 1 &&
       path[kMetadata.size()] == '/') {
     const std::string section = path.substr(kMetadata.size() + 1);
-    const ordered_json md = metadata();
+    const ordered_json& md = metadata();
     if (md.contains(section)) return json_reply(md[section]);
     return json_error(404, "no metadata section '" + section + "'");
   }

@@ -1,7 +1,7 @@
 #pragma once
-// A small HTTP/1.1 server (Boost.Beast) on the daemon's io_context, and a line-oriented TCP
-// server, for the web APIs and text protocols real sensors answer. Both bound every input:
-// header and body sizes, time to send a request, connections open at once.
+// A small HTTP/1.1 server (Boost.Beast) on the daemon's io_context, for the web APIs real
+// sensors answer. It bounds every input: header and body sizes, time to send a request,
+// connections open at once. (Request/reply ports that are not HTTP: request_server.hpp.)
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <functional>
@@ -43,6 +43,8 @@ struct ServerLimits {
   // A whole request (headers and body), or the wait for the next one on a kept-alive
   // connection, within this; then the connection closes.
   int request_timeout_s = 5;
+  // A reply the client has not taken within this closes the connection (request_server.hpp).
+  int write_timeout_s = 5;
 };
 
 // Counts what a server refused, for logs and metrics.
@@ -71,25 +73,6 @@ class HttpServer {
   std::shared_ptr<Handler> handler_;  // shared with every session it starts
   ServerLimits limits_;
   std::shared_ptr<ServerCounters> counters_;
-  std::shared_ptr<ConnectionTable> connections_;
-};
-
-// One request per line, one reply line per request (Ouster's TCP 7501 protocol).
-class LineServer {
- public:
-  using Handler = std::function<std::string(const std::string& line, const std::string& remote)>;
-  LineServer(boost::asio::io_context& io, const std::string& address, std::uint16_t port,
-             Handler handler, ServerLimits limits = {});
-  ~LineServer();
-  LineServer(const LineServer&) = delete;
-  LineServer& operator=(const LineServer&) = delete;
-  [[nodiscard]] std::uint16_t port() const;
-
- private:
-  void accept_next();
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::shared_ptr<Handler> handler_;  // shared with every session it starts
-  ServerLimits limits_;
   std::shared_ptr<ConnectionTable> connections_;
 };
 

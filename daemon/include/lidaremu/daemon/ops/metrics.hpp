@@ -7,10 +7,12 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "lidaremu/daemon/ops/counters.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
 #include "lidaremu/daemon/vendor/livox/sdk_server.hpp"
+#include "lidaremu/daemon/vendor/unit_api.hpp"
 #include "lidaremu/daemon/view/foxglove_server.hpp"
 #include "lidaremu/daemon/view/live_view.hpp"
 
@@ -27,6 +29,7 @@ struct SensorSnapshot {
   const ViewCounters* view = nullptr;       // null without a live view
   std::optional<LivoxSdkCounts> livox_sdk;  // a Livox unit's discovery and command ports
   std::uint64_t reinitialisations = 0;      // pipelines rebuilt for settings its APIs took
+  std::vector<ApiPortCounts> api_ports;     // its TCP request/reply ports (PTC, TCP 7501)
 };
 
 // The exposition for these sensors, and the Foxglove server's families when there is one.

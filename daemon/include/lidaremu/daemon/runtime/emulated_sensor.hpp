@@ -86,6 +86,7 @@ class EmulatedSensor {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<UnitApi> api_;  // null: none (the family's units serve none, or no address)
   std::optional<LivoxSdkCounts> livox_sdk_counts_at_stop_;  // once its ports are closed
+  std::vector<ApiPortCounts> api_port_counts_at_stop_;
   std::string api_note_;
 };
 

@@ -8,12 +8,19 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lidaremu/daemon/net/browser_guard.hpp"
+#include "lidaremu/daemon/net/request_server.hpp"
 #include "lidaremu/daemon/vendor/livox/sdk_server.hpp"
 #include "lidaremu/daemon/vendor/reconfigure.hpp"
 
 namespace lidaremu::daemon {
+
+struct ApiPortCounts {
+  std::string api;  // the label /metrics gives it
+  ConnectionCounts counts;
+};
 
 class UnitApi {
  public:
@@ -27,6 +34,8 @@ class UnitApi {
   [[nodiscard]] virtual std::optional<LivoxSdkCounts> livox_sdk_counts() const {
     return std::nullopt;
   }
+  // Its TCP request/reply ports' connection counts, by API ("ptc", "tcp7501").
+  [[nodiscard]] virtual std::vector<ApiPortCounts> port_counts() const { return {}; }
 };
 
 struct UnitApiContext {

@@ -2,9 +2,7 @@
 // What an emulated Hesai unit answers on TCP 9347 (PTC, FORMATS-HESAI-ROBOSENSE.md): the
 // inventory with the model byte nebula takes its sensor model from, the calibration CSV, config
 // and status, and the set-commands nebula's setup_sensor sends, applied to the running unit.
-// The logic (HesaiApi) apart from the socket (PtcServer), as the other units' APIs.
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+// The logic (HesaiApi) apart from the socket (a RequestServer), as the other units' APIs.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -15,7 +13,7 @@
 
 #include "lidaremu/core/hesai/ptc.hpp"
 #include "lidaremu/daemon/config/settings.hpp"
-#include "lidaremu/daemon/net/http_server.hpp"
+#include "lidaremu/daemon/net/request_server.hpp"
 #include "lidaremu/daemon/vendor/reconfigure.hpp"
 
 namespace lidaremu::daemon {
@@ -45,28 +43,13 @@ class HesaiApi {
   std::uint8_t ptp_lock_offset_ = core::hesai::ptc::kPtpLockOffset;
 };
 
-// TCP server of PTC requests: each connection reads header and payload (at most
-// ptc::kMaxPayload, or it closes), answers, and reads the next. An idle connection stays open
-// (the Hesai SDK holds one from its start and asks only once data flows); a request begun must
-// be complete within the request timeout; when the connection table is full, an idle connection
-// gives way to a newcomer.
-class PtcServer {
- public:
-  using Handler =
-      std::function<std::vector<std::uint8_t>(std::uint8_t, std::span<const std::uint8_t>)>;
-  PtcServer(boost::asio::io_context& io, const std::string& address, std::uint16_t port,
-            Handler handler, ServerLimits limits = {});
-  ~PtcServer();
-  PtcServer(const PtcServer&) = delete;
-  PtcServer& operator=(const PtcServer&) = delete;
-  [[nodiscard]] std::uint16_t port() const;
+using PtcHandler =
+    std::function<std::vector<std::uint8_t>(std::uint8_t, std::span<const std::uint8_t>)>;
 
- private:
-  void accept_next();
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::shared_ptr<Handler> handler_;
-  ServerLimits limits_;
-  std::shared_ptr<ConnectionTable> connections_;
-};
+// PTC on TCP (request_server.hpp): a request is its 8-byte header and the payload it announces
+// (at most ptc::kMaxPayload, or the connection closes, as it does at a byte that is not PTC); an
+// idle connection stays open (the Hesai SDK holds one from its start and asks only once data
+// flows).
+RequestFraming ptc_framing(PtcHandler handler);
 
 }  // namespace lidaremu::daemon

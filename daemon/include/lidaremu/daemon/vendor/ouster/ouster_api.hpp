@@ -28,7 +28,11 @@ class OusterApi {
   [[nodiscard]] int reinitialisations() const { return reinitialisations_; }
 
  private:
-  [[nodiscard]] nlohmann::ordered_json metadata() const;
+  // The active configuration's metadata, as the firmware reports it now (INITIALIZING while a
+  // reinitialisation takes effect).
+  [[nodiscard]] const nlohmann::ordered_json& metadata() const;
+  // Built once per configuration: a client asking TCP 7501 in a loop cost a JSON build per line.
+  void build_metadata();
   [[nodiscard]] nlohmann::ordered_json config_of(const SensorSettings& s) const;
   // Merges `changes` into the staged config; "@auto" becomes the requester. Empty or an error.
   std::string stage(const nlohmann::json& changes, const std::string& requester);
@@ -41,6 +45,8 @@ class OusterApi {
   nlohmann::ordered_json staged_;
   Reconfigure reconfigure_;
   std::function<bool()> initializing_;
+  nlohmann::ordered_json metadata_;
+  nlohmann::ordered_json metadata_initializing_;
   int reinitialisations_ = 0;
 };
 

@@ -1,0 +1,195 @@
+// The units' side channels under hostile or careless clients (issue 33): TCP request/reply ports
+// that a client who never reads must not lock. Each case is what the adversarial review tried,
+// run against the real daemon over loopback.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_process.hpp"
+#include "lidaremu/core/hesai/ptc.hpp"
+#include "round_trip.hpp"
+
+using namespace lidaremu;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A TCP connection made with the sockets API, so that a test can shape it as no polite client
+// would (a tiny receive window, requests it never reads the answers of).
+class RawConnection {
+ public:
+  RawConnection(const std::string& ip, std::uint16_t port, int receive_buffer = 0) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Before connect, so that the window the peer sees is small from the start.
+    if (receive_buffer > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    connected_ = ::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0;
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  [[nodiscard]] bool connected() const { return connected_; }
+
+  // As much of `bytes` as the kernel takes now; the rest is dropped (a pipelining client that
+  // stops when its peer's window is full).
+  void send_some(const std::string& bytes) const {
+    std::size_t at = 0;
+    while (connected_ && at < bytes.size()) {
+      const auto n = ::send(fd_, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      at += static_cast<std::size_t>(n);
+    }
+  }
+
+  // Everything that arrives within `wait`, stopping early once `enough` says so or the peer
+  // closes.
+  template <typename Enough>
+  std::string receive(std::chrono::milliseconds wait, Enough enough) const {
+    std::string got;
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < until && !enough(got)) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buffer[4096];
+      const auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      got.append(buffer, static_cast<std::size_t>(n));
+    }
+    return got;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+std::string repeated(const std::string& request, int times) {
+  std::string all;
+  for (int i = 0; i < times; ++i) all += request;
+  return all;
+}
+
+std::string ptc_request(std::uint8_t command) {
+  const auto bytes = core::hesai::ptc::frame(command, 0, {});
+  return {bytes.begin(), bytes.end()};
+}
+
+// A whole PTC response: its 8-byte header and the payload it announces.
+bool whole_ptc_response(const std::string& got) {
+  if (got.size() < core::hesai::ptc::kHeaderSize) return false;
+  const auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(std::uint8_t(got[i])); };
+  const std::uint32_t payload = byte(4) << 24 | byte(5) << 16 | byte(6) << 8 | byte(7);
+  return got.size() >= core::hesai::ptc::kHeaderSize + payload;
+}
+
+// Clients that pipeline requests into a tiny receive window and never read: the unit's replies
+// pile up in its send buffer until its writes cannot complete.
+std::vector<std::unique_ptr<RawConnection>> non_readers(const std::string& ip, std::uint16_t port,
+                                                        const std::string& requests, int count) {
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  for (int i = 0; i < count; ++i) {
+    clients.push_back(std::make_unique<RawConnection>(ip, port, 1024));
+    clients.back()->send_some(requests);
+  }
+  return clients;
+}
+
+struct ProbeTally {
+  int probes = 0;
+  int answered = 0;
+};
+
+// A newcomer every 250 ms for `span`, each on a fresh connection: answered within a second?
+template <typename Ask>
+ProbeTally probe(std::chrono::milliseconds span, Ask ask) {
+  ProbeTally tally;
+  const auto until = std::chrono::steady_clock::now() + span;
+  while (std::chrono::steady_clock::now() < until) {
+    ++tally.probes;
+    tally.answered += ask() ? 1 : 0;
+    std::this_thread::sleep_for(250ms);
+  }
+  return tally;
+}
+
+}  // namespace
+
+TEST_CASE("Clients that never read their replies never lock PTC or TCP 7501", "[e2e][hostile]") {
+  // The review: 24 clients pipelining requests on PTC (9347) or TCP 7501 without reading took
+  // their sessions for good (the write had no deadline, and a session writing could not give way);
+  // 0 of 237 newcomers were answered in 60 s. Now a session whose reply the client does not take
+  // is waiting on its client, so it gives way to a newcomer, and is closed when a reply is not
+  // taken within the write deadline (5 s); both are counted.
+  namespace ptc = core::hesai::ptc;
+  constexpr int kNonReaders = 40;  // more than the 32 connections a port holds
+  test::UdpReceiver hesai_data, ouster_data;
+  test::DaemonProcess hesai({"--model", "pandar-xt32", "--hits", "udp://127.0.0.1:0", "--out",
+                             hesai_data.url(), "--sensor-ip", "127.0.0.21", "--physics", "ideal",
+                             "--foxglove", "off"});
+  test::DaemonProcess ouster({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                              ouster_data.url(), "--sensor-ip", "127.0.0.22", "--api-port",
+                              test::api_port(), "--physics", "ideal", "--foxglove", "off"});
+  REQUIRE(hesai.wait_for_output("PTC tcp", 5s));
+  REQUIRE(ouster.wait_for_output("tcp 7501", 5s));
+
+  const auto ptc_hogs = non_readers("127.0.0.21", 9347,
+                                    repeated(ptc_request(ptc::kGetCalibration), 4000), kNonReaders);
+  const auto text_hogs =
+      non_readers("127.0.0.22", 7501, repeated("get_beam_intrinsics\n", 4000), kNonReaders);
+  std::this_thread::sleep_for(500ms);  // every hog's session is stuck writing by now
+
+  const auto ptc_tally = probe(4s, [] {
+    RawConnection c("127.0.0.21", 9347);
+    c.send_some(ptc_request(ptc::kGetConfig));
+    return whole_ptc_response(c.receive(1s, whole_ptc_response));
+  });
+  const auto ends_line = [](const std::string& got) { return got.ends_with("\n"); };
+  const auto text_tally = probe(4s, [&] {
+    RawConnection c("127.0.0.22", 7501);
+    c.send_some("get_sensor_info\n");
+    return c.receive(1s, ends_line).find("\"prod_line\"") != std::string::npos;
+  });
+  std::cout << "non-readers: " << kNonReaders << " on each port; newcomers answered: PTC "
+            << ptc_tally.answered << "/" << ptc_tally.probes << ", TCP 7501 " << text_tally.answered
+            << "/" << text_tally.probes << '\n';
+  CHECK(ptc_tally.answered == ptc_tally.probes);
+  CHECK(text_tally.answered == text_tally.probes);
+
+  // Past the write deadline every hog is gone: given way to a newcomer, or timed out writing.
+  std::this_thread::sleep_for(3s);
+  REQUIRE(hesai.stop() == 0);
+  REQUIRE(ouster.stop() == 0);
+  const auto closed = [](const test::DaemonProcess& d, const std::string& sensor,
+                         const std::string& api, const std::string& reason) {
+    return d.counter("lidaremu_api_connections_closed_total{sensor=\"" + sensor + "\",api=\"" +
+                     api + "\",reason=\"" + reason + "\"}");
+  };
+  const auto ptc_stalled = closed(hesai, "pandar-xt32-0", "ptc", "write_timeout");
+  const auto ptc_evicted = closed(hesai, "pandar-xt32-0", "ptc", "evicted");
+  const auto text_stalled = closed(ouster, "os1-64-0", "tcp7501", "write_timeout");
+  const auto text_evicted = closed(ouster, "os1-64-0", "tcp7501", "evicted");
+  INFO("PTC: " << ptc_stalled << " timed out writing, " << ptc_evicted
+               << " evicted; TCP 7501: " << text_stalled << " and " << text_evicted);
+  CHECK(ptc_stalled >= 1);
+  CHECK(text_stalled >= 1);
+  CHECK(ptc_stalled + ptc_evicted >= kNonReaders);
+  CHECK(text_stalled + text_evicted >= kNonReaders);
+}
