@@ -283,3 +283,101 @@ TEST_CASE("Velodyne to this host's port 2368: packets leave from any port, so a 
   CHECK(position.front().source_port == 8308);
   CHECK(daemon.stop() == 0);
 }
+
+namespace {
+// One sample of /metrics ("NAME{LABELS}"), or -1 when the exposition has none.
+double metric(const std::string& base, const std::string& name_with_labels) {
+  const std::string body = test::http_request("GET", base + "/metrics").body;
+  const auto at = body.find("\n" + name_with_labels + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(body.substr(at + name_with_labels.size() + 2));
+}
+}  // namespace
+
+TEST_CASE("A sensor's counters only go up: through reinitialisations and reloads, until removed",
+          "[e2e][reload][metrics]") {
+  // The review: an unauthenticated request that reinitialised a sensor (Ouster reinitialize, a
+  // Hesai set-command) reset its /metrics counters, and so did every reload; Prometheus counters
+  // must only go up while the sensor exists.
+  const std::string config = "/tmp/lidaremu-e2e-kept-counters.toml";
+  test::UdpReceiver out_roof, out_side;
+  const std::string roof =
+      "[[sensor]]\nname = \"roof\"\nmodel = \"os1-64\"\nhits = \"udp://127.0.0.1:0\"\nout = \"" +
+      out_roof.url() + "\"\nsensor_ip = \"127.0.0.24\"\napi_port = " + api_port() + "\n";
+  const std::string side =
+      "[[sensor]]\nname = \"side\"\nmodel = \"vlp16\"\nsensor_id = 1\napi_port = 0\n"
+      "hits = \"udp://127.0.0.1:0\"\nout = \"" +
+      out_side.url() + "\"\n";
+  const auto write = [&](const std::string& text) {
+    std::ofstream(config) << "[daemon]\nhttp = \"127.0.0.1:0\"\nfoxglove = \"off\"\n" << text;
+  };
+  write(roof + side);
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon);
+  const auto feed = [&](const std::string& sensor, const std::string& model,
+                        std::uint16_t sensor_id, test::UdpReceiver& out) {
+    const auto sensors =
+        nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
+    std::string hits;
+    for (const auto& s : sensors) {
+      if (s["name"] == sensor) hits = s["hits"].get<std::string>();
+    }
+    REQUIRE_FALSE(hits.empty());
+    clients::UdpSender sender(hits);
+    const auto pattern = clients::scan_for(model, 0, model == "os1-64" ? "1024x10" : "");
+    clients::FrameStreamer streamer(sender, pattern, {.sensor_id = sensor_id, .speed = 0});
+    for (int i = 0; i < 3; ++i) streamer.send_frame(scene_rows(pattern));
+    CHECK(out.receive(20, 1s, 10s).size() >= 20);
+  };
+  const auto packets = [&](const std::string& sensor) {
+    return metric(base, "lidaremu_packets_out_total{sensor=\"" + sensor + "\"}");
+  };
+  const auto datagrams = [&](const std::string& sensor) {
+    return metric(base, "lidaremu_datagrams_in_total{sensor=\"" + sensor + "\"}");
+  };
+  feed("roof", "os1-64", 0, out_roof);
+  feed("side", "vlp16", 1, out_side);
+  const double roof_packets = packets("roof");
+  const double roof_datagrams = datagrams("roof");
+  const double side_packets = packets("side");
+  REQUIRE(roof_packets > 0);
+  REQUIRE(side_packets > 0);
+
+  // An Ouster client reinitialises the unit (TCP 7501, as the SDK does): a new pipeline.
+  const auto answer = test::tcp_exchange("127.0.0.24", 7501, "reinitialize\n", 5s, "\n");
+  REQUIRE(answer.bytes == "reinitialize\n");
+  for (const auto until = std::chrono::steady_clock::now() + 10s;
+       metric(base, "lidaremu_reinitialisations_total{sensor=\"roof\"}") < 1 &&
+       std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(metric(base, "lidaremu_reinitialisations_total{sensor=\"roof\"}") == 1);
+  CHECK(packets("roof") >= roof_packets);
+  CHECK(datagrams("roof") >= roof_datagrams);
+  CHECK(metric(base, "lidaremu_api_requests_total{sensor=\"roof\",api=\"tcp7501\"}") == 1);
+
+  // A reload that keeps both: each keeps its counters, and they go on counting.
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("SIGHUP: reloaded", 30s));
+  CHECK(packets("roof") >= roof_packets);
+  CHECK(packets("side") >= side_packets);
+  CHECK(metric(base, "lidaremu_reinitialisations_total{sensor=\"roof\"}") == 1);
+  CHECK(metric(base, "lidaremu_api_requests_total{sensor=\"roof\",api=\"tcp7501\"}") == 1);
+  feed("side", "vlp16", 1, out_side);
+  const double side_after = packets("side");
+  CHECK(side_after > side_packets);
+
+  // Removed, then back: a new sensor of that name starts from nothing.
+  write(roof);
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("reloaded /tmp/lidaremu-e2e-kept-counters.toml: 1 sensor", 30s));
+  CHECK(packets("side") == -1);
+  write(roof + side);
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("reloaded /tmp/lidaremu-e2e-kept-counters.toml: 2 sensor", 30s));
+  CHECK(packets("side") == 0);
+  CHECK(packets("roof") >= roof_packets);
+  CHECK(daemon.stop() == 0);
+  std::remove(config.c_str());
+}

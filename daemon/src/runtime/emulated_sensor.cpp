@@ -13,11 +13,47 @@
 #include "sensor_runtime_detail.hpp"
 
 namespace lidaremu::daemon {
-EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services)
+namespace {
+
+void add(LivoxSdkCounts& to, const LivoxSdkCounts& more) {
+  to.answered += more.answered;
+  to.malformed += more.malformed;
+  to.not_requests += more.not_requests;
+  to.unknown += more.unknown;
+}
+
+void add(ConnectionCounts& to, const ConnectionCounts& more) {
+  to.requests += more.requests;
+  to.refused += more.refused;
+  to.evicted += more.evicted;
+  to.request_timeouts += more.request_timeouts;
+  to.write_timeouts += more.write_timeouts;
+  to.malformed += more.malformed;
+}
+
+// Port by port, matched by API name.
+void add(std::vector<ApiPortCounts>& to, const std::vector<ApiPortCounts>& more) {
+  for (const auto& port : more) {
+    const auto same =
+        std::find_if(to.begin(), to.end(), [&](const auto& p) { return p.api == port.api; });
+    if (same == to.end()) {
+      to.push_back(port);
+    } else {
+      add(same->counts, port.counts);
+    }
+  }
+}
+
+}  // namespace
+
+EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services,
+                               std::shared_ptr<SensorHistory> history)
     : services_(services),
       rebuild_timer_(services.io),
-      runtime_(std::make_unique<SensorRuntime>(settings, services.materials, services.io,
-                                               services.recorders)) {}
+      history_(history ? std::move(history) : std::make_shared<SensorHistory>()) {
+  runtime_ = std::make_unique<SensorRuntime>(settings, services.materials, services.io,
+                                             services.recorders, history_->counters);
+}
 
 EmulatedSensor::~EmulatedSensor() = default;
 
@@ -130,15 +166,23 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   // operation_aborted, and it is destroyed after them.
   runtime_->stop_input();
   retiring_ = true;
+  // Its socket's and capture's own counts go on in the history (the rest of its counters are
+  // the new pipeline's too); what its capture drops while draining, once it has.
+  history_->kernel_drops += runtime_->input_kernel_drops();
+  const std::uint64_t capture_dropped_at_stop = runtime_->capture_dropped();
+  history_->capture_dropped += capture_dropped_at_stop;
   // Both halves hold the old pipeline: the last reference goes with `done`, on the io thread.
   const std::shared_ptr<SensorRuntime> old(std::move(runtime_));
   services_.reaper.retire([old] { old->join(); },
-                          [old, alive = std::weak_ptr<bool>(alive_), this] {
+                          [old, alive = std::weak_ptr<bool>(alive_), history = history_,
+                           capture_dropped_at_stop, this] {
+                            history->capture_dropped +=
+                                old->capture_dropped() - capture_dropped_at_stop;
                             if (!alive.expired()) retired();
                           });
   const auto make = [&](const SensorSettings& s) {
     return std::make_unique<SensorRuntime>(s, services_.materials, services_.io,
-                                           services_.recorders);
+                                           services_.recorders, history_->counters);
   };
   std::string error;
   try {
@@ -156,8 +200,8 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   if (!error.empty()) return error;
   // A client may reinitialise in a loop: the line at the 1st, 2nd, 3rd, 10th, 100th... time, so
   // that the log (and a pipe nobody reads fast enough) never holds the io thread up.
-  if (runtime_detail::worth_logging(++reinitialisations_)) {
-    spdlog::info("sensor {}: reinitialised ({} so far): {}", next.name, reinitialisations_,
+  if (runtime_detail::worth_logging(++history_->reinitialisations)) {
+    spdlog::info("sensor {}: reinitialised ({} so far): {}", next.name, history_->reinitialisations,
                  describe());
   }
   return {};
@@ -177,9 +221,16 @@ void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
 void EmulatedSensor::stop_input() {
   runtime_->stop_input();
   // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
-  if (api_) {
-    livox_sdk_counts_at_stop_ = api_->livox_sdk_counts();
-    api_port_counts_at_stop_ = api_->port_counts();
+  // Its counts go on in the history, for a reload's sensor of the same name.
+  if (!counts_folded_) {
+    counts_folded_ = true;
+    history_->kernel_drops += runtime_->input_kernel_drops();
+    capture_dropped_folded_ = runtime_->capture_dropped();
+    history_->capture_dropped += capture_dropped_folded_;
+    if (api_) {
+      if (const auto livox = api_->livox_sdk_counts()) add(history_->livox_sdk, *livox);
+      add(history_->api_ports, api_->port_counts());
+    }
   }
   api_.reset();
 }
@@ -206,10 +257,30 @@ std::string EmulatedSensor::describe() const {
 
 SensorSnapshot EmulatedSensor::snapshot() const {
   SensorSnapshot s = snapshot_of(*runtime_);
-  s.livox_sdk = api_ ? api_->livox_sdk_counts() : livox_sdk_counts_at_stop_;
-  s.api_ports = api_ ? api_->port_counts() : api_port_counts_at_stop_;
-  s.reinitialisations = reinitialisations_;
+  const SensorHistory& h = *history_;
+  s.reinitialisations = h.reinitialisations;
+  if (counts_folded_) {  // the live pipeline's and API's counts are in the history already
+    s.kernel_drops = 0;
+    s.capture_dropped = runtime_->capture_dropped() - capture_dropped_folded_;
+  }
+  s.kernel_drops += h.kernel_drops;
+  s.capture_dropped += h.capture_dropped;
+  s.api_ports = h.api_ports;
+  const auto livox = api_ ? api_->livox_sdk_counts() : std::nullopt;
+  if (livox || h.livox_sdk != LivoxSdkCounts{}) {
+    s.livox_sdk = h.livox_sdk;
+    if (livox) add(*s.livox_sdk, *livox);
+  }
+  if (api_) add(s.api_ports, api_->port_counts());
   return s;
+}
+
+void EmulatedSensor::drained() {
+  // What its capture dropped while it drained, beyond what stop_input counted.
+  if (counts_folded_) {
+    history_->capture_dropped += runtime_->capture_dropped() - capture_dropped_folded_;
+    capture_dropped_folded_ = runtime_->capture_dropped();
+  }
 }
 
 }  // namespace lidaremu::daemon

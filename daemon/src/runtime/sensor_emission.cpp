@@ -146,6 +146,7 @@ class SensorRuntime::Emission final : public SendLane {
     } else if (data) {
       ++o.counters_.packets_out;
       o.counters_.bytes_out += slot.size;
+      o.streaming_.store(true, std::memory_order_relaxed);
       if (slot.frame_sequence != frame_sequence_) {
         observe_frame_age();
         frame_sequence_ = slot.frame_sequence;

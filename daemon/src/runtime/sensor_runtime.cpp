@@ -77,7 +77,7 @@ asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
 }  // namespace runtime_detail
 
 SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                             asio::io_context& io, Recorders recorders)
+                             asio::io_context& io, Recorders recorders, KeptCounters kept)
     : settings_(settings),
       materials_(materials),
       hits_socket_(io),
@@ -91,6 +91,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
                  encoder_ ? encoder_->data_packet_period_s() : 0.0),
       share_(settings.pattern.frame_period_s),
       sender_clock_offset_s_(std::numeric_limits<double>::quiet_NaN()),
+      kept_(std::move(kept)),
+      counters_(*kept_.sensor),
       recorders_(recorders) {
   if (!encoder_) {
     // Settings are checked before they get here; a path that missed it must not start a sensor
@@ -129,7 +131,9 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   if (recorders_.output) output_lane_ = recorders_.output->lane(slots, packet_bytes);
   if (recorders_.input) input_lane_ = recorders_.input->lane(256, 0);
   returns_.reshape(shape);
-  if (recorders_.view) tap_ = recorders_.view->attach(settings_);
+  if (recorders_.view) tap_ = recorders_.view->attach(settings_, kept_.view);
+  // The counters may hold an earlier pipeline's drops: this one's share starts from its own.
+  input_drops_recorded_ = counters_.frames_dropped.load() - counters_.frames_dropped_late.load();
   if (settings_.hits_format != HitsFormat::kFramed) {
     raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8,
                  settings_.layout);

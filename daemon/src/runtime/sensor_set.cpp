@@ -26,22 +26,36 @@ void start_built(Sensors& built, const SensorServices& services, Sensors& sensor
   }
   built.clear();
 }
+// The counters of the sensor of this name that a new one replaces, or none.
+std::shared_ptr<SensorHistory> history_for(const Histories& histories, const std::string& name) {
+  const auto it = histories.find(name);
+  return it == histories.end() ? nullptr : it->second;
+}
 }  // namespace
 
 void retire_sensors(Reaper& reaper, Sensors& sensors) {
   for (auto& s : sensors) {
     s->stop_input();
     std::shared_ptr<EmulatedSensor> retired(std::move(s));
-    reaper.retire([retired] { retired->join(); }, [retired] {});
+    reaper.retire([retired] { retired->join(); }, [retired] { retired->drained(); });
   }
   sensors.clear();
 }
 
+Histories histories_of(const Sensors& sensors) {
+  Histories by_name;
+  for (const auto& s : sensors) by_name[s->runtime().settings().name] = s->history();
+  return by_name;
+}
+
 void start_sensors(const std::vector<SensorSettings>& settings, const SensorServices& services,
-                   Sensors& sensors) {
+                   Sensors& sensors, const Histories& histories) {
   Sensors built;
   try {
-    for (const auto& s : settings) built.push_back(std::make_unique<EmulatedSensor>(s, services));
+    for (const auto& s : settings) {
+      built.push_back(
+          std::make_unique<EmulatedSensor>(s, services, history_for(histories, s.name)));
+    }
   } catch (...) {
     retire_sensors(services.reaper, sensors);
     throw;
@@ -75,18 +89,21 @@ void Reloader::begin() {
   }
   busy_ = true;
   if (warmer_.joinable()) warmer_.join();  // the previous reload's, done (it posted finish)
-  warmer_ = std::thread([this, sensors = std::move(next.sensors)] {
-    try {
-      for (const auto& s : sensors) {
-        fresh_.push_back(std::make_unique<EmulatedSensor>(s, services_));
-        fresh_.back()->runtime().warm_up();
-      }
-    } catch (const std::exception& e) {
-      fresh_.clear();
-      build_error_ = e.what();
-    }
-    boost::asio::post(services_.io, [this] { finish(); });
-  });
+  // A sensor that keeps its name keeps its counters (Prometheus counters only go up).
+  warmer_ =
+      std::thread([this, sensors = std::move(next.sensors), histories = histories_of(sensors_)] {
+        try {
+          for (const auto& s : sensors) {
+            fresh_.push_back(
+                std::make_unique<EmulatedSensor>(s, services_, history_for(histories, s.name)));
+            fresh_.back()->runtime().warm_up();
+          }
+        } catch (const std::exception& e) {
+          fresh_.clear();
+          build_error_ = e.what();
+        }
+        boost::asio::post(services_.io, [this] { finish(); });
+      });
 }
 
 void Reloader::finish() {
@@ -105,6 +122,7 @@ void Reloader::finish() {
 
 void Reloader::replace_sensors() {
   std::vector<SensorSettings> previous;
+  const Histories histories = histories_of(sensors_);
   for (const auto& s : sensors_) {
     previous.push_back(s->runtime().settings());
     previous.back().hits.port = s->runtime().bound_hits().port;
@@ -115,7 +133,7 @@ void Reloader::replace_sensors() {
     spdlog::info("SIGHUP: reloaded {}: {} sensor(s)", file_.string(), sensors_.size());
   } catch (const std::exception& e) {
     spdlog::error("SIGHUP: {}: back to the previous configuration", e.what());
-    start_sensors(previous, services_, sensors_);
+    start_sensors(previous, services_, sensors_, histories);
   }
 }
 

@@ -141,11 +141,13 @@ std::string foxglove_point_cloud_json(const core::Cloud& cloud, const std::strin
   return out;
 }
 
-SensorTap::SensorTap(LiveView& view, const SensorSettings& settings, std::uint32_t channel_id)
+SensorTap::SensorTap(LiveView& view, const SensorSettings& settings, std::uint32_t channel_id,
+                     std::shared_ptr<ViewCounters> counters)
     : view_(view),
       name_(settings.name),
       channel_id_(channel_id),
-      decoder_(settings.pattern, metadata_for(settings), settings.pipeline.return_mode) {
+      decoder_(settings.pattern, metadata_for(settings), settings.pipeline.return_mode),
+      counters_(std::move(counters)) {
   free_.set_capacity(kFramesInView);
   for (int i = 0; i < kFramesInView; ++i) {
     pool_.push_back(std::make_unique<LiveFrame>());
@@ -163,7 +165,7 @@ LiveFrame* SensorTap::begin_frame() {
   if (!wanted()) return nullptr;
   LiveFrame* frame = nullptr;
   if (!free_.try_pop(frame)) {
-    ++counters_.frames_skipped;
+    ++counters_->frames_skipped;
     return nullptr;
   }
   frame->clear();
@@ -230,13 +232,14 @@ std::string LiveView::topic_for(const std::string& sensor_name) {
   return "/lidaremu/" + sensor_name + "/points";
 }
 
-std::shared_ptr<SensorTap> LiveView::attach(const SensorSettings& settings) {
+std::shared_ptr<SensorTap> LiveView::attach(const SensorSettings& settings,
+                                            std::shared_ptr<ViewCounters> counters) {
   std::uint32_t channel = 0;
   {
     const std::scoped_lock lock(taps_mutex_);
     channel = next_channel_++;
   }
-  auto tap = std::make_shared<SensorTap>(*this, settings, channel);
+  auto tap = std::make_shared<SensorTap>(*this, settings, channel, std::move(counters));
   {
     const std::scoped_lock lock(taps_mutex_);
     taps_.push_back(tap);
@@ -314,7 +317,7 @@ void LiveView::handle(SensorTap& tap, LiveFrame& frame) {
   const int bad = tap.decoder_.decode(packets, frame.truth, previous_seen ? tap.previous_ : unknown,
                                       tap.cloud_);
   if (bad > 0) {
-    tap.counters_.packets_undecodable += static_cast<std::uint64_t>(bad);
+    tap.counters_->packets_undecodable += static_cast<std::uint64_t>(bad);
     spdlog::error("sensor {}: live view: {} of our own packets did not decode", tap.name_, bad);
   }
   std::swap(tap.previous_, frame.truth);
@@ -324,7 +327,7 @@ void LiveView::handle(SensorTap& tap, LiveFrame& frame) {
     foxglove_->publish(tap.channel_id_, static_cast<std::uint64_t>(frame.unix_time_s * 1e9),
                        std::make_shared<const std::string>(
                            foxglove_point_cloud_json(tap.cloud_, tap.name_, frame.unix_time_s)));
-    ++tap.counters_.frames_published;
+    ++tap.counters_->frames_published;
   }
   // Exported frames are whole: a frame whose stream starts with the previous frame's tail only
   // once the frame before it was seen.
@@ -343,10 +346,10 @@ void LiveView::export_frame(SensorTap& tap, const core::Cloud& cloud) {
           export_dir_ / (tap.name_ + "-" + number + "." + core::cloud_format_extension(format));
       core::write_cloud_file(path.string(), cloud);
     }
-    ++tap.counters_.frames_exported;
+    ++tap.counters_->frames_exported;
     --tap.exports_left_;
   } catch (const std::exception& e) {
-    ++tap.counters_.export_errors;
+    ++tap.counters_->export_errors;
     tap.exports_left_ = 0;  // a full disk or a removed directory: stop, say why once
     spdlog::error("sensor {}: export stopped: {}", tap.name_, e.what());
   }

@@ -30,9 +30,26 @@ struct SensorServices {
   Reaper& reaper;          // waits for retired pipelines off the io thread
 };
 
+// What /metrics shows of a sensor beyond its live pipeline, kept under its name: its pipelines'
+// counters, and the counts of pipelines, sockets and ports that are gone (those objects count
+// their own: a socket's drops, a capture lane's, an API port's connections). An API's
+// reinitialisation or a reload's sensor of the same name carries it on, so that every counter
+// only goes up while a sensor of that name exists (a removed sensor's goes with it).
+struct SensorHistory {
+  KeptCounters counters;
+  // io thread: the gone objects' counts, added to the live ones.
+  std::uint64_t kernel_drops = 0;
+  std::uint64_t capture_dropped = 0;
+  std::uint64_t reinitialisations = 0;
+  LivoxSdkCounts livox_sdk;
+  std::vector<ApiPortCounts> api_ports;
+};
+
 class EmulatedSensor {
  public:
-  EmulatedSensor(const SensorSettings& settings, const SensorServices& services);
+  // `history`: the counters of an earlier sensor of this name (a reload), or none: fresh ones.
+  EmulatedSensor(const SensorSettings& settings, const SensorServices& services,
+                 std::shared_ptr<SensorHistory> history = nullptr);
   ~EmulatedSensor();
   EmulatedSensor(const EmulatedSensor&) = delete;
   EmulatedSensor& operator=(const EmulatedSensor&) = delete;
@@ -49,6 +66,9 @@ class EmulatedSensor {
   [[nodiscard]] std::string describe() const;
   // What /metrics shows of it: its pipeline's counters, and its side channels' own.
   [[nodiscard]] SensorSnapshot snapshot() const;
+  [[nodiscard]] const std::shared_ptr<SensorHistory>& history() const { return history_; }
+  // The reaper's call once this sensor, stopped, has drained: its last counts into the history.
+  void drained();
 
  private:
   std::string reconfigure(const SensorSettings& next);
@@ -80,13 +100,14 @@ class EmulatedSensor {
   std::optional<SensorSettings> pending_;
   // A reinitialisation that stopped the stream at the command (an Ouster's): when.
   std::optional<std::chrono::steady_clock::time_point> stream_stopped_at_;
-  std::uint64_t reinitialisations_ = 0;
   // `alive_` tells a late request on the unit's API (its sessions may outlive this sensor, a
   // reload) that the sensor it would reconfigure is gone.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<UnitApi> api_;  // null: none (the family's units serve none, or no address)
-  std::optional<LivoxSdkCounts> livox_sdk_counts_at_stop_;  // once its ports are closed
-  std::vector<ApiPortCounts> api_port_counts_at_stop_;
+  std::shared_ptr<SensorHistory> history_;
+  // Its input stopped: the live pipeline's and API's counts are in history_ (stop_input).
+  bool counts_folded_ = false;
+  std::uint64_t capture_dropped_folded_ = 0;  // of the live pipeline, at stop_input
   std::string api_note_;
 };
 

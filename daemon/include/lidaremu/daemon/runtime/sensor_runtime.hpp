@@ -37,11 +37,19 @@
 
 namespace lidaremu::daemon {
 
+// The counters /metrics shows of a sensor, kept across its pipelines: an API's reinitialisation
+// builds a new pipeline on the same ones (EmulatedSensor), a reload's sensor of the same name
+// takes them over (SensorHistory), so that they only go up while the sensor exists.
+struct KeptCounters {
+  std::shared_ptr<SensorCounters> sensor = std::make_shared<SensorCounters>();
+  std::shared_ptr<ViewCounters> view = std::make_shared<ViewCounters>();
+};
+
 class SensorRuntime {
  public:
   // recorders: where emitted packets (--pcap) and received datagrams (--record) also go.
   SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                boost::asio::io_context& io, Recorders recorders = {});
+                boost::asio::io_context& io, Recorders recorders = {}, KeptCounters kept = {});
   ~SensorRuntime();
   SensorRuntime(const SensorRuntime&) = delete;
   SensorRuntime& operator=(const SensorRuntime&) = delete;
@@ -67,7 +75,7 @@ class SensorRuntime {
   // command, so that no packet of the old configuration follows the answer.
   void mute_output();
   // Whether a data packet has left (any thread).
-  [[nodiscard]] bool streaming() const { return counters_.packets_out.load() > 0; }
+  [[nodiscard]] bool streaming() const { return streaming_.load(std::memory_order_relaxed); }
 
   [[nodiscard]] Endpoint bound_hits() const;
   // Weather from the next frame on (any thread; Control messages change it too, on the input
@@ -216,7 +224,8 @@ class SensorRuntime {
   // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
   // packet it anchored on (NaN until it has).
   std::atomic<double> sender_clock_offset_s_;
-  SensorCounters counters_;
+  KeptCounters kept_;
+  SensorCounters& counters_;  // *kept_.sensor
   Recorders recorders_;
   std::shared_ptr<CaptureFile::Lane> output_lane_;  // --pcap, from the sending thread
   std::shared_ptr<CaptureFile::Lane> input_lane_;   // --record, from the input thread
@@ -231,7 +240,9 @@ class SensorRuntime {
   std::atomic<bool> muted_{false};    // mute_output: sending stops
   std::atomic<bool> sending_{false};  // the sending thread is in a send (mute_output waits)
   std::atomic<bool> paused_{false};   // by Control messages
-  bool frames_ended_ = false;         // processing thread: the end marker of ready_frames_ arrived
+  // A data packet of this pipeline has left (the counters may hold an earlier pipeline's).
+  std::atomic<bool> streaming_{false};
+  bool frames_ended_ = false;  // processing thread: the end marker of ready_frames_ arrived
   bool started_ = false;
   bool input_stopped_ = false;
 };

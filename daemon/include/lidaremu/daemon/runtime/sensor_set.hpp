@@ -3,6 +3,7 @@
 // by a SIGHUP reload.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,11 +15,14 @@
 namespace lidaremu::daemon {
 
 using Sensors = std::vector<std::unique_ptr<EmulatedSensor>>;
+// Sensors' counters by name, for the sensors that replace them (SensorHistory).
+using Histories = std::map<std::string, std::shared_ptr<SensorHistory>>;
+Histories histories_of(const Sensors& sensors);
 
 // Starts every sensor, or none: on a failure those already started are retired and the error
-// goes on.
+// goes on. A sensor named in `histories` carries on its counters.
 void start_sensors(const std::vector<SensorSettings>& settings, const SensorServices& services,
-                   Sensors& sensors);
+                   Sensors& sensors, const Histories& histories = {});
 
 // Stops sensors' input and APIs (their ports are free at once); the reaper waits until they
 // processed and sent what they accepted, and they are freed on the io thread after the handlers

@@ -47,14 +47,16 @@ class LiveView;
 // watches, nothing is due, or the view is busy), appends the frame's data packets, and submits.
 class SensorTap : public std::enable_shared_from_this<SensorTap> {
  public:
-  SensorTap(LiveView& view, const SensorSettings& settings, std::uint32_t channel_id);
+  // `counters`: the sensor's, kept across its pipelines (a reinitialisation attaches a new tap).
+  SensorTap(LiveView& view, const SensorSettings& settings, std::uint32_t channel_id,
+            std::shared_ptr<ViewCounters> counters);
   ~SensorTap();
   SensorTap(const SensorTap&) = delete;
   SensorTap& operator=(const SensorTap&) = delete;
 
   LiveFrame* begin_frame();
   void submit(LiveFrame* frame, const core::FrameReturns& returns);
-  [[nodiscard]] const ViewCounters& counters() const { return counters_; }
+  [[nodiscard]] const ViewCounters& counters() const { return *counters_; }
   [[nodiscard]] const std::string& name() const { return name_; }
 
  private:
@@ -74,7 +76,7 @@ class SensorTap : public std::enable_shared_from_this<SensorTap> {
   core::CloudDecoder decoder_;  // view thread
   core::FrameTruth previous_;   // view thread: the last frame decoded, for a Velodyne tail
   core::Cloud cloud_;           // view thread
-  ViewCounters counters_;
+  std::shared_ptr<ViewCounters> counters_;
 };
 
 class LiveView {
@@ -87,7 +89,8 @@ class LiveView {
   LiveView& operator=(const LiveView&) = delete;
 
   // Called where sensors are built; the tap lives as long as its sensor.
-  std::shared_ptr<SensorTap> attach(const SensorSettings& settings);
+  std::shared_ptr<SensorTap> attach(const SensorSettings& settings,
+                                    std::shared_ptr<ViewCounters> counters);
   // The WebSocket's port (0: none).
   [[nodiscard]] std::uint16_t foxglove_port() const { return foxglove_ ? foxglove_->port() : 0; }
   [[nodiscard]] const std::string& foxglove_host() const { return foxglove_host_; }

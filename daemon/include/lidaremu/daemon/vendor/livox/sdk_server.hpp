@@ -17,6 +17,7 @@ struct LivoxSdkCounts {
   std::uint64_t malformed = 0;     // a frame Livox SDK2 would drop (size, sof, version, CRCs)
   std::uint64_t not_requests = 0;  // acknowledgements, frames from a lidar
   std::uint64_t unknown = 0;       // commands whose answers the facts do not give
+  bool operator==(const LivoxSdkCounts&) const = default;
 };
 
 class LivoxSdkServer {
