@@ -1,6 +1,11 @@
 // What an engine (or anyone else) sends the real daemon: hostile datagrams, floods, strangers,
 // columns out of order, frame numbers far ahead or restarted, input the kernel drops.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -8,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "daemon_process.hpp"
@@ -120,6 +126,64 @@ TEST_CASE("A sender allow-list refuses and counts everyone else", "[e2e][hostile
   CHECK(daemon.counter("lidaremu_datagrams_refused_sender_total{sensor=\"vlp16-0\"}") > 0);
   CHECK(daemon.counter("lidaremu_rows_stored_total{sensor=\"vlp16-0\"}") == 0);
   CHECK(daemon.output().find("not on the allow-list") != std::string::npos);  // a log says why
+}
+
+namespace {
+// One datagram from `source_ip` (a loopback address of its own) to the daemon's hit port.
+void send_from(const std::string& source_ip, const std::string& hits,
+               const std::vector<std::uint8_t>& datagram) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source_ip.c_str(), &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(test::port_of(hits));
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) == 0);
+  CHECK(::sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<const sockaddr*>(&to),
+                 sizeof to) == static_cast<ssize_t>(datagram.size()));
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  ::close(fd);
+}
+}  // namespace
+
+TEST_CASE(
+    "The allow-list guards Control too: a stranger cannot pause a sensor or change its weather",
+    "[e2e][hostile]") {
+  // The review's worry: a Control message (pause, weather) from any host on the network stopping
+  // a sensor whose hits only the engine may send. Control arrives on the hit port and passes the
+  // same allow-list before it is read.
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--allow", "127.0.0.9", "--api-port", "0", "--http",
+                              "127.0.0.1:0", "--foxglove", "off"});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon);
+  const std::string hits = hits_url(daemon);
+  clients::ControlMessage pause;
+  pause.pause = true;
+  pause.rain_mm_per_h = 50;
+  const auto weather = [&] {
+    const auto sensors =
+        nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body);
+    return sensors.at(0);
+  };
+  send_from("127.0.0.7", hits, clients::build_control(pause));  // a stranger
+  std::this_thread::sleep_for(300ms);
+  CHECK(weather()["paused"] == false);
+  CHECK(weather()["weather"]["rain_mm_per_h"] == 0);
+  send_from("127.0.0.9", hits, clients::build_control(pause));  // the engine
+  for (const auto until = std::chrono::steady_clock::now() + 3s;
+       weather()["paused"] == false && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(50ms);
+  }
+  CHECK(weather()["paused"] == true);
+  CHECK(weather()["weather"]["rain_mm_per_h"] == 50);
+  REQUIRE(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_datagrams_refused_sender_total{sensor=\"vlp16-0\"}") == 1);
+  CHECK(daemon.counter("lidaremu_control_messages_total{sensor=\"vlp16-0\"}") == 1);
 }
 
 TEST_CASE("A flood on one sensor's input does not delay another's packets",
