@@ -149,9 +149,8 @@ void send_from(const std::string& source_ip, const std::string& hits,
 }
 }  // namespace
 
-TEST_CASE(
-    "The allow-list guards Control too: a stranger cannot pause a sensor or change its weather",
-    "[e2e][hostile]") {
+TEST_CASE("The allow-list guards Control too: a stranger can neither pause nor rain",
+          "[e2e][hostile]") {
   // The review's worry: a Control message (pause, weather) from any host on the network stopping
   // a sensor whose hits only the engine may send. Control arrives on the hit port and passes the
   // same allow-list before it is read.
