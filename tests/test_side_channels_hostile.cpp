@@ -8,8 +8,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -192,4 +199,109 @@ TEST_CASE("Clients that never read their replies never lock PTC or TCP 7501", "[
   CHECK(text_stalled >= 1);
   CHECK(ptc_stalled + ptc_evicted >= kNonReaders);
   CHECK(text_stalled + text_evicted >= kNonReaders);
+}
+
+TEST_CASE("A reload of a large scan table never freezes /healthz or a unit's API",
+          "[e2e][hostile][reload]") {
+  // The review: SIGHUP parsed the config (a 256 MiB Livox scan table included) on the io thread,
+  // which also answers /healthz and every unit's API: they froze for 2-10 s. The file is now read
+  // and its sensors built on a thread of their own; the io thread only swaps them in.
+  const std::string stem = "/tmp/lidaremu-big-reload-" + std::to_string(::getpid());
+  const std::string table = stem + ".csv";
+  {
+    // 4,000,000 points of valid rows (about 110 MiB), as livox_laser_simulation writes them.
+    std::string csv = "Time/s,Azimuth/deg,Zenith/deg\n";
+    char line[64];
+    for (int i = 0; i < 4'000'000; ++i) {
+      const int n = std::snprintf(line, sizeof line, "%.7f,%.5f,%.5f\n", i * 1e-6,
+                                  std::fmod(i * 0.137, 360.0), 45.0 + (i % 97) * 0.5);
+      csv.append(line, static_cast<std::size_t>(n));
+    }
+    std::ofstream(table) << csv;
+  }
+  test::UdpReceiver livox_out, ouster_out;
+  const std::string config = stem + ".toml";
+  const auto write = [&](double rain) {
+    std::ofstream(config) << "[daemon]\nhttp = \"127.0.0.1:0\"\nfoxglove = \"off\"\n"
+                          << "[[sensor]]\nname = \"livox\"\nmodel = \"livox-mid360\"\n"
+                          << "scan_pattern = \"" << table << "\"\napi_port = 0\n"
+                          << "hits = \"udp://127.0.0.1:0\"\nout = \"" << livox_out.url() << "\"\n"
+                          << "weather = { rain_mm_per_h = " << rain << " }\n"
+                          << "[[sensor]]\nname = \"ouster\"\nmodel = \"os1-64\"\nsensor_id = 1\n"
+                          << "hits = \"udp://127.0.0.1:0\"\nout = \"" << ouster_out.url() << "\"\n"
+                          << "sensor_ip = \"127.0.0.25\"\napi_port = " << test::api_port() << "\n";
+  };
+  write(0);
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 30s));
+  const std::uint16_t control = test::port_of(test::control_url(daemon));
+  // Probes while three reloads run: /healthz on the control port, and the Ouster unit's TCP 7501
+  // (its API, served by the same io thread).
+  std::atomic<bool> probing{true};
+  std::vector<double> health, unit;
+  std::thread prober([&] {
+    while (probing) {
+      const auto timed = [](auto ask) {
+        const auto start = std::chrono::steady_clock::now();
+        const bool ok = ask();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return ok ? s : 99.0;
+      };
+      health.push_back(timed([&] {
+        RawConnection c("127.0.0.1", control);
+        c.send_some("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        return c
+            .receive(
+                5s,
+                [](const std::string& got) { return got.find("\r\n\r\n") != std::string::npos; })
+            .starts_with("HTTP/1.1 200");
+      }));
+      unit.push_back(timed([] {
+        RawConnection c("127.0.0.25", 7501);
+        c.send_some("get_sensor_info\n");
+        return c.receive(5s, [](const std::string& got) {
+                  return got.ends_with("\n");
+                }).find("\"prod_line\"") != std::string::npos;
+      }));
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // probes of the steady state first
+  for (int reload = 1; reload <= 3; ++reload) {
+    write(reload);
+    daemon.send_signal(SIGHUP);
+    const std::string done = "reloaded " + config;
+    for (const auto until = std::chrono::steady_clock::now() + 60s;
+         std::chrono::steady_clock::now() < until;) {
+      daemon.read_output(100ms);
+      std::size_t n = 0;
+      for (auto at = daemon.output().find(done); at != std::string::npos;
+           at = daemon.output().find(done, at + 1)) {
+        ++n;
+      }
+      if (n >= static_cast<std::size_t>(reload)) break;
+    }
+  }
+  std::this_thread::sleep_for(300ms);
+  probing = false;
+  prober.join();
+  const auto worst = [](const std::vector<double>& v) {
+    return v.empty() ? 99.0 : *std::max_element(v.begin(), v.end());
+  };
+  std::cout << "reloads of a " << std::filesystem::file_size(table) / (1 << 20)
+            << " MiB scan table: " << health.size() << " /healthz probes, slowest "
+            << worst(health) * 1e3 << " ms; " << unit.size() << " TCP 7501 probes, slowest "
+            << worst(unit) * 1e3 << " ms\n";
+  CHECK(daemon.output().find("SIGHUP: keeping") == std::string::npos);
+  CHECK(health.size() >= 10);
+  CHECK(worst(health) < 5.0);  // every probe answered
+  CHECK(worst(unit) < 5.0);
+  if (!test::kSanitized) {
+    CHECK(worst(health) < 0.1);
+    CHECK(worst(unit) < 0.1);
+  }
+  CHECK(daemon.stop() == 0);
+  std::filesystem::remove(table);
+  std::filesystem::remove(config);
 }

@@ -33,12 +33,12 @@ void retire_sensors(Reaper& reaper, Sensors& sensors);
 // running; sensors that cannot start bring the previous set back. [daemon] keys (threads,
 // materials, logging, endpoints, recordings) take effect at the next start.
 //
-// The new sensors are built (their frame buffers) and their scratch faulted in (138 MB for an
-// OS1-128 2048x10, up to a few hundred milliseconds when the kernel compacts memory for huge
-// pages) on a thread of its own while the old sensors go on running; only then, on the io thread,
-// do the old ones retire and the new ones start. So the io thread (the control endpoint, the sensor
-// APIs) never waits for it, and no frame is lost to it. A SIGHUP during a reload runs one more once
-// it is done.
+// The file is read (a scan table of up to 256 MiB with it), the new sensors built (their frame
+// buffers) and their scratch faulted in (138 MB for an OS1-128 2048x10, up to a few hundred
+// milliseconds when the kernel compacts memory for huge pages) on a thread of its own while the
+// old sensors go on running; only then, on the io thread, do the old ones retire and the new ones
+// start. So the io thread (the control endpoint, the sensor APIs) never waits for it, and no frame
+// is lost to it. SIGHUPs during a reload run one more, once it is done.
 class Reloader {
  public:
   Reloader(std::filesystem::path file, const SensorServices& services, Sensors& sensors);
