@@ -1,10 +1,12 @@
 // What operators run beside the daemon: Prometheus (its own checker and a real server scraping
 // /metrics), and the documentation of every metric family.
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -39,6 +41,7 @@ namespace {
 struct BusyDaemon {
   test::UdpReceiver out_a, out_b, out_c;
   std::string config = "/tmp/lidaremu-ops-" + std::to_string(::getpid()) + ".toml";
+  std::string pcap = "/tmp/lidaremu-ops-" + std::to_string(::getpid()) + ".pcap";
   std::unique_ptr<test::DaemonProcess> daemon;
   std::string base;
 
@@ -46,6 +49,7 @@ struct BusyDaemon {
     {
       std::ofstream f(config);
       f << "[daemon]\nhttp = \"127.0.0.1:0\"\nfoxglove = \"127.0.0.1:0\"\n"
+        << "pcap = \"" << pcap << "\"\n"
         << "[[sensor]]\nname = \"roof\"\nmodel = \"vlp16\"\nhits = \"udp://127.0.0.1:0\"\n"
         << "out = \"" << out_a.url() << "\"\napi_port = 0\npace = \"afap\"\n"
         << "[[sensor]]\nname = \"front\"\nmodel = \"os1-32\"\nsensor_id = 1\n"
@@ -68,7 +72,10 @@ struct BusyDaemon {
     for (int i = 0; i < 3; ++i) streamer.send_frame(rows);
     REQUIRE(out_a.receive(200, 2s, 10s).size() >= 200);
   }
-  ~BusyDaemon() { std::remove(config.c_str()); }
+  ~BusyDaemon() {
+    std::remove(config.c_str());
+    std::remove(pcap.c_str());
+  }
 };
 
 std::string run_capture(const std::string& command) {
@@ -170,6 +177,57 @@ TEST_CASE("A real Prometheus server scrapes the daemon and answers a query", "[e
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("A capture the file size limit cuts off ends at its last whole record, and says why",
+          "[capture][hostile]") {
+  // The review: --pcap on a full disk dropped packets with no counter and no log (libpcap's
+  // dumper ignored write errors). The file size limit (RLIMIT_FSIZE) fails writes the same way,
+  // with EFBIG, in this process alone.
+  const std::string file = "/tmp/lidaremu-fsize-" + std::to_string(::getpid()) + ".pcap";
+  constexpr rlim_t kLimit = 200 * 1024;
+  constexpr int kPackets = 2000;  // 2.4 MB of packets: past the limit
+  rlimit previous{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &previous) == 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of death
+  rlimit small = previous;
+  small.rlim_cur = kLimit;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  int error = 0;
+  std::uint64_t dropped = 0;
+  {
+    daemon::CaptureFile capture(file, "pcap");
+    const auto lane = capture.lane(64, 1206);
+    for (int i = 0; i < kPackets; ++i) {
+      std::vector<std::uint8_t> payload(1206, 0);
+      payload[1] = static_cast<std::uint8_t>(i & 0xFF);
+      payload[2] = static_cast<std::uint8_t>(i >> 8);
+      lane->record(1.0 + i * 1e-3, {0x7F000002u, 2000}, {0x7F000001u, 2368}, payload);
+      if (i % 32 == 31) capture.flush();  // the lane never fills: every loss is the limit's
+    }
+    capture.flush();
+    error = capture.error();
+    dropped = lane->dropped();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &previous);
+  std::signal(SIGXFSZ, previous_handler);
+  CHECK(error == EFBIG);
+  CHECK(std::filesystem::file_size(file) <= kLimit);
+  // What is in the file reads whole, in order from the first packet; the rest was counted.
+  core::PcapReader reader(file);
+  int written = 0;
+  while (auto d = reader.next()) {
+    REQUIRE(d->payload.size() == 1206);
+    CHECK((d->payload[1] | (d->payload[2] << 8)) == written);
+    ++written;
+  }
+  CHECK(reader.frames_skipped() == 0);
+  INFO(written << " packets written, " << dropped << " counted as left out");
+  CHECK(written > 100);
+  CHECK(written < kPackets);
+  CHECK(dropped > 0);
+  CHECK(written + static_cast<int>(dropped) <= kPackets);
+  std::remove(file.c_str());
+}
+
 TEST_CASE("Capture lanes: packets from many threads reach the file in order, a full lane counts",
           "[capture]") {
   // The audit: --pcap took a lock and wrote the file per packet on every sending thread. Now
@@ -178,7 +236,7 @@ TEST_CASE("Capture lanes: packets from many threads reach the file in order, a f
   constexpr int kThreads = 4, kPackets = 2000;
   std::uint64_t dropped = 0;
   {
-    daemon::CaptureFile capture(file);
+    daemon::CaptureFile capture(file, "pcap");
     std::vector<std::shared_ptr<daemon::CaptureFile::Lane>> lanes;
     lanes.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) lanes.push_back(capture.lane(t == 0 ? 2 : 4096, 1206));

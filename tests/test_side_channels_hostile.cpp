@@ -15,16 +15,21 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "daemon_process.hpp"
+#include "lidaremu/clients/hit_client.hpp"
+#include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/hesai/ptc.hpp"
+#include "lidaremu/core/pcap.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;
@@ -304,4 +309,76 @@ TEST_CASE("A reload of a large scan table never freezes /healthz or a unit's API
   CHECK(daemon.stop() == 0);
   std::filesystem::remove(table);
   std::filesystem::remove(config);
+}
+
+TEST_CASE("A full disk ends --pcap at its last whole record; the stream goes on, counted and said",
+          "[e2e][hostile][capture]") {
+  // The review: --pcap on a full disk dropped packets with no counter and no log. Here the disk
+  // is a 1 MiB tmpfs (mounting one needs root, as CI runs; test_operations covers the writer with
+  // the file size limit everywhere).
+  const std::string dir = "/tmp/lidaremu-full-disk-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  if (std::system(("mount -t tmpfs -o size=1m tmpfs " + dir + " 2>/dev/null").c_str()) != 0) {
+    WARN("cannot mount a 1 MiB tmpfs here (not root): the full-disk case is not run");
+    std::filesystem::remove(dir);
+    return;
+  }
+  // Unmounted however the test ends (declared before the daemon: after it has gone).
+  struct Unmount {
+    std::string dir;
+    ~Unmount() {
+      if (std::system(("umount " + dir).c_str()) == 0) std::filesystem::remove(dir);
+    }
+  } unmount{dir};
+  const std::string pcap = dir + "/out.pcap";
+  test::UdpReceiver data;
+  test::DaemonProcess daemon({"--model", "vlp16", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--pcap", pcap, "--pace", "afap", "--http", "127.0.0.1:0",
+                              "--api-port", "0", "--foxglove", "off", "--physics", "ideal"});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon);
+  // 20 frames of about 75 packets (1,248 bytes each in the capture): 1.9 MB, twice the disk.
+  std::vector<test::UdpReceiver::Datagram> received;
+  std::thread driver([&] { received = data.receive(100'000, 2s, 20s); });
+  const auto pattern = clients::scan_for("vlp16", 600, "");
+  clients::UdpSender sender(test::hits_url(daemon));
+  clients::FrameStreamer streamer(sender, pattern, {.speed = 0});
+  const auto rows = test::scene_rows(pattern);
+  for (int i = 0; i < 20; ++i) {
+    streamer.send_frame(rows);
+    std::this_thread::sleep_for(20ms);  // the capture's writer keeps up: every loss is the disk's
+  }
+  driver.join();
+  const auto health = nlohmann::json::parse(test::http_request("GET", base + "/healthz").body);
+  INFO(health.dump());
+  CHECK(health["status"] == "degraded");
+  CHECK(health["captures"][0]["writing"] == false);
+  CHECK(health["captures"][0]["error"].get<std::string>().starts_with("ENOSPC"));
+  REQUIRE(daemon.stop() == 0);
+  // A Velodyne's last packet of a frame waits for the next frame's first columns: the stop sends
+  // it.
+  for (auto& d : data.receive(10, 300ms, 1s)) received.push_back(std::move(d));
+  CHECK(daemon.output().find("ENOSPC (No space left on device): the capture ends") !=
+        std::string::npos);
+  CHECK(daemon.counter("lidaremu_capture_write_errors_total{capture=\"pcap\",reason=\"ENOSPC\"}") ==
+        1);
+  // The stream went on whole: every data packet sent reached the driver's socket.
+  const auto sent = daemon.counter("lidaremu_packets_out_total{sensor=\"vlp16-0\"}");
+  const auto telemetry = daemon.counter("lidaremu_telemetry_packets_out_total{sensor=\"vlp16-0\"}");
+  CHECK(sent >= 19 * 75);
+  CHECK(received.size() == sent);
+  // The capture holds whole packets (data and position packets) from the first on; the rest are
+  // counted as left out of it.
+  std::uint64_t captured = 0;
+  {
+    core::PcapReader reader(pcap);
+    while (auto d = reader.next()) {
+      CHECK((d->payload.size() == 1206 || d->payload.size() == 512));
+      ++captured;
+    }
+    CHECK(reader.frames_skipped() == 0);
+  }
+  CHECK(captured > 500);
+  CHECK(captured + daemon.counter("lidaremu_capture_dropped_total{sensor=\"vlp16-0\"}") ==
+        sent + telemetry);
 }

@@ -1,9 +1,13 @@
 #include "lidaremu/core/pcap.hpp"
 
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <stdexcept>
 
@@ -136,28 +140,89 @@ std::uint32_t ones_complement_sum(std::span<const std::uint8_t> bytes, std::uint
 }
 }  // namespace
 
+namespace {
+// The classic pcap format (libpcap's savefile.c and sf-pcap.c): a file header, then per record a
+// header and the frame, every field in the writing host's byte order, told by the magic number.
+constexpr std::uint32_t kPcapMagicMicroseconds = 0xA1B2C3D4;
+constexpr std::uint32_t kLinkTypeEthernet = 1;  // DLT_EN10MB
+constexpr std::uint32_t kSnapLength = 65535;
+// Written when this much is buffered: a few hundred packets a system call.
+constexpr std::size_t kFlushAt = std::size_t{256} * 1024;
+
+void append_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  std::uint8_t bytes[4];
+  std::memcpy(bytes, &v, 4);
+  out.insert(out.end(), bytes, bytes + 4);
+}
+void append_u16(std::vector<std::uint8_t>& out, std::uint16_t v) {
+  std::uint8_t bytes[2];
+  std::memcpy(bytes, &v, 2);
+  out.insert(out.end(), bytes, bytes + 2);
+}
+
+}  // namespace
+
 PcapWriter::PcapWriter(const std::filesystem::path& file, std::size_t mtu)
     : mtu_(mtu), frame_(kEthernetHeader + mtu), datagram_(kUdpHeader + kMaxDatagram) {
   if (mtu < kIpv4Header + 8 + kUdpHeader) throw std::runtime_error("pcap: MTU too small");
-  handle_ = pcap_open_dead(DLT_EN10MB, 65535);
-  if (handle_) dumper_ = pcap_dump_open(static_cast<pcap_t*>(handle_), file.c_str());
-  if (!dumper_) {
-    const std::string why = handle_ ? pcap_geterr(static_cast<pcap_t*>(handle_)) : "no memory";
-    if (handle_) pcap_close(static_cast<pcap_t*>(handle_));
-    throw std::runtime_error(file.string() + ": cannot write a pcap: " + why);
+  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error(file.string() + ": cannot write a pcap: " + std::strerror(errno));
+  }
+  // A flush's worth and the largest datagram's fragments with their headers: never reallocated.
+  buffer_.reserve(kFlushAt + 2 * (kUdpHeader + kMaxDatagram));
+  append_u32(buffer_, kPcapMagicMicroseconds);
+  append_u16(buffer_, 2);  // version 2.4
+  append_u16(buffer_, 4);
+  append_u32(buffer_, 0);  // this zone: UTC
+  append_u32(buffer_, 0);  // significant figures
+  append_u32(buffer_, kSnapLength);
+  append_u32(buffer_, kLinkTypeEthernet);
+  if (!flush()) {
+    const int why = error_;
+    ::close(fd_);
+    throw std::runtime_error(file.string() + ": cannot write a pcap: " + std::strerror(why));
   }
 }
 
 PcapWriter::~PcapWriter() {
-  if (dumper_) pcap_dump_close(static_cast<pcap_dumper_t*>(dumper_));
-  if (handle_) pcap_close(static_cast<pcap_t*>(handle_));
+  flush();
+  ::close(fd_);
 }
 
-void PcapWriter::flush() { pcap_dump_flush(static_cast<pcap_dumper_t*>(dumper_)); }
+bool PcapWriter::flush() {
+  if (error_ != 0) return false;
+  std::size_t landed = 0;
+  while (landed < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + landed, buffer_.size() - landed);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = n < 0 ? errno : EIO;
+      // The file ends at its last whole datagram (or is empty, when the header failed).
+      std::size_t whole = 0;
+      for (const std::size_t end : datagram_ends_) {
+        if (end <= landed) whole = end;
+      }
+      datagrams_lost_ +=
+          static_cast<std::size_t>(std::count_if(datagram_ends_.begin(), datagram_ends_.end(),
+                                                 [&](std::size_t end) { return end > whole; }));
+      // If even this fails, a reader stops at the part record, as at a capture cut short.
+      (void)::ftruncate(fd_, static_cast<off_t>(written_ == 0 ? 0 : written_ + whole));
+      buffer_.clear();
+      datagram_ends_.clear();
+      return false;
+    }
+    landed += static_cast<std::size_t>(n);
+  }
+  written_ += buffer_.size();
+  buffer_.clear();
+  datagram_ends_.clear();
+  return true;
+}
 
 std::size_t PcapWriter::write(double time_s, UdpAddress from, UdpAddress to,
                               std::span<const std::uint8_t> payload) {
-  if (payload.size() > kMaxDatagram) return 0;
+  if (payload.size() > kMaxDatagram || error_ != 0) return 0;
   // The UDP datagram whole (its checksum covers the pseudo-header and every fragment's bytes).
   const std::size_t udp_length = kUdpHeader + payload.size();
   const std::span<std::uint8_t> udp(datagram_.data(), udp_length);
@@ -201,16 +266,19 @@ std::size_t PcapWriter::write(double time_s, UdpAddress from, UdpAddress to,
     write_frame(time_s, kEthernetHeader + kIpv4Header + length);
     ++frames;
   }
+  datagram_ends_.push_back(buffer_.size());
+  if (buffer_.size() >= kFlushAt) flush();
   return frames;
 }
 
 void PcapWriter::write_frame(double time_s, std::size_t length) {
-  pcap_pkthdr header{};
   const long long micros = std::llround(time_s * 1e6);
-  header.ts.tv_sec = static_cast<time_t>(micros / 1000000);
-  header.ts.tv_usec = static_cast<suseconds_t>(micros % 1000000);
-  header.caplen = header.len = static_cast<bpf_u_int32>(length);
-  pcap_dump(static_cast<u_char*>(dumper_), &header, frame_.data());
+  append_u32(buffer_, static_cast<std::uint32_t>(micros / 1000000));
+  append_u32(buffer_, static_cast<std::uint32_t>(micros % 1000000));
+  append_u32(buffer_, static_cast<std::uint32_t>(length));  // captured
+  append_u32(buffer_, static_cast<std::uint32_t>(length));  // on the wire
+  buffer_.insert(buffer_.end(), frame_.begin(),
+                 frame_.begin() + static_cast<std::ptrdiff_t>(length));
 }
 
 }  // namespace lidaremu::core

@@ -7,6 +7,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -67,8 +68,8 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   asio::signal_set hangup(io, SIGHUP);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   std::optional<daemon::CaptureFile> capture, record;
-  if (!settings.pcap.empty()) capture.emplace(settings.pcap);
-  if (!settings.record.empty()) record.emplace(settings.record);
+  if (!settings.pcap.empty()) capture.emplace(settings.pcap, "pcap");
+  if (!settings.record.empty()) record.emplace(settings.record, "record");
   const daemon::BrowserPolicy browsers{settings.http_allowed_hosts, settings.http_allowed_origins};
   // Declared after the io_context: destroyed first, waiting for the sensors it still retires.
   daemon::Reaper reaper(io);
@@ -87,7 +88,11 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
               << " (Foxglove WebSocket; topics /lidaremu/SENSOR/points)" << std::endl;
   }
 
-  daemon::ControlApi control(sensors, settings.http_token, &view, browsers);
+  std::vector<const daemon::CaptureFile*> captures;
+  for (const auto* c : {capture ? &*capture : nullptr, record ? &*record : nullptr}) {
+    if (c != nullptr) captures.push_back(c);
+  }
+  daemon::ControlApi control(sensors, settings.http_token, &view, browsers, captures);
   std::unique_ptr<daemon::HttpServer> http;
   if (const auto address = daemon::parse_http_address(settings.http)) {
     try {
@@ -161,7 +166,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   if (record) record->flush();
   std::vector<daemon::SensorSnapshot> summary;
   for (const auto& s : sensors) summary.push_back(s->snapshot());
-  daemon::write_exposition(std::cout, summary, nullptr, false);
+  daemon::write_exposition(std::cout, summary, nullptr, false, captures);
   std::cout.flush();
   http.reset();
   sensors.clear();  // their taps leave the live view before it goes
@@ -176,6 +181,9 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
 // NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("lidaremud"));
+  // A capture past the file size limit (ulimit -f) must end that capture (EFBIG, counted), not
+  // the daemon: SIGXFSZ's default action kills the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   daemon::CommandLine command_line;
   if (const auto exit_code = daemon::read_command_line(argc, argv, default_materials(),
                                                        command_line, std::cout, std::cerr)) {

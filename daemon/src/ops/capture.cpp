@@ -1,12 +1,37 @@
 #include "lidaremu/daemon/ops/capture.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 
 namespace lidaremu::daemon {
 
-CaptureFile::CaptureFile(const std::filesystem::path& file)
-    : writer_(file), thread_([this] {
+std::string errno_name(int error) {
+  switch (error) {
+    case ENOSPC:
+      return "ENOSPC";
+    case EIO:
+      return "EIO";
+    case EFBIG:
+      return "EFBIG";
+    case EDQUOT:
+      return "EDQUOT";
+    case EROFS:
+      return "EROFS";
+    case EACCES:
+      return "EACCES";
+    default:
+      return "errno " + std::to_string(error);
+  }
+}
+
+CaptureFile::CaptureFile(const std::filesystem::path& file, std::string kind)
+    : path_(file), kind_(std::move(kind)), writer_(file), thread_([this] {
         leave_signals_to_the_main_thread();
         run_guarded("the capture writer", [this] { write_loop(); });
       }) {}
@@ -28,7 +53,7 @@ CaptureFile::Lane::Lane(CaptureFile& file, std::size_t slots, std::size_t reserv
 bool CaptureFile::Lane::record(double unix_time_s, core::UdpAddress from, core::UdpAddress to,
                                std::span<const std::uint8_t> payload) {
   Slot* slot = nullptr;
-  if (!free_.try_pop(slot)) {
+  if (file_.error() != 0 || !free_.try_pop(slot)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -56,7 +81,12 @@ void CaptureFile::write_loop() {
     Entry e;
     queue_.pop(e);
     if (e.slot) {
-      writer_.write(e.slot->unix_time_s, e.slot->from, e.slot->to, e.slot->bytes);
+      if (writer_.error() == 0) {
+        unflushed_.push_back(e.lane);
+        writer_.write(e.slot->unix_time_s, e.slot->from, e.slot->to, e.slot->bytes);
+      } else {
+        e.lane->dropped_.fetch_add(1, std::memory_order_relaxed);  // queued when the file failed
+      }
       e.lane->free_.push(e.slot);
       e.lane.reset();
     } else if (e.flushed) {
@@ -64,9 +94,31 @@ void CaptureFile::write_loop() {
       e.flushed->set_value();
     } else {
       writer_.flush();
+      check_writer();
       return;
     }
+    check_writer();
   }
+}
+
+void CaptureFile::check_writer() {
+  const int failed = writer_.error();
+  if (failed == 0) {
+    if (writer_.buffered_datagrams() == 0) unflushed_.clear();  // all in the file
+    return;
+  }
+  if (error_.load(std::memory_order_relaxed) != 0) return;
+  // The packets the failure left out of the file count as their lanes' drops, as every one
+  // after it does.
+  const std::size_t lost = std::min(writer_.datagrams_lost(), unflushed_.size());
+  for (std::size_t i = unflushed_.size() - lost; i < unflushed_.size(); ++i) {
+    unflushed_[i]->dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+  unflushed_.clear();
+  error_.store(failed, std::memory_order_relaxed);
+  spdlog::error(
+      "--{} {}: {} ({}): the capture ends at its last whole record; the sensors' streams go on",
+      kind_, path_.string(), errno_name(failed), std::strerror(failed));
 }
 
 }  // namespace lidaremu::daemon

@@ -1,6 +1,7 @@
 #include "lidaremu/daemon/ops/control_api.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -62,8 +63,13 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
 }  // namespace
 
 ControlApi::ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token,
-                       const LiveView* view, BrowserPolicy browsers)
-    : sensors_(sensors), token_(std::move(token)), view_(view), browsers_(std::move(browsers)) {}
+                       const LiveView* view, BrowserPolicy browsers,
+                       std::vector<const CaptureFile*> captures)
+    : sensors_(sensors),
+      token_(std::move(token)),
+      view_(view),
+      browsers_(std::move(browsers)),
+      captures_(std::move(captures)) {}
 
 HttpResponse ControlApi::view_page(const HttpRequest& request) const {
   if (request.method != "GET") return json_error(405, "GET");
@@ -93,7 +99,7 @@ std::string ControlApi::metrics() const {
   for (const auto& s : sensors_) snapshots.push_back(s->snapshot());
   const FoxgloveServer* f = view_ ? view_->foxglove() : nullptr;
   std::ostringstream out;
-  write_exposition(out, snapshots, f ? &f->counters() : nullptr);
+  write_exposition(out, snapshots, f ? &f->counters() : nullptr, true, captures_);
   return out.str();
 }
 
@@ -149,8 +155,26 @@ HttpResponse ControlApi::weather(EmulatedSensor& sensor, const HttpRequest& requ
 HttpResponse ControlApi::handle(const HttpRequest& request) {
   const std::string& path = request.path;
   if (path == "/healthz") {
-    // Healthy while every sensor's threads run (they only stop at shutdown).
-    return json_reply({{"status", "ok"}, {"sensors", sensors_.size()}});
+    // Healthy while every sensor's threads run (they only stop at shutdown). A capture that a
+    // write error ended leaves the streams running: "degraded", still 200, so that a liveness
+    // probe does not restart a daemon whose only fault is a full disk.
+    ordered_json health{{"status", "ok"}, {"sensors", sensors_.size()}};
+    if (!captures_.empty()) {
+      ordered_json captures = ordered_json::array();
+      for (const CaptureFile* c : captures_) {
+        ordered_json entry{{"kind", c->kind()}, {"path", c->path().string()}};
+        if (const int failed = c->error(); failed != 0) {
+          entry["writing"] = false;
+          entry["error"] = errno_name(failed) + ": " + std::strerror(failed);
+          health["status"] = "degraded";
+        } else {
+          entry["writing"] = true;
+        }
+        captures.push_back(std::move(entry));
+      }
+      health["captures"] = std::move(captures);
+    }
+    return json_reply(health);
   }
   if (path == "/metrics") {
     if (request.method != "GET") return json_error(405, "GET");

@@ -276,10 +276,34 @@ void write_api_ports(Writer& w, std::span<const SensorSnapshot> sensors) {
   }
 }
 
+constexpr std::string_view kCaptureErrorsFamily = "lidaremu_capture_write_errors_total";
+
+// Only when the daemon writes a capture (--pcap, --record).
+void write_capture_errors(Writer& w, std::span<const CaptureFile* const> captures) {
+  if (captures.empty()) return;
+  w.family(kCaptureErrorsFamily, "counter",
+           "Writes of a capture file (--pcap, --record) that failed, by reason (ENOSPC: the disk "
+           "is full, EIO, EFBIG: the file size limit, or another errno); the first ends the "
+           "capture at its last whole record, the streams go on (/healthz says so).");
+  for (const CaptureFile* c : captures) {
+    const int failed = c->error();
+    std::vector<std::string> reasons{"ENOSPC", "EIO", "EFBIG"};
+    if (failed != 0 &&
+        std::find(reasons.begin(), reasons.end(), errno_name(failed)) == reasons.end()) {
+      reasons.push_back(errno_name(failed));
+    }
+    for (const auto& reason : reasons) {
+      w.sample(kCaptureErrorsFamily, "{capture=\"" + c->kind() + "\",reason=\"" + reason + "\"}",
+               std::uint64_t{failed != 0 && errno_name(failed) == reason ? 1U : 0U});
+    }
+  }
+}
+
 }  // namespace
 
 void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors,
-                      const FoxgloveCounters* foxglove, bool annotate) {
+                      const FoxgloveCounters* foxglove, bool annotate,
+                      std::span<const CaptureFile* const> captures) {
   Writer w(out, annotate);
   const auto per_sensor = [&](const Family& f, bool view_only) {
     bool any = false;
@@ -330,6 +354,7 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
   for (const auto& f : view_families()) per_sensor(f, true);
   write_livox_sdk(w, sensors);
   write_api_ports(w, sensors);
+  write_capture_errors(w, captures);
   if (foxglove) {
     for (const auto& f : foxglove_families()) {
       w.family(f.name, "counter", f.help);
@@ -366,6 +391,7 @@ std::span<const std::string_view> metric_family_names() {
     all.push_back(kLivoxSdkFamily);
     all.push_back("lidaremu_api_requests_total");
     all.push_back("lidaremu_api_connections_closed_total");
+    all.push_back(kCaptureErrorsFamily);
     for (const auto& f : foxglove_families()) all.push_back(f.name);
     return all;
   }();

@@ -4,7 +4,9 @@
 // Recording happens on the sending threads and the io thread, where it must not wait: each
 // sensor copies a packet into a slot of its own lane and queues it; one writer thread writes
 // the file. A lane whose slots are all queued (the disk is behind) drops from the capture, and
-// says so in its count.
+// says so in its count. A write that fails (a full disk, an I/O error, the file size limit) ends
+// the capture at its last whole record, logs why once with the path, and says so in /healthz and
+// /metrics; the sensors' streams go on, their packets counted as left out of it.
 #include <tbb/concurrent_queue.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <future>
 #include <memory>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -21,6 +24,9 @@ namespace lidaremu::daemon {
 
 class CaptureFile;
 class LiveView;
+
+// "ENOSPC", "EIO", "EFBIG", ... (what /metrics labels a write error with); "errno N" otherwise.
+std::string errno_name(int error);
 
 // Where a sensor also records what it emits (--pcap) and what it receives (--record), and the
 // live view its decoded frames go to (Foxglove, exports).
@@ -32,8 +38,9 @@ struct Recorders {
 
 class CaptureFile {
  public:
-  // Opens the file (throws naming it) and starts the writer thread.
-  explicit CaptureFile(const std::filesystem::path& file);
+  // Opens the file (throws naming it) and starts the writer thread. `kind`: "pcap" or "record",
+  // as /metrics and /healthz name it.
+  CaptureFile(const std::filesystem::path& file, std::string kind);
   // Writes everything queued, then closes.
   ~CaptureFile();
   CaptureFile(const CaptureFile&) = delete;
@@ -49,6 +56,7 @@ class CaptureFile {
   // no lock, no system call; false (and counted) when every slot is queued.
   class Lane : public std::enable_shared_from_this<Lane> {
    public:
+    // False (and counted) too once the file has failed: nothing more can be written.
     bool record(double unix_time_s, core::UdpAddress from, core::UdpAddress to,
                 std::span<const std::uint8_t> payload);
     [[nodiscard]] std::uint64_t dropped() const { return dropped_.load(); }
@@ -68,6 +76,11 @@ class CaptureFile {
   // Blocks until everything queued so far is in the file, and flushes it.
   void flush();
 
+  [[nodiscard]] const std::string& kind() const { return kind_; }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // The errno that ended the capture (ENOSPC, EIO, EFBIG, ...); 0 while it is being written.
+  [[nodiscard]] int error() const { return error_.load(std::memory_order_relaxed); }
+
  private:
   struct Entry {
     std::shared_ptr<Lane> lane;  // null: a flush request; held until its slot is written
@@ -76,7 +89,15 @@ class CaptureFile {
   };
   void write_loop();
 
+  // After writing: a failure ends the capture (logged once, the lanes told).
+  void check_writer();
+
+  std::filesystem::path path_;
+  std::string kind_;
   core::PcapWriter writer_;  // the writer thread's only
+  // The lanes of the packets the writer has taken but not yet written, in order (writer thread).
+  std::vector<std::shared_ptr<Lane>> unflushed_;
+  std::atomic<int> error_{0};
   tbb::concurrent_bounded_queue<Entry> queue_;
   std::thread thread_;
 };

@@ -16,9 +16,11 @@ namespace lidaremu::daemon {
 
 class ControlApi {
  public:
-  // view: the live view whose page (/view/) and counters this endpoint serves (may be null).
+  // view: the live view whose page (/view/) and counters this endpoint serves (may be null);
+  // captures: the --pcap and --record files, whose failures /healthz and /metrics show.
   ControlApi(std::vector<std::unique_ptr<EmulatedSensor>>& sensors, std::string token,
-             const LiveView* view = nullptr, BrowserPolicy browsers = {});
+             const LiveView* view = nullptr, BrowserPolicy browsers = {},
+             std::vector<const CaptureFile*> captures = {});
   // Runs on the io_context thread, as every sensor's input does.
   HttpResponse handle(const HttpRequest& request);
 
@@ -32,6 +34,7 @@ class ControlApi {
   std::string token_;
   const LiveView* view_;
   BrowserPolicy browsers_;
+  std::vector<const CaptureFile*> captures_;
 };
 
 }  // namespace lidaremu::daemon

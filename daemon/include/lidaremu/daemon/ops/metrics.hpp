@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/daemon/ops/capture.hpp"
 #include "lidaremu/daemon/ops/counters.hpp"
 #include "lidaremu/daemon/runtime/sensor_runtime.hpp"
 #include "lidaremu/daemon/vendor/livox/sdk_server.hpp"
@@ -34,8 +35,10 @@ struct SensorSnapshot {
 
 // The exposition for these sensors, and the Foxglove server's families when there is one.
 // `annotate`: # HELP and # TYPE lines (the exit summary on stdout leaves them out).
+// `captures`: the daemon's --pcap and --record files, whose write errors it shows.
 void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors,
-                      const FoxgloveCounters* foxglove = nullptr, bool annotate = true);
+                      const FoxgloveCounters* foxglove = nullptr, bool annotate = true,
+                      std::span<const CaptureFile* const> captures = {});
 
 // What /metrics shows of a running sensor.
 SensorSnapshot snapshot_of(const SensorRuntime& runtime);
