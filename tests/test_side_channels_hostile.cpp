@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +31,7 @@
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/hesai/ptc.hpp"
+#include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/pcap.hpp"
 #include "round_trip.hpp"
 
@@ -381,4 +384,88 @@ TEST_CASE("A full disk ends --pcap at its last whole record; the stream goes on,
   CHECK(captured > 500);
   CHECK(captured + daemon.counter("lidaremu_capture_dropped_total{sensor=\"vlp16-0\"}") ==
         sent + telemetry);
+}
+
+namespace {
+// One UDP socket of the test's, sending to IP:PORT.
+class UdpPoke {
+ public:
+  UdpPoke(const std::string& ip, std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    to_.sin_family = AF_INET;
+    to_.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip.c_str(), &to_.sin_addr);
+  }
+  ~UdpPoke() { ::close(fd_); }
+  UdpPoke(const UdpPoke&) = delete;
+  UdpPoke& operator=(const UdpPoke&) = delete;
+  // Whether the kernel took it.
+  bool send(std::span<const std::uint8_t> bytes) const {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    return ::sendto(fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to_),
+                    sizeof to_) == static_cast<ssize_t>(bytes.size());
+  }
+
+ private:
+  int fd_ = -1;
+  sockaddr_in to_{};
+};
+}  // namespace
+
+TEST_CASE("Livox SDK ports refuse and count by reason what no host sends, the kernel's drops too",
+          "[e2e][hostile][livox]") {
+  // The review: trailing bytes past a frame's length were accepted, datagrams over 2,048 bytes
+  // were cut and parsed, malformed ones never logged, and the kernel's drops on 56000/56100 not
+  // counted (677k of 1M counted under a flood).
+  namespace livox = core::livox;
+  test::UdpReceiver points;
+  test::DaemonProcess daemon({"--model", "livox-mid360", "--scan-pattern", "test-pattern", "--hits",
+                              "udp://127.0.0.1:0", "--out", points.url(), "--telemetry",
+                              points.url(), "--sensor-ip", "127.0.0.26", "--foxglove", "off",
+                              "--http", "off"});
+  REQUIRE(daemon.wait_for_output("commands udp 127.0.0.26", 5s));
+  std::array<std::uint8_t, livox::kMaxCommandFrame> frame{};
+  const auto request = [&](std::uint32_t sequence) {
+    const std::size_t size = livox::write_command(
+        frame,
+        {.sequence = sequence,
+         .command_id = static_cast<std::uint16_t>(livox::CommandId::kDiscovery)},
+        {});
+    return std::vector<std::uint8_t>(frame.begin(),
+                                     frame.begin() + static_cast<std::ptrdiff_t>(size));
+  };
+  const UdpPoke command("127.0.0.26", 56100);
+  auto trailing = request(1);
+  trailing.push_back(0xEE);
+  REQUIRE(command.send(trailing));
+  auto oversized = request(2);
+  oversized.resize(3000, 0);
+  REQUIRE(command.send(oversized));
+  const std::vector<std::uint8_t> garbage(30, 0x55);
+  REQUIRE(command.send(garbage));
+  REQUIRE(command.send(request(3)));
+  std::this_thread::sleep_for(200ms);
+  // A flood of requests, faster than one thread answers: what the kernel drops is counted too.
+  constexpr int kFlood = 200'000;
+  std::uint64_t flooded = 0;
+  const auto valid = request(4);
+  for (int i = 0; i < kFlood; ++i) flooded += command.send(valid) ? 1 : 0;
+  std::this_thread::sleep_for(1s);
+  REQUIRE(daemon.stop() == 0);
+  const auto outcome = [&](const std::string& what) {
+    return daemon.counter(
+        "lidaremu_livox_sdk_datagrams_total{sensor=\"livox-mid360-0\",outcome=\"" + what + "\"}");
+  };
+  CHECK(outcome("trailing_bytes") == 1);
+  CHECK(outcome("oversized") == 1);
+  CHECK(outcome("malformed") == 1);
+  const auto answered = outcome("answered");
+  const auto dropped = outcome("kernel_dropped");
+  std::cout << "Livox command port flood: " << flooded << " sent, " << answered - 1 << " answered, "
+            << dropped << " dropped by the kernel\n";
+  // Every datagram the kernel took from the test is accounted for.
+  CHECK(answered + dropped == flooded + 1);
+  CHECK(daemon.output().find("refused: bytes past the frame's length") != std::string::npos);
+  CHECK(daemon.output().find("refused: over the largest frame") != std::string::npos);
+  CHECK(daemon.output().find("refused: not a frame Livox SDK2 reads") != std::string::npos);
 }

@@ -86,6 +86,9 @@ CommandAnswer answer_command(std::span<const std::uint8_t> datagram, const UnitS
                              std::span<std::uint8_t> out, const ApplyWorkMode& apply) {
   CommandView request;
   if (read_command(datagram, request) != CommandError::kNone) return {};
+  if (kCommandHeaderSize + request.data.size() < datagram.size()) {
+    return {0, CommandOutcome::kTrailingBytes};
+  }
   if (request.header.type != CommandType::kRequest || request.header.sender != SenderType::kHost) {
     return {0, CommandOutcome::kNotARequest};
   }

@@ -230,13 +230,17 @@ void write_livox_sdk(Writer& w, std::span<const SensorSnapshot> sensors) {
   w.family(kLivoxSdkFamily, "counter",
            "Datagrams on a Livox unit's discovery and command ports, by outcome: answered, "
            "malformed (dropped as Livox SDK2 drops them), not_request (acknowledgements, frames "
-           "from a lidar), unknown (a command whose answer the unit does not give).");
+           "from a lidar), unknown (a command whose answer the unit does not give), "
+           "trailing_bytes (bytes past the frame's length), oversized (over 1,400 bytes), "
+           "kernel_dropped (the ports' socket buffers full).");
   for (const auto& s : sensors) {
     if (!s.livox_sdk) continue;
     const auto& c = *s.livox_sdk;
     for (const auto& [outcome, value] :
          {std::pair{"answered", c.answered}, std::pair{"malformed", c.malformed},
-          std::pair{"not_request", c.not_requests}, std::pair{"unknown", c.unknown}}) {
+          std::pair{"not_request", c.not_requests}, std::pair{"unknown", c.unknown},
+          std::pair{"trailing_bytes", c.trailing_bytes}, std::pair{"oversized", c.oversized},
+          std::pair{"kernel_dropped", c.kernel_drops}}) {
       w.sample(kLivoxSdkFamily, "{sensor=\"" + s.name + "\",outcome=\"" + outcome + "\"}", value);
     }
   }

@@ -20,6 +20,9 @@ void add(LivoxSdkCounts& to, const LivoxSdkCounts& more) {
   to.malformed += more.malformed;
   to.not_requests += more.not_requests;
   to.unknown += more.unknown;
+  to.trailing_bytes += more.trailing_bytes;
+  to.oversized += more.oversized;
+  to.kernel_drops += more.kernel_drops;
 }
 
 void add(ConnectionCounts& to, const ConnectionCounts& more) {

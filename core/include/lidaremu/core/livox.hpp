@@ -66,8 +66,16 @@ std::size_t write_discovery_answer(std::span<std::uint8_t> out, std::uint32_t se
 // work-mode / key-value configuration (0x0100: answer_work_mode, its host ends applied through
 // `apply`); internal information (0x0101: write_internal_info). Not answered: frames SDK2 would
 // drop (read_command), acknowledgements, frames from a lidar, and other commands (the facts do
-// not give their answers).
-enum class CommandOutcome : std::uint8_t { kAnswered, kMalformed, kNotARequest, kUnknownCommand };
+// not give their answers); and, where SDK2's parser would read the frame and ignore the rest, a
+// datagram with bytes past its frame's length (a unit takes one frame a datagram: what follows
+// is not a request it can answer).
+enum class CommandOutcome : std::uint8_t {
+  kAnswered,
+  kMalformed,
+  kNotARequest,
+  kUnknownCommand,
+  kTrailingBytes
+};
 struct CommandAnswer {
   std::size_t size = 0;
   CommandOutcome outcome = CommandOutcome::kMalformed;

@@ -1,5 +1,9 @@
 #include "lidaremu/daemon/vendor/livox/sdk_server.hpp"
 
+#include <linux/sock_diag.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
 #include <array>
 #include <atomic>
 #include <boost/asio/ip/udp.hpp>
@@ -8,12 +12,26 @@
 #include <stdexcept>
 
 #include "lidaremu/core/livox.hpp"
+#include "lidaremu/daemon/ops/log_marks.hpp"
 
 namespace lidaremu::daemon {
 namespace asio = boost::asio;
 using asio::ip::udp;
 
 namespace {
+
+// Datagrams the kernel dropped on this socket (its receive buffer full): SO_MEMINFO's drops,
+// the socket's own count (Linux 4.x and later). 0 for a closed socket.
+std::uint64_t socket_drops(udp::socket& socket) {
+  if (!socket.is_open()) return 0;
+  std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
+  socklen_t size = sizeof info;
+  if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_MEMINFO, info.data(), &size) != 0 ||
+      size < sizeof(std::uint32_t) * (SK_MEMINFO_DROPS + 1)) {
+    return 0;
+  }
+  return info[SK_MEMINFO_DROPS];
+}
 
 udp::socket open_udp(asio::io_context& io, const asio::ip::address& ip, std::uint16_t port,
                      const char* what) {
@@ -37,8 +55,11 @@ struct LivoxSdkServer::State {
   struct Port {
     udp::socket socket;
     udp::endpoint from;
-    std::array<std::uint8_t, 2048> in{};
+    // One byte more than the largest frame: a datagram that fills it is over the limit (the
+    // kernel cut it to fit), refused unread.
+    std::array<std::uint8_t, core::livox::kMaxCommandFrame + 1> in{};
     std::array<std::uint8_t, core::livox::kMaxCommandFrame> out{};
+    const char* name;  // in the log
   };
   Port discovery;
   // Livox SDK2 finds a unit by broadcasting to 255.255.255.255: a socket bound there hears it
@@ -52,13 +73,15 @@ struct LivoxSdkServer::State {
   // its streams' ends as the host last set them. Read and changed on the io thread only.
   core::livox::UnitState unit;
   core::livox::ApplyWorkMode apply;
-  std::atomic<std::uint64_t> answered{0}, malformed{0}, not_requests{0}, unknown{0};
+  std::atomic<std::uint64_t> answered{0}, malformed{0}, not_requests{0}, unknown{0},
+      trailing_bytes{0}, oversized{0};
+  std::uint64_t refused = 0;  // io thread: the three refusals together, for the log's rate
 
   State(udp::socket d, udp::socket b, udp::socket c, std::string s, std::uint32_t address,
         core::livox::HostPorts points, core::livox::HostPorts imu, core::livox::ApplyWorkMode a)
-      : discovery{std::move(d), {}, {}, {}},
-        broadcast{std::move(b), {}, {}, {}},
-        command{std::move(c), {}, {}, {}},
+      : discovery{std::move(d), {}, {}, {}, "discovery"},
+        broadcast{std::move(b), {}, {}, {}, "discovery (broadcast)"},
+        command{std::move(c), {}, {}, {}, "command"},
         serial(std::move(s)),
         unit{.serial = serial,
              .address = address,
@@ -120,8 +143,15 @@ std::uint16_t LivoxSdkServer::command_port() const {
 }
 
 LivoxSdkCounts LivoxSdkServer::counts() const {
-  return {state_->answered.load(), state_->malformed.load(), state_->not_requests.load(),
-          state_->unknown.load()};
+  State& s = *state_;  // the sockets: read on the io thread, as they are used
+  return {.answered = s.answered.load(),
+          .malformed = s.malformed.load(),
+          .not_requests = s.not_requests.load(),
+          .unknown = s.unknown.load(),
+          .trailing_bytes = s.trailing_bytes.load(),
+          .oversized = s.oversized.load(),
+          .kernel_drops = socket_drops(s.discovery.socket) + socket_drops(s.broadcast.socket) +
+                          socket_drops(s.command.socket)};
 }
 
 namespace {
@@ -145,6 +175,21 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
             if (change.imu) state->unit.imu = *change.imu;
             return true;
           };
+          // Refusals, logged at the 1st, 2nd, 3rd, 10th, 100th...: a flood never floods the log.
+          const auto refuse = [&](std::atomic<std::uint64_t>& count, const char* why) {
+            ++count;
+            if (worth_logging(++state->refused)) {
+              spdlog::warn(
+                  "Livox unit {}: {} port: datagram of {} bytes from {}:{} refused: {} "
+                  "({} refused so far)",
+                  state->serial, port.name, size, port.from.address().to_string(), port.from.port(),
+                  why, state->refused);
+            }
+          };
+          if (size > core::livox::kMaxCommandFrame) {
+            refuse(state->oversized, "over the largest frame (1,400 bytes)");
+            return receive_next(state, port, reply);
+          }
           const auto answer = core::livox::answer_command(std::span(port.in).first(size),
                                                           state->unit, port.out, take);
           switch (answer.outcome) {
@@ -152,7 +197,11 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
               ++state->answered;
               break;
             case core::livox::CommandOutcome::kMalformed:
-              ++state->malformed;
+              refuse(state->malformed,
+                     "not a frame Livox SDK2 reads (size, start byte, version, length or CRC)");
+              break;
+            case core::livox::CommandOutcome::kTrailingBytes:
+              refuse(state->trailing_bytes, "bytes past the frame's length");
               break;
             case core::livox::CommandOutcome::kNotARequest:
               ++state->not_requests;

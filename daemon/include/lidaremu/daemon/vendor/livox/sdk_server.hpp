@@ -2,7 +2,8 @@
 // What an emulated Livox unit answers over UDP (FORMATS-HESAI-ROBOSENSE.md section 3): a host's
 // discovery broadcast (port 56000) and its commands on the unit's command port (56100), each
 // answered from the port it arrived at to where it came from (core::livox::answer_command).
-// What it leaves unanswered is counted by kind (/metrics: lidaremu_livox_sdk_datagrams_total).
+// What it leaves unanswered is counted by kind (/metrics: lidaremu_livox_sdk_datagrams_total), the
+// kernel's drops on its sockets too; what it refuses is logged at the 1st, 2nd, 3rd, 10th, 100th...
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <memory>
@@ -14,9 +15,12 @@ namespace lidaremu::daemon {
 
 struct LivoxSdkCounts {
   std::uint64_t answered = 0;
-  std::uint64_t malformed = 0;     // a frame Livox SDK2 would drop (size, sof, version, CRCs)
-  std::uint64_t not_requests = 0;  // acknowledgements, frames from a lidar
-  std::uint64_t unknown = 0;       // commands whose answers the facts do not give
+  std::uint64_t malformed = 0;       // a frame Livox SDK2 would drop (size, sof, version, CRCs)
+  std::uint64_t not_requests = 0;    // acknowledgements, frames from a lidar
+  std::uint64_t unknown = 0;         // commands whose answers the facts do not give
+  std::uint64_t trailing_bytes = 0;  // bytes past the frame's length
+  std::uint64_t oversized = 0;       // over the largest frame (kMaxCommandFrame): not read at all
+  std::uint64_t kernel_drops = 0;    // dropped by the kernel, the ports' buffers full (a flood)
   bool operator==(const LivoxSdkCounts&) const = default;
 };
 
