@@ -302,10 +302,8 @@ TEST_CASE("Livox across a reload: the new pipeline sends from port 56300 while t
   CHECK_THAT(daemon.output(), !Catch::Contains("cannot send from"));
 }
 
-TEST_CASE(
-    "Livox SDK2's connection: the firmware type, then the host ends it sets move the "
-    "streams there",
-    "[e2e][livox]") {
+TEST_CASE("Livox SDK2's connection: the firmware type, then host ends that move the streams",
+          "[e2e][livox]") {
   // SDK2, once it has found a unit: 0x0101 for the firmware type (it asks again and again
   // until the first key is 0x8010), then 0x0100 with its config's host ends for state
   // information, points and IMU (build_request.cpp); the unit sends there from then on.
@@ -355,6 +353,16 @@ TEST_CASE(
   REQUIRE(now);
   REQUIRE(now->first.data.size() == 3 + 4 + 8);
   CHECK((now->first.data[11] | now->first.data[12] << 8) == moved_points.port());
+  // Points pointed at an address that is neither loopback nor the host asking (issue 33's
+  // destination policy): refused with a non-zero return code, the stream stays.
+  auto elsewhere = std::vector<std::uint8_t>{1, 0, 0, 0};
+  auto away = ends(0x0006, 2000, 56300);
+  away[4] = 8;  // 8.0.0.1
+  elsewhere.insert(elsewhere.end(), away.begin(), away.end());
+  const auto refused = host.ask("127.0.0.10", livox::kCommandPorts.lidar, 0x0100, elsewhere, in);
+  REQUIRE(refused);
+  REQUIRE_FALSE(refused->first.data.empty());
+  CHECK(refused->first.data[0] != 0);
 
   const auto pattern = clients::scan_for("livox-mid360", 0, "", "test-pattern");
   const core::BeamGeometry geometry(pattern);
@@ -383,4 +391,10 @@ TEST_CASE(
   // Nothing went to where the daemon was started to send.
   CHECK(configured_points.receive(1, 100ms, 200ms).empty());
   CHECK(configured_imu.receive(1, 100ms, 200ms).empty());
+  CHECK(daemon.counter(
+            "lidaremu_destination_changes_total{sensor=\"livox-mid360-8\",outcome=\"refused\"}") ==
+        1);
+  CHECK(daemon.counter(
+            "lidaremu_destination_changes_total{sensor=\"livox-mid360-8\",outcome=\"accepted\"}") ==
+        1);
 }

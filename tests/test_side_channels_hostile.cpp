@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/ip/address_v4.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -33,6 +34,7 @@
 #include "lidaremu/core/hesai/ptc.hpp"
 #include "lidaremu/core/livox.hpp"
 #include "lidaremu/core/pcap.hpp"
+#include "lidaremu/daemon/net/destination_policy.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;
@@ -468,4 +470,95 @@ TEST_CASE("Livox SDK ports refuse and count by reason what no host sends, the ke
   CHECK(daemon.output().find("refused: bytes past the frame's length") != std::string::npos);
   CHECK(daemon.output().find("refused: over the largest frame") != std::string::npos);
   CHECK(daemon.output().find("refused: not a frame Livox SDK2 reads") != std::string::npos);
+}
+
+TEST_CASE("Destinations: loopback, the client that asks, and the ranges allowed", "[net]") {
+  const daemon::DestinationPolicy policy(
+      {*daemon::parse_ipv4_range("10.0.0.0/8"), *daemon::parse_ipv4_range("192.168.7.9")});
+  CHECK(policy.refusal("127.0.0.1", "192.168.1.5").empty());
+  CHECK(policy.refusal("127.45.0.3", "192.168.1.5").empty());
+  CHECK(policy.refusal("192.168.1.5", "192.168.1.5").empty());  // "send to me"
+  CHECK(policy.refusal("10.200.3.4", "192.168.1.5").empty());
+  CHECK(policy.refusal("192.168.7.9", "192.168.1.5").empty());
+  for (const char* elsewhere :
+       {"8.8.8.8", "192.168.1.6", "192.168.7.8", "255.255.255.255", "224.0.0.1", "0.0.0.0"}) {
+    INFO(elsewhere);
+    CHECK_THAT(policy.refusal(elsewhere, "192.168.1.5"), Catch::Contains("--allow-destinations"));
+  }
+  CHECK_THAT(policy.refusal("not-an-address", "127.0.0.1"), Catch::Contains("not an IPv4"));
+  CHECK(daemon::DestinationPolicy().refusal("10.0.0.1", "127.0.0.1") != "");
+  CHECK_FALSE(daemon::parse_ipv4_range("10.0.0.0/33"));
+  CHECK_FALSE(daemon::parse_ipv4_range("10.0.0/8"));
+  CHECK_FALSE(daemon::parse_ipv4_range("10.0.0.0/"));
+  CHECK(daemon::parse_ipv4_range("0.0.0.0/0")->contains(0x08080808));
+}
+
+TEST_CASE("A unit's API points its stream only where the policy allows, counted and logged",
+          "[e2e][hostile]") {
+  // The review: PTC 0x20, Ouster udp_dest, Velodyne /cgi/setting/host (and Livox host ends,
+  // test_livox_daemon) pointed a sensor's stream at any address, broadcast and multicast
+  // included, logged but not counted.
+  namespace ptc = core::hesai::ptc;
+  test::UdpReceiver out;
+  const std::string config = "/tmp/lidaremu-destinations-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(config)
+      << "[daemon]\nhttp = \"off\"\nfoxglove = \"off\"\nallow_destinations = [\"10.0.0.0/8\"]\n"
+      << "[[sensor]]\nname = \"velodyne\"\nmodel = \"vlp16\"\nhits = \"udp://127.0.0.1:0\"\n"
+      << "out = \"" << out.url()
+      << "\"\nsensor_ip = \"127.0.0.27\"\napi_port = " << test::api_port() << "\n"
+      << "[[sensor]]\nname = \"hesai\"\nmodel = \"pandar-xt32\"\nsensor_id = 1\n"
+      << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out.url() << "\"\nsensor_ip = \"127.0.0.28\"\n"
+      << "[[sensor]]\nname = \"ouster\"\nmodel = \"os1-64\"\nsensor_id = 2\n"
+      << "hits = \"udp://127.0.0.1:0\"\nout = \"" << out.url() << "\"\nsensor_ip = \"127.0.0.29\"\n"
+      << "api_port = " << test::api_port() << "\n";
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("sensor ouster", 10s));
+  const std::string velodyne = "http://127.0.0.27:" + test::api_port() + "/cgi/setting/host";
+  const auto set_host = [&](const std::string& address) {
+    return test::http_request("POST", velodyne, "addr=" + address + "&dport=2368", "",
+                              {"Content-Type: application/x-www-form-urlencoded"})
+        .status;
+  };
+  const auto ptc_destination = [&](std::array<std::uint8_t, 4> address) {
+    RawConnection c("127.0.0.28", 9347);
+    std::vector<std::uint8_t> payload(address.begin(), address.end());
+    for (const std::uint8_t b : {0x09, 0x40, 0x27, 0x10}) payload.push_back(b);  // 2368, 10000
+    const auto request = ptc::frame(ptc::kSetDestination, 0, payload);
+    c.send_some(std::string(request.begin(), request.end()));
+    const std::string reply = c.receive(3s, whole_ptc_response);
+    return reply.size() >= ptc::kHeaderSize ? static_cast<int>(std::uint8_t(reply[3])) : -1;
+  };
+  const auto udp_dest = [&](const std::string& address) {
+    return test::tcp_exchange("127.0.0.29", 7501,
+                              "set_config_param udp_dest " + address + "\nreinitialize\n", 3s,
+                              "reinitialize")
+        .bytes;
+  };
+  for (const std::string elsewhere : {"8.8.8.8", "255.255.255.255", "224.0.0.1", "0.0.0.0"}) {
+    INFO(elsewhere);
+    CHECK(set_host(elsewhere) == 403);
+    const auto a = boost::asio::ip::make_address_v4(elsewhere).to_bytes();
+    CHECK(ptc_destination(a) == ptc::kInvalidData);
+    const std::string answer = udp_dest(elsewhere);
+    INFO(answer);
+    CHECK(answer.find("--allow-destinations") != std::string::npos);
+  }
+  // Allowed: a range on --allow-destinations, then back to loopback.
+  CHECK(set_host("10.1.2.3") == 200);
+  CHECK(set_host("127.0.0.1") == 200);
+  CHECK(ptc_destination({10, 1, 2, 3}) == ptc::kOk);
+  CHECK(ptc_destination({127, 0, 0, 1}) == ptc::kOk);
+  CHECK(udp_dest("10.1.2.3").find("error") == std::string::npos);
+  REQUIRE(daemon.stop() == 0);
+  for (const std::string sensor : {"velodyne", "hesai", "ouster"}) {
+    INFO(sensor);
+    const auto count = [&](const std::string& outcome) {
+      return daemon.counter("lidaremu_destination_changes_total{sensor=\"" + sensor +
+                            "\",outcome=\"" + outcome + "\"}");
+    };
+    CHECK(count("refused") == 4);
+    CHECK(count("accepted") >= 1);
+  }
+  CHECK(daemon.output().find("127.0.0.1 asked to send to udp://8.8.8.8:") != std::string::npos);
+  std::filesystem::remove(config);
 }

@@ -73,12 +73,13 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   const daemon::BrowserPolicy browsers{settings.http_allowed_hosts, settings.http_allowed_origins};
   // Declared after the io_context: destroyed first, waiting for the sensors it still retires.
   daemon::Reaper reaper(io);
+  std::vector<daemon::Ipv4Range> destinations;  // checked when the settings loaded
+  for (const auto& range : settings.allow_destinations) {
+    if (const auto r = daemon::parse_ipv4_range(range)) destinations.push_back(*r);
+  }
   const daemon::SensorServices services{
-      materials,
-      io,
-      {capture ? &*capture : nullptr, record ? &*record : nullptr, &view},
-      browsers,
-      reaper};
+      materials, io,     {capture ? &*capture : nullptr, record ? &*record : nullptr, &view},
+      browsers,  reaper, daemon::DestinationPolicy(std::move(destinations))};
   Sensors sensors;
   daemon::start_sensors(settings.sensors, services, sensors);
   // Declared after the sensors: a reload still warming up is joined before they go.

@@ -18,6 +18,7 @@
 #include "lidaremu/core/family.hpp"
 #include "lidaremu/core/scan_choice.hpp"
 #include "lidaremu/daemon/config/settings_schema.hpp"
+#include "lidaremu/daemon/net/destination_policy.hpp"
 #include "settings_build.hpp"
 
 namespace lidaremu::daemon {
@@ -92,6 +93,12 @@ std::vector<std::string> check_daemon_settings(const DaemonSettings& d, const st
         })) {
       problems.push_back(path("http_allowed_hosts") + ": '" + host +
                          "': expected a host name (letters, digits, '-', '.'), without a port");
+    }
+  }
+  for (const auto& range : d.allow_destinations) {
+    if (!parse_ipv4_range(range)) {
+      problems.push_back(path("allow_destinations") + ": '" + range +
+                         "': expected an IPv4 range (192.168.1.0/24) or address");
     }
   }
   for (const auto& origin : d.http_allowed_origins) {

@@ -147,6 +147,21 @@ const SettingRow kRows[] = {
             "in `Host` when they change state, here and on the emulated sensor APIs (e.g. a "
             "compose service name)",
      .example = "lidaremu"},
+    {.key = "allow_destinations",
+     .flag = "--allow-destinations",
+     .metavar = "CIDR,...",
+     .scope = kDaemon,
+     .target = &D::allow_destinations,
+     .change = kAtStart,
+     .default_text = "loopback and the asker",
+     .help = "where the emulated units' APIs may point a stream besides a loopback address and "
+             "the client asking (IPv4 ranges)",
+     .doc = "where a client of an emulated unit's API (PTC 0x20, Ouster `udp_dest`, Velodyne "
+            "`/cgi/setting/host`, Livox SDK2's host ends) may point the unit's streams besides a "
+            "loopback address and the client's own address: IPv4 ranges (`10.0.0.0/8`) or "
+            "addresses; anything else is refused with the protocol's own error and counted "
+            "(`lidaremu_destination_changes_total`)",
+     .example = "192.168.1.0/24"},
     {.key = "http_allowed_origins",
      .flag = "--http-allowed-origins",
      .metavar = "URL,...",

@@ -358,6 +358,17 @@ void write_exposition(std::ostream& out, std::span<const SensorSnapshot> sensors
   for (const auto& f : view_families()) per_sensor(f, true);
   write_livox_sdk(w, sensors);
   write_api_ports(w, sensors);
+  w.family("lidaremu_destination_changes_total", "counter",
+           "Requests of a unit's API clients that moved where a stream goes, by outcome: "
+           "accepted, or refused (not loopback, not the client asking, not on "
+           "--allow-destinations).");
+  for (const auto& s : sensors) {
+    for (const auto& [outcome, value] : {std::pair{"accepted", s.destinations_accepted},
+                                         std::pair{"refused", s.destinations_refused}}) {
+      w.sample("lidaremu_destination_changes_total",
+               "{sensor=\"" + s.name + "\",outcome=\"" + outcome + "\"}", value);
+    }
+  }
   write_capture_errors(w, captures);
   if (foxglove) {
     for (const auto& f : foxglove_families()) {
@@ -396,6 +407,7 @@ std::span<const std::string_view> metric_family_names() {
     all.push_back("lidaremu_api_requests_total");
     all.push_back("lidaremu_api_connections_closed_total");
     all.push_back(kCaptureErrorsFamily);
+    all.push_back("lidaremu_destination_changes_total");
     for (const auto& f : foxglove_families()) all.push_back(f.name);
     return all;
   }();

@@ -92,10 +92,11 @@ void EmulatedSensor::start() {
 void EmulatedSensor::start_api() {
   const SensorSettings& s = runtime_->settings();
   if (s.sensor_ip.empty() || s.api_port == 0) return;
-  const Reconfigure apply =
-      [this, alive = std::weak_ptr<bool>(alive_)](const SensorSettings& next) -> std::string {
-    if (alive.expired()) return "this sensor was removed by a reload";
-    return reconfigure(next);
+  const Reconfigure apply = [this, alive = std::weak_ptr<bool>(alive_)](
+                                const SensorSettings& next,
+                                const std::string& requester) -> ReconfigureResult {
+    if (alive.expired()) return {"this sensor was removed by a reload"};
+    return reconfigure(next, requester);
   };
   try {
     const auto initializing = [this, alive = std::weak_ptr<bool>(alive_)] {
@@ -112,7 +113,33 @@ void EmulatedSensor::start_api() {
   }
 }
 
-std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
+std::optional<ReconfigureResult> EmulatedSensor::refuse_destination(const SensorSettings& next,
+                                                                    const std::string& requester) {
+  const SensorSettings& now = pending_ ? *pending_ : runtime_->settings();
+  if (next.out == now.out && next.telemetry == now.telemetry) return std::nullopt;
+  const std::string& name = now.name;
+  for (const Endpoint* to : {&next.out, &next.telemetry}) {
+    const Endpoint& was = to == &next.out ? now.out : now.telemetry;
+    if (to->host == was.host) continue;  // the operator's, or allowed when it was set
+    if (std::string why = services_.destinations.refusal(to->host, requester); !why.empty()) {
+      if (runtime_detail::worth_logging(++history_->destinations_refused)) {
+        spdlog::warn("sensor {}: {} asked to send to {}: {} ({} refused so far)", name, requester,
+                     to->to_string(), why, history_->destinations_refused);
+      }
+      return ReconfigureResult{why, true};
+    }
+  }
+  if (runtime_detail::worth_logging(++history_->destinations_accepted)) {
+    spdlog::info("sensor {}: data to {}, telemetry to {}, as {} asked ({} changes so far)", name,
+                 next.out.to_string(), next.telemetry.to_string(), requester,
+                 history_->destinations_accepted);
+  }
+  return std::nullopt;
+}
+
+ReconfigureResult EmulatedSensor::reconfigure(const SensorSettings& next,
+                                              const std::string& requester) {
+  if (auto refused = refuse_destination(next, requester)) return *refused;
   // An Ouster stops its stream at the command: what is queued in the old configuration (or the
   // one before, still waiting) never follows the answer, and it reports INITIALIZING until the
   // new one streams.
@@ -129,7 +156,7 @@ std::string EmulatedSensor::reconfigure(const SensorSettings& next) {
     apply_pending_when_due();
     return {};
   }
-  return apply(next);
+  return {apply(next)};
 }
 
 void EmulatedSensor::retired() {
@@ -262,6 +289,8 @@ SensorSnapshot EmulatedSensor::snapshot() const {
   SensorSnapshot s = snapshot_of(*runtime_);
   const SensorHistory& h = *history_;
   s.reinitialisations = h.reinitialisations;
+  s.destinations_accepted = h.destinations_accepted;
+  s.destinations_refused = h.destinations_refused;
   if (counts_folded_) {  // the live pipeline's and API's counts are in the history already
     s.kernel_drops = 0;
     s.capture_dropped = runtime_->capture_dropped() - capture_dropped_folded_;

@@ -82,8 +82,9 @@ class HesaiUnitApi final : public UnitApi {
   explicit HesaiUnitApi(const UnitApiContext& c)
       : api_(std::make_shared<HesaiApi>(c.settings, c.apply)),
         ptc_(c.io, c.settings.sensor_ip, static_cast<std::uint16_t>(c.settings.api_port),
-             ptc_framing([api = api_](std::uint8_t command, std::span<const std::uint8_t> payload) {
-               return api->handle(command, payload);
+             ptc_framing([api = api_](std::uint8_t command, std::span<const std::uint8_t> payload,
+                                      const std::string& remote) {
+               return api->handle(command, payload, remote);
              })),
         ip_(c.settings.sensor_ip) {}
   [[nodiscard]] std::string note() const override {
@@ -111,7 +112,8 @@ class LivoxUnitApi final : public UnitApi {
              std::to_string(c.settings.identity.serial_number),
              ends(c.settings.out, c.settings.data_source_port),
              ends(c.settings.telemetry, c.settings.telemetry_source_port),
-             [active = active_, apply = c.apply](const core::livox::WorkModeChange& change) {
+             [active = active_, apply = c.apply](const core::livox::WorkModeChange& change,
+                                                 const std::string& requester) {
                SensorSettings next = *active;
                if (change.points) {
                  next.out = endpoint(*change.points);
@@ -126,7 +128,7 @@ class LivoxUnitApi final : public UnitApi {
                    next.telemetry_source_port == active->telemetry_source_port) {
                  return true;  // as it is (SDK2 sets them at every connection)
                }
-               if (!apply(next).empty()) return false;
+               if (!apply(next, requester).ok()) return false;
                *active = next;
                return true;
              }),

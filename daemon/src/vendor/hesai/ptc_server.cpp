@@ -44,14 +44,15 @@ ptc::Config HesaiApi::config() const {
   return c;
 }
 
-std::uint8_t HesaiApi::apply(const SensorSettings& next) {
-  if (!reconfigure_(next).empty()) return ptc::kInvalidData;
+std::uint8_t HesaiApi::apply(const SensorSettings& next, const std::string& remote) {
+  if (!reconfigure_(next, remote).ok()) return ptc::kInvalidData;
   active_ = next;
   return ptc::kOk;
 }
 
 std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
-                                           std::span<const std::uint8_t> payload) {
+                                           std::span<const std::uint8_t> payload,
+                                           const std::string& remote) {
   const auto reply = [command](std::uint8_t code, std::span<const std::uint8_t> body = {}) {
     return ptc::frame(command, code, body);
   };
@@ -157,7 +158,7 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
       const auto r = core::make_rpm_scan(model, be16(payload, 0));
       if (!r.pattern) return reply(ptc::kInvalidParameter);
       next.pattern = *r.pattern;
-      return reply(apply(next));
+      return reply(apply(next, remote));
     }
     case ptc::kSetReturnMode: {
       if (!needs(1)) return reply(ptc::kInvalidParameter);
@@ -165,7 +166,7 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
       if (mode == nullptr) return reply(ptc::kInvalidParameter);
       SensorSettings next = active_;
       next.pipeline.return_mode = mode->return_mode;
-      return reply(apply(next));
+      return reply(apply(next, remote));
     }
     case ptc::kSetDestination: {
       // Destination address, point-cloud port, GPS port.
@@ -178,7 +179,7 @@ std::vector<std::uint8_t> HesaiApi::handle(std::uint8_t command,
                                std::to_string(payload[2]) + "." + std::to_string(payload[3]);
       next.out = {host, port};
       next.telemetry = {host, gps_port};
-      return reply(apply(next));
+      return reply(apply(next, remote));
     }
     case ptc::kSetStandbyMode:
       if (!needs(1) || payload[0] > 1) return reply(ptc::kInvalidParameter);
@@ -233,9 +234,9 @@ RequestFraming ptc_framing(PtcHandler handler) {
   };
   f.answer = [handler = std::move(handler)](
                  std::span<const std::uint8_t> request,
-                 const std::string& /*remote*/) -> std::optional<std::string> {
+                 const std::string& remote) -> std::optional<std::string> {
     const auto header = ptc::parse_header(request.first(ptc::kHeaderSize));
-    const auto reply = handler(header->command, request.subspan(ptc::kHeaderSize));
+    const auto reply = handler(header->command, request.subspan(ptc::kHeaderSize), remote);
     return std::string(reply.begin(), reply.end());
   };
   return f;

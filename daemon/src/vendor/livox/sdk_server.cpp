@@ -72,13 +72,13 @@ struct LivoxSdkServer::State {
   // What the unit says of itself: the command port is the one bound (--api-port may move it);
   // its streams' ends as the host last set them. Read and changed on the io thread only.
   core::livox::UnitState unit;
-  core::livox::ApplyWorkMode apply;
+  LivoxApply apply;
   std::atomic<std::uint64_t> answered{0}, malformed{0}, not_requests{0}, unknown{0},
       trailing_bytes{0}, oversized{0};
   std::uint64_t refused = 0;  // io thread: the three refusals together, for the log's rate
 
   State(udp::socket d, udp::socket b, udp::socket c, std::string s, std::uint32_t address,
-        core::livox::HostPorts points, core::livox::HostPorts imu, core::livox::ApplyWorkMode a)
+        core::livox::HostPorts points, core::livox::HostPorts imu, LivoxApply a)
       : discovery{std::move(d), {}, {}, {}, "discovery"},
         broadcast{std::move(b), {}, {}, {}, "discovery (broadcast)"},
         command{std::move(c), {}, {}, {}, "command"},
@@ -102,7 +102,7 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
 LivoxSdkServer::LivoxSdkServer(asio::io_context& io, const std::string& address,
                                std::uint16_t discovery_port, std::uint16_t command_port,
                                std::string serial, core::livox::HostPorts points,
-                               core::livox::HostPorts imu, core::livox::ApplyWorkMode apply) {
+                               core::livox::HostPorts imu, LivoxApply apply) {
   boost::system::error_code ec;
   const auto ip = asio::ip::make_address_v4(address, ec);
   if (ec) throw std::runtime_error("Livox: '" + address + "' is not an IPv4 address");
@@ -168,8 +168,10 @@ void receive_next(const std::shared_ptr<LivoxSdkServer::State>& state,
                                              std::chrono::system_clock::now().time_since_epoch())
                                              .count());
           // A host end the host sets is the unit's once the sensor has taken it.
-          const auto take = [&state](const core::livox::WorkModeChange& change) {
-            if (!state->apply || !state->apply(change)) return false;
+          const auto take = [&state, &port](const core::livox::WorkModeChange& change) {
+            if (!state->apply || !state->apply(change, port.from.address().to_string())) {
+              return false;
+            }
             if (change.state_info) state->unit.state_info = *change.state_info;
             if (change.points) state->unit.points = *change.points;
             if (change.imu) state->unit.imu = *change.imu;

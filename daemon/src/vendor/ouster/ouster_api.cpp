@@ -152,16 +152,19 @@ std::string OusterApi::stage(const json& changes, const std::string& requester) 
   return {};
 }
 
-std::string OusterApi::reinitialize() {
+HttpResponse OusterApi::reinitialize(const std::string& requester) {
   auto next = settings_from_ouster_config(active_, staged_);
-  if (!next.settings) return next.error;
+  if (!next.settings) return json_error(500, next.error);
   next.settings->identity.init_id = next_init_id(active_.identity.init_id);
-  if (std::string error = reconfigure_(*next.settings); !error.empty()) return error;
+  if (const auto r = reconfigure_(*next.settings, requester); !r.ok()) {
+    // A destination the policy refuses stays staged: the client may stage another.
+    return json_error(r.forbidden ? 403 : 500, r.error);
+  }
   active_ = *next.settings;
   build_metadata();
   staged_ = metadata_["config_params"];
   ++reinitialisations_;
-  return {};
+  return json_reply(ordered_json::object());
 }
 
 HttpResponse OusterApi::post_config(const HttpRequest& request) {
@@ -176,9 +179,7 @@ HttpResponse OusterApi::post_config(const HttpRequest& request) {
     return it == request.query.end() ? otherwise : it->second == "true";
   };
   const bool staging = flag("staging", false);
-  if (flag("reinit", !staging)) {
-    if (std::string error = reinitialize(); !error.empty()) return json_error(500, error);
-  }
+  if (flag("reinit", !staging)) return reinitialize(request.remote_ip);
   return json_reply(ordered_json::object());
 }
 
@@ -223,10 +224,7 @@ HttpResponse OusterApi::cmd(const std::string& command, const std::string& args,
     }
     return json_reply("set_config_param");
   }
-  if (command == "reinitialize") {
-    if (std::string error = reinitialize(); !error.empty()) return json_error(500, error);
-    return json_reply(ordered_json::object());
-  }
+  if (command == "reinitialize") return reinitialize(requester);
   // Persisting the config across power cycles: nothing to persist in an emulator; answered as
   // the firmware does (HTTP: {}, TCP 7501: the command echoed, under its old name).
   if (command == "save_config_params" || command == "write_config_txt") {

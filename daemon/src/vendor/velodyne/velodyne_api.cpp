@@ -109,7 +109,9 @@ HttpResponse VelodyneApi::post_setting(const HttpRequest& request) {
     }
     // Other settings (laser, fov, phase lock, network) are accepted and not emulated.
   }
-  if (std::string error = reconfigure_(next); !error.empty()) return json_error(500, error);
+  if (const auto r = reconfigure_(next, request.remote_ip); !r.ok()) {
+    return json_error(r.forbidden ? 403 : 500, r.error);
+  }
   active_ = next;
   return {200, "text/plain", ""};
 }

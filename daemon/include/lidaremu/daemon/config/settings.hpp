@@ -92,6 +92,9 @@ struct DaemonSettings {
   // (browser_guard.hpp): host names clients use instead of an address, and web pages' origins.
   std::vector<std::string> http_allowed_hosts;
   std::vector<std::string> http_allowed_origins;
+  // Where the unit APIs' clients may point streams besides loopback and themselves
+  // (destination_policy.hpp): IPv4 ranges, "10.0.0.0/8" or an address.
+  std::vector<std::string> allow_destinations;
   // The live view: decoded clouds on a Foxglove WebSocket, HOST:PORT or "off". A failed bind of
   // the default only warns.
   std::string foxglove = "127.0.0.1:8765";

@@ -30,6 +30,8 @@ struct SensorSnapshot {
   const ViewCounters* view = nullptr;       // null without a live view
   std::optional<LivoxSdkCounts> livox_sdk;  // a Livox unit's discovery and command ports
   std::uint64_t reinitialisations = 0;      // pipelines rebuilt for settings its APIs took
+  std::uint64_t destinations_accepted = 0;  // streams pointed elsewhere by its APIs' clients
+  std::uint64_t destinations_refused = 0;   // ... refused by the destination policy
   std::vector<ApiPortCounts> api_ports;     // its TCP request/reply ports (PTC, TCP 7501)
 };
 

@@ -12,6 +12,7 @@
 
 #include "lidaremu/core/materials.hpp"
 #include "lidaremu/daemon/net/browser_guard.hpp"
+#include "lidaremu/daemon/net/destination_policy.hpp"
 #include "lidaremu/daemon/ops/capture.hpp"
 #include "lidaremu/daemon/ops/metrics.hpp"
 #include "lidaremu/daemon/ops/reaper.hpp"
@@ -26,8 +27,9 @@ struct SensorServices {
   const core::MaterialTable& materials;
   boost::asio::io_context& io;
   Recorders recorders;
-  BrowserPolicy browsers;  // who may change the unit's settings through its APIs
-  Reaper& reaper;          // waits for retired pipelines off the io thread
+  BrowserPolicy browsers;          // who may change the unit's settings through its APIs
+  Reaper& reaper;                  // waits for retired pipelines off the io thread
+  DestinationPolicy destinations;  // where the units' APIs may point the streams
 };
 
 // What /metrics shows of a sensor beyond its live pipeline, kept under its name: its pipelines'
@@ -41,6 +43,8 @@ struct SensorHistory {
   std::uint64_t kernel_drops = 0;
   std::uint64_t capture_dropped = 0;
   std::uint64_t reinitialisations = 0;
+  std::uint64_t destinations_accepted = 0;  // a stream's destination changed by an API's client
+  std::uint64_t destinations_refused = 0;   // ... and refused (destination_policy.hpp)
   LivoxSdkCounts livox_sdk;
   std::vector<ApiPortCounts> api_ports;
 };
@@ -71,7 +75,11 @@ class EmulatedSensor {
   void drained();
 
  private:
-  std::string reconfigure(const SensorSettings& next);
+  ReconfigureResult reconfigure(const SensorSettings& next, const std::string& requester);
+  // A change of a stream's host that the destination policy refuses (counted and logged either
+  // way, with who asked); nothing when it may go ahead.
+  std::optional<ReconfigureResult> refuse_destination(const SensorSettings& next,
+                                                      const std::string& requester);
   [[nodiscard]] bool initializing() const;
   std::string apply(const SensorSettings& next);
   void retired();

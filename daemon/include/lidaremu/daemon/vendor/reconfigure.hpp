@@ -7,8 +7,15 @@
 
 namespace lidaremu::daemon {
 
-// Applies new settings to the running sensor (a new init_id, mode, profile, destination...).
-// Returns an empty string, or why it could not.
-using Reconfigure = std::function<std::string(const SensorSettings&)>;
+struct ReconfigureResult {
+  std::string error;       // empty: applied (or waiting its turn); otherwise why not
+  bool forbidden = false;  // refused by policy (a stream's destination: destination_policy.hpp)
+  [[nodiscard]] bool ok() const { return error.empty(); }
+};
+
+// Applies new settings to the running sensor (a new init_id, mode, profile, destination...),
+// asked by the client at `requester` (its IPv4 address).
+using Reconfigure =
+    std::function<ReconfigureResult(const SensorSettings& next, const std::string& requester)>;
 
 }  // namespace lidaremu::daemon

@@ -21,14 +21,16 @@ namespace lidaremu::daemon {
 class HesaiApi {
  public:
   HesaiApi(const SensorSettings& active, Reconfigure reconfigure);
-  // One request's command and payload; the whole response (header and payload).
-  std::vector<std::uint8_t> handle(std::uint8_t command, std::span<const std::uint8_t> payload);
+  // One request's command and payload, from the client at `remote`; the whole response (header
+  // and payload).
+  std::vector<std::uint8_t> handle(std::uint8_t command, std::span<const std::uint8_t> payload,
+                                   const std::string& remote = "127.0.0.1");
   [[nodiscard]] const SensorSettings& active() const { return active_; }
 
  private:
   [[nodiscard]] core::hesai::ptc::Config config() const;
   // Applies `next` to the running unit; the PTC return code.
-  std::uint8_t apply(const SensorSettings& next);
+  std::uint8_t apply(const SensorSettings& next, const std::string& remote);
   SensorSettings active_;
   Reconfigure reconfigure_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -43,8 +45,9 @@ class HesaiApi {
   std::uint8_t ptp_lock_offset_ = core::hesai::ptc::kPtpLockOffset;
 };
 
-using PtcHandler =
-    std::function<std::vector<std::uint8_t>(std::uint8_t, std::span<const std::uint8_t>)>;
+// A request's command, payload and client address; the whole response.
+using PtcHandler = std::function<std::vector<std::uint8_t>(
+    std::uint8_t, std::span<const std::uint8_t>, const std::string& remote)>;
 
 // PTC on TCP (request_server.hpp): a request is its 8-byte header and the payload it announces
 // (at most ptc::kMaxPayload, or the connection closes, as it does at a byte that is not PTC); an

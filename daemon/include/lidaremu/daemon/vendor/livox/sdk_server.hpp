@@ -6,6 +6,7 @@
 // kernel's drops on its sockets too; what it refuses is logged at the 1st, 2nd, 3rd, 10th, 100th...
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,11 @@ struct LivoxSdkCounts {
   bool operator==(const LivoxSdkCounts&) const = default;
 };
 
+// Takes the host ends a 0x0100 request sets, asked by the host at `requester` (its address):
+// whether the unit took them.
+using LivoxApply =
+    std::function<bool(const core::livox::WorkModeChange& change, const std::string& requester)>;
+
 class LivoxSdkServer {
  public:
   // `address`: the unit's; the command port binds it, discovery binds it and the limited
@@ -35,7 +41,7 @@ class LivoxSdkServer {
   LivoxSdkServer(boost::asio::io_context& io, const std::string& address,
                  std::uint16_t discovery_port, std::uint16_t command_port, std::string serial,
                  core::livox::HostPorts points = {}, core::livox::HostPorts imu = {},
-                 core::livox::ApplyWorkMode apply = {});
+                 LivoxApply apply = {});
   ~LivoxSdkServer();
   LivoxSdkServer(const LivoxSdkServer&) = delete;
   LivoxSdkServer& operator=(const LivoxSdkServer&) = delete;

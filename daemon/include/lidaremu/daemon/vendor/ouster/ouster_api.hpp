@@ -36,7 +36,9 @@ class OusterApi {
   [[nodiscard]] nlohmann::ordered_json config_of(const SensorSettings& s) const;
   // Merges `changes` into the staged config; "@auto" becomes the requester. Empty or an error.
   std::string stage(const nlohmann::json& changes, const std::string& requester);
-  std::string reinitialize();
+  // Applies the staged config, asked by `requester`: {} or the error (403: a destination the
+  // policy refuses).
+  HttpResponse reinitialize(const std::string& requester);
   HttpResponse post_config(const HttpRequest& request);
   HttpResponse cmd(const std::string& command, const std::string& args,
                    const std::string& requester);
