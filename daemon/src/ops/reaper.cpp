@@ -1,5 +1,6 @@
 #include "lidaremu/daemon/ops/reaper.hpp"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
@@ -25,6 +26,24 @@ void Reaper::retire(std::function<void()> wait, std::function<void()> done) {
   {
     const std::lock_guard lock(mutex_);
     jobs_.emplace_back(std::move(wait), std::move(done));
+  }
+  wake_.notify_one();
+}
+
+void Reaper::return_freed_memory() {
+  {
+    const std::lock_guard lock(mutex_);
+    if (trim_queued_) return;
+    trim_queued_ = true;
+    jobs_.emplace_back(
+        [this] {
+          {
+            const std::lock_guard inner(mutex_);
+            trim_queued_ = false;
+          }
+          ::malloc_trim(0);
+        },
+        [] {});
   }
   wake_.notify_one();
 }

@@ -202,12 +202,14 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
   const std::uint64_t capture_dropped_at_stop = runtime_->capture_dropped();
   history_->capture_dropped += capture_dropped_at_stop;
   // Both halves hold the old pipeline: the last reference goes with `done`, on the io thread.
-  const std::shared_ptr<SensorRuntime> old(std::move(runtime_));
+  std::shared_ptr<SensorRuntime> old(std::move(runtime_));
   services_.reaper.retire([old] { old->join(); },
                           [old, alive = std::weak_ptr<bool>(alive_), history = history_,
-                           capture_dropped_at_stop, this] {
+                           capture_dropped_at_stop, &reaper = services_.reaper, this]() mutable {
                             history->capture_dropped +=
                                 old->capture_dropped() - capture_dropped_at_stop;
+                            old.reset();  // freed here; then its memory returned
+                            reaper.return_freed_memory();
                             if (!alive.expired()) retired();
                           });
   const auto make = [&](const SensorSettings& s) {

@@ -37,7 +37,12 @@ void retire_sensors(Reaper& reaper, Sensors& sensors) {
   for (auto& s : sensors) {
     s->stop_input();
     std::shared_ptr<EmulatedSensor> retired(std::move(s));
-    reaper.retire([retired] { retired->join(); }, [retired] { retired->drained(); });
+    reaper.retire([retired] { retired->join(); },
+                  [retired, &reaper]() mutable {
+                    retired->drained();
+                    retired.reset();  // freed here, on the io thread; then its memory returned
+                    reaper.return_freed_memory();
+                  });
   }
   sensors.clear();
 }

@@ -25,6 +25,11 @@ class Reaper {
   // Runs `wait` on the reaper's thread, then posts `done` to the io_context (it may own what
   // `wait` waited for: it is destroyed there).
   void retire(std::function<void()> wait, std::function<void()> done);
+  // Once retired objects are freed (on the io thread): gives the heap's free memory back to the
+  // system, on the reaper's thread. glibc keeps what its arenas freed: a storm of 100 reloads of
+  // four sensors took the daemon from 136 MB to 850 MB, which malloc_trim brings back to 148 MB.
+  // At most one is waiting at a time (a storm asks for many).
+  void return_freed_memory();
   // Jobs not finished yet (waiting or running).
   [[nodiscard]] std::size_t pending() const;
   // Blocks until every job retired so far has finished waiting (at shutdown, before the
@@ -40,6 +45,7 @@ class Reaper {
   std::condition_variable idle_;
   std::deque<std::pair<std::function<void()>, std::function<void()>>> jobs_;
   std::size_t running_ = 0;
+  bool trim_queued_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };
