@@ -617,3 +617,59 @@ TEST_CASE("A storm of reloads gives its memory back", "[e2e][hostile][reload]") 
   CHECK(daemon.stop() == 0);
   std::filesystem::remove(config);
 }
+
+namespace {
+// A config of `count` VLP-16s (no API, no live view), written to `file`.
+void write_vlp16s(const std::string& file, int count, const std::string& daemon_keys = "") {
+  std::ofstream f(file);
+  f << "[daemon]\nhttp = \"off\"\nfoxglove = \"off\"\n" << daemon_keys;
+  for (int i = 0; i < count; ++i) {
+    f << "[[sensor]]\nmodel = \"vlp16\"\nsensor_id = " << i
+      << "\nhits = \"udp://127.0.0.1:0\"\napi_port = 0\n";
+  }
+}
+
+// The "need about N MiB" of the daemon's start-up line.
+double estimated_mib(const std::string& output) {
+  const auto at = output.find("need about ");
+  return at == std::string::npos ? -1 : std::stod(output.substr(at + 11));
+}
+}  // namespace
+
+TEST_CASE("The memory estimate is what the sensors hold; a config over the limit is refused",
+          "[e2e][hostile][memory]") {
+  // The review: 1,000 sensors in one config OOM-killed the host (about 26 MB per VLP-16, nothing
+  // estimated or capped). The estimate is each pipeline's buffers, which start-up faults in.
+  const std::string config = "/tmp/lidaremu-memory-" + std::to_string(::getpid()) + ".toml";
+  for (const int count : {1, 8, 64}) {
+    if (test::kSanitized && count > 8) continue;  // 192 threads under a sanitizer: too slow
+    write_vlp16s(config, count);
+    test::DaemonProcess daemon({"--config", config});
+    REQUIRE(daemon.wait_for_output("sensor vlp16-" + std::to_string(count - 1) + " (", 30s));
+    std::this_thread::sleep_for(500ms);
+    const double resident = resident_mb(daemon.pid());
+    const double estimate = estimated_mib(daemon.output());
+    std::cout << count << " VLP-16: estimated " << estimate << " MiB, resident " << resident
+              << " MiB\n";
+    // Sanitizers add their own shadow memory: the estimate is the daemon's, checked plain.
+    if (!test::kSanitized) CHECK(std::abs(resident - estimate) <= 0.25 * estimate);
+    CHECK(daemon.stop() == 0);
+  }
+  // Over the limit: refused at start with each sensor's estimate, and on a reload.
+  write_vlp16s(config, 8, "memory_limit_mib = 100\n");
+  CHECK_THROWS_WITH(test::DaemonProcess({"--config", config}),
+                    Catch::Contains("too much for this host (vlp16-0 ") &&
+                        Catch::Contains("raise --memory-limit"));
+  write_vlp16s(config, 1, "memory_limit_mib = 100\n");
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("sensor vlp16-0 (", 10s));
+  write_vlp16s(config, 8, "memory_limit_mib = 100\n");
+  daemon.send_signal(SIGHUP);
+  CHECK(daemon.wait_for_output("keeping the running configuration: 8 sensor(s) need about", 30s));
+  // More sensors than a daemon runs: refused whatever the memory.
+  write_vlp16s(config, 257, "memory_limit_mib = 1000000\n");
+  daemon.send_signal(SIGHUP);
+  CHECK(daemon.wait_for_output("257 sensors: a daemon runs at most 256", 30s));
+  CHECK(daemon.stop() == 0);
+  std::filesystem::remove(config);
+}

@@ -15,6 +15,11 @@ void FrameHits::reshape(FrameShape s, HitLayout l) {
   columns_received = 0;
 }
 
+std::size_t FrameHits::bytes_for(FrameShape s, HitLayout l) {
+  const std::size_t n = s.beams() * l.hits_per_beam();
+  return n * (7 * sizeof(float) + sizeof(std::uint16_t) + sizeof(std::uint32_t)) + s.columns;
+}
+
 void FrameHits::clear(std::uint32_t new_frame_number) {
   frame_number = new_frame_number;
   std::fill(material.begin(), material.end(), std::uint16_t{0});
@@ -38,6 +43,12 @@ void FrameReturns::reshape(FrameShape s) {
   kind.assign(n, 0);
   near_ir.assign(s.beams(), 0);
   planes_written = 0;
+}
+
+std::size_t FrameReturns::bytes_for(FrameShape s) {
+  const std::size_t per_echo =
+      3 * sizeof(float) + 2 * sizeof(std::uint8_t) + sizeof(std::uint16_t) + sizeof(std::uint32_t);
+  return s.beams() * (kMaxEchoes * per_echo + sizeof(std::uint16_t));
 }
 
 void FrameReturns::keep_planes(int planes) {

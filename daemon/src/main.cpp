@@ -21,6 +21,7 @@
 #include "lidaremu/daemon/ops/metrics.hpp"
 #include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/emulated_sensor.hpp"
+#include "lidaremu/daemon/runtime/memory_budget.hpp"
 #include "lidaremu/daemon/runtime/sensor_set.hpp"
 #include "lidaremu/daemon/view/live_view.hpp"
 
@@ -80,6 +81,10 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
   const daemon::SensorServices services{
       materials, io,     {capture ? &*capture : nullptr, record ? &*record : nullptr, &view},
       browsers,  reaper, daemon::DestinationPolicy(std::move(destinations))};
+  const auto budget =
+      daemon::plan_memory(settings.sensors, services.recorders, settings.memory_limit_mib);
+  daemon::check_memory(budget);
+  std::cout << "lidaremud: memory: " << daemon::describe(budget) << std::endl;
   Sensors sensors;
   daemon::start_sensors(settings.sensors, services, sensors);
   // Declared after the sensors: a reload still warming up is joined before they go.

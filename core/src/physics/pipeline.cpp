@@ -58,7 +58,9 @@ FrameConstants Pipeline::constants_for(const Weather& weather) const {
 }
 
 void Pipeline::warm_up(FrameShape shape) {
-  if (work_.pulse_count.size() != shape.beams()) work_.resize(shape.beams());
+  if (work_.pulse_count.size() == shape.beams()) return;
+  work_.resize(shape.beams());
+  work_.pulses.fault_in();  // before the engine sends: no page faults in the first frames
 }
 
 void Pipeline::begin_frame(const FrameHits& hits, FrameReturns& out) {

@@ -40,9 +40,23 @@ ZeroedMemory& ZeroedMemory::operator=(ZeroedMemory&& other) noexcept {
   return *this;
 }
 
-void PulsePlanes::resize(std::size_t beams) {
+void PulsePlanes::resize(std::size_t beams) { memory_ = ZeroedMemory(bytes_for(beams)); }
+
+std::size_t PulsePlanes::bytes_for(std::size_t beams) {
   const std::size_t tiles = (beams + kTileBeams - 1) / kTileBeams;
-  memory_ = ZeroedMemory(tiles * kSlots * kBlockBytes);
+  return tiles * kSlots * kBlockBytes;
+}
+
+void PulsePlanes::fault_in() {
+  constexpr std::size_t kPage = 4096;
+  auto* bytes = static_cast<volatile std::byte*>(memory_.data());
+  for (std::size_t at = 0; at < memory_.size(); at += kPage) bytes[at] = std::byte{0};
+}
+
+std::size_t BeamWork::bytes_for(std::size_t beams) {
+  return PulsePlanes::bytes_for(beams) +
+         beams * (sizeof(std::uint8_t) + sizeof(float) + sizeof(std::uint16_t) + sizeof(Bloom) +
+                  sizeof(float) + FrameReturns::kMaxEchoes * sizeof(std::int8_t));
 }
 
 void BeamWork::resize(std::size_t beams) {

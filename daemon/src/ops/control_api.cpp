@@ -50,7 +50,8 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
                  {"datagrams_in", c.datagrams_in.load()},
                  {"frames_processed", c.frames_processed.load()},
                  {"frames_dropped", c.frames_dropped.load()},
-                 {"packets_out", c.packets_out.load()}};
+                 {"packets_out", c.packets_out.load()},
+                 {"memory_estimate_mib", std::lround(sensor.memory_estimate_bytes() / 1048576.0)}};
   // The scan's setting: an Ouster's profile (its mode fixes the rest), a spinning head's rate.
   if (setting_by_key(SettingScope::kSensor, "profile")->families.contains(s.model->family)) {
     j["profile"] = core::ouster::profile_name(s.ouster.profile);

@@ -284,6 +284,7 @@ std::string EmulatedSensor::describe() const {
           side + " " + st.telemetry.to_string();
   if (!st.sensor_ip.empty()) line += ", from " + st.sensor_ip;
   if (st.pattern.table) line += ", scan table " + st.pattern.table->source;
+  line += ", about " + std::to_string(std::lround(memory_estimate_bytes() / 1048576.0)) + " MiB";
   return line + api_note_;
 }
 
@@ -307,6 +308,10 @@ SensorSnapshot EmulatedSensor::snapshot() const {
   }
   if (api_) add(s.api_ports, api_->port_counts());
   return s;
+}
+
+std::size_t EmulatedSensor::memory_estimate_bytes() const {
+  return SensorRuntime::estimated_bytes(runtime_->settings(), services_.recorders);
 }
 
 void EmulatedSensor::drained() {

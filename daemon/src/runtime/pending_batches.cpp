@@ -5,6 +5,11 @@
 
 namespace lidaremu::daemon {
 
+std::size_t PendingBatches::bytes_for(std::uint32_t columns, std::size_t rows_per_column) {
+  return std::size_t{columns} * (rows_per_column * kBytesPerRow + kFramingBytesPerColumn +
+                                 sizeof(Entry) + sizeof(std::uint32_t));
+}
+
 void PendingBatches::reserve(std::uint32_t columns, std::size_t rows_per_column) {
   bytes_.resize(std::size_t{columns} * (rows_per_column * kBytesPerRow + kFramingBytesPerColumn));
   entries_.resize(columns);  // a batch claims a column at least, else it is not kept

@@ -39,6 +39,18 @@ int receive_buffer_bytes(const SensorSettings& s) {
       std::clamp(2.0 * frame_bytes * 1.01, 16.0 * (1 << 20), 256.0 * (1 << 20)));
 }
 
+// Packets in flight: the frame being sent, the next one waiting out the pacing margin (up to a
+// frame period), the one after being encoded; plus telemetry.
+int packet_slots(const SensorSettings& s, const core::Encoder& encoder) {
+  const double packets_per_frame = s.pattern.frame_period_s / encoder.data_packet_period_s();
+  return static_cast<int>(3 * packets_per_frame + 64);
+}
+// A slot holds the data packet, or any telemetry packet up to 512 bytes (the largest: Velodyne's
+// position packet); anything larger is refused and counted (packets_too_large).
+std::size_t packet_slot_bytes(const core::Encoder& encoder) {
+  return std::max<std::size_t>(512, encoder.data_packet_size());
+}
+
 // The emulated Ouster powers on with the daemon: its internal oscillator counts from then (in
 // simulation time, from 0).
 core::OusterOutput ouster_output(const SensorSettings& settings) {
@@ -117,14 +129,9 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   // A physics step of about 8,192 beams: fewer steps cost TBB's fork and join more often, larger
   // ones leave more of the frame to do after its last datagram.
   stream_step_ = std::max<std::uint32_t>(1, 8192 / shape.channels);
-  // Packets in flight: the frame being sent, the next one waiting out the pacing margin (up to a
-  // frame period), the one after being encoded; plus telemetry.
   data_packet_period_s_ = encoder_->data_packet_period_s();
-  const double packets_per_frame = settings_.pattern.frame_period_s / data_packet_period_s_;
-  const auto slots = static_cast<int>(3 * packets_per_frame + 64);
-  // A slot holds the data packet, or any telemetry packet up to 512 bytes (the largest:
-  // Velodyne's position packet); anything larger is refused and counted (packets_too_large).
-  packets_.emplace(slots, std::max<std::size_t>(512, encoder_->data_packet_size()));
+  const int slots = packet_slots(settings_, *encoder_);
+  packets_.emplace(slots, packet_slot_bytes(*encoder_));
   // Capture lanes hold as many packets as the sending queue; received datagrams (--record) grow
   // their slots to the largest seen, once.
   const std::size_t packet_bytes = packets_->slot_bytes();
@@ -138,6 +145,26 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
     raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8,
                  settings_.layout);
   }
+}
+
+std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Recorders& recorders) {
+  // What the constructor and warm_up allocate and fault in, item by item; the live view's frames
+  // (only while a viewer watches) and the kernel's socket buffer are not the process's.
+  const core::FrameShape shape{static_cast<std::uint32_t>(s.pattern.columns_per_frame),
+                               static_cast<std::uint16_t>(s.model->channels)};
+  std::size_t frame = core::FrameHits::bytes_for(shape, s.layout);
+  if (s.hits_format == HitsFormat::kFramed) {
+    frame += PendingBatches::bytes_for(shape.columns, shape.channels * s.layout.hits_per_beam());
+  }
+  const auto encoder =
+      core::make_encoder(s.pattern, s.identity, s.pipeline.return_mode, ouster_output(s));
+  const std::size_t packets =
+      encoder ? static_cast<std::size_t>(packet_slots(s, *encoder)) * packet_slot_bytes(*encoder)
+              : 0;
+  return static_cast<std::size_t>(s.frame_buffers) * frame +
+         core::BeamWork::bytes_for(shape.beams()) + core::FrameReturns::bytes_for(shape) +
+         packets * (recorders.output != nullptr ? 2 : 1) +
+         std::size_t{kReceiveBatch} * (protocol::kMaxDatagram + 1) + kThreadsAndTablesBytes;
 }
 
 SensorRuntime::~SensorRuntime() {

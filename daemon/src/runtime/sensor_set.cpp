@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "lidaremu/daemon/config/settings.hpp"
+#include "lidaremu/daemon/runtime/memory_budget.hpp"
 
 namespace lidaremu::daemon {
 
@@ -93,6 +94,7 @@ void Reloader::begin() {
       // The file is read here too, off the io thread: a 256 MiB scan table took it 2-10 s, and
       // /healthz and every unit's API waited.
       const DaemonSettings next = load_config_file(file_);
+      check_memory(plan_memory(next.sensors, services_.recorders, next.memory_limit_mib));
       for (const auto& s : next.sensors) {
         fresh_.push_back(
             std::make_unique<EmulatedSensor>(s, services_, history_for(histories, s.name)));

@@ -68,6 +68,8 @@ struct FrameHits {
   std::uint32_t columns_received = 0;
 
   void reshape(FrameShape s, HitLayout l = {});
+  // What reshape allocates (the daemon's memory estimate).
+  static std::size_t bytes_for(FrameShape s, HitLayout l = {});
   // Forget the previous frame's content without giving memory back.
   void clear(std::uint32_t new_frame_number);
   [[nodiscard]] std::size_t hit(std::size_t beam, std::size_t ray, std::size_t segment) const {
@@ -94,6 +96,8 @@ struct FrameReturns {
   int planes_written = 0;
 
   void reshape(FrameShape s);
+  // What reshape allocates (the daemon's memory estimate).
+  static std::size_t bytes_for(FrameShape s);
   // Empties the planes from `planes` on if any was written, so that a pipeline filling fewer
   // planes than the last one leaves none of its echoes behind.
   void keep_planes(int planes);

@@ -111,6 +111,7 @@ class ZeroedMemory {
   ZeroedMemory(ZeroedMemory&& other) noexcept;
   ZeroedMemory& operator=(ZeroedMemory&& other) noexcept;
   [[nodiscard]] std::byte* data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return bytes_; }
 
  private:
   std::byte* data_ = nullptr;
@@ -128,6 +129,11 @@ class PulsePlanes {
   static constexpr int kSlots = 12;
   static constexpr std::size_t kTileBeams = 64;
   void resize(std::size_t beams);
+  // What resize maps for `beams` (the daemon's memory estimate).
+  static std::size_t bytes_for(std::size_t beams);
+  // Faults every page in now (a write per page): mapped zeroed on first touch, the slots would
+  // otherwise come in page by page during the first frames with rain or echoes.
+  void fault_in();
   // Where slot `slot` of `beam` lies, for at(): the same for every field.
   [[nodiscard]] static std::size_t index(std::size_t beam, int slot) {
     return ((beam / kTileBeams) * kSlots + static_cast<std::size_t>(slot)) * kTileBeams +
@@ -179,6 +185,8 @@ struct BeamWork {
   std::vector<float> ambient_w;              // per beam: the sunlight the channel sees
   std::vector<std::int8_t> echo_pick;        // beams x kMaxEchoes: index of the pulse, -1 none
   void resize(std::size_t beams);
+  // What resize allocates (the daemon's memory estimate).
+  static std::size_t bytes_for(std::size_t beams);
 };
 
 // Frame-wide constants the stages read, derived once per frame from the weather.

@@ -82,6 +82,7 @@ struct DaemonSettings {
   std::string simd_target = "best";  // the physics kernel's instruction set
   double duration_s = 0;             // stop by itself after this long (0 = run until signalled)
   double stats_interval_s = 0;       // log counters this often (0 = only at exit)
+  double memory_limit_mib = 0;       // refuse a config estimated over this (0: cgroup, or RAM / 2)
   std::filesystem::path pcap;        // record every emitted packet here (empty: no capture)
   std::filesystem::path record;      // record every received datagram here (empty: none)
   // The daemon's own HTTP endpoint: HOST:PORT, or "off". A failed bind of the default only warns.

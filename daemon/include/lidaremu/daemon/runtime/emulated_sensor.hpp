@@ -71,6 +71,8 @@ class EmulatedSensor {
   // What /metrics shows of it: its pipeline's counters, and its side channels' own.
   [[nodiscard]] SensorSnapshot snapshot() const;
   [[nodiscard]] const std::shared_ptr<SensorHistory>& history() const { return history_; }
+  // What its pipeline holds once started (SensorRuntime::estimated_bytes), in bytes.
+  [[nodiscard]] std::size_t memory_estimate_bytes() const;
   // The reaper's call once this sensor, stopped, has drained: its last counts into the history.
   void drained();
 

@@ -27,6 +27,8 @@ class PendingBatches {
 
   // Room for `columns` columns of `rows_per_column` rows.
   void reserve(std::uint32_t columns, std::size_t rows_per_column);
+  // What reserve allocates (the daemon's memory estimate).
+  static std::size_t bytes_for(std::uint32_t columns, std::size_t rows_per_column);
   [[nodiscard]] bool reserved() const { return !first_copy_of_.empty(); }
 
   // Input thread, the frame begun afresh (nothing of the frame is being converted).

@@ -51,6 +51,9 @@ class SensorRuntime {
   SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
                 boost::asio::io_context& io, Recorders recorders = {}, KeptCounters kept = {});
   ~SensorRuntime();
+  // The memory a pipeline for `s` holds once started (its buffers, faulted in at start-up), in
+  // bytes, before one is built: the daemon's memory estimate (memory_estimate.hpp).
+  static std::size_t estimated_bytes(const SensorSettings& s, const Recorders& recorders = {});
   SensorRuntime(const SensorRuntime&) = delete;
   SensorRuntime& operator=(const SensorRuntime&) = delete;
 
@@ -174,6 +177,9 @@ class SensorRuntime {
   // recvmmsg's buffers: one datagram each, a byte more than the largest accepted (so a larger
   // one shows as oversized, not as a truncated good one).
   static constexpr int kReceiveBatch = 32;
+  // A pipeline's threads' stacks as touched, its encoder's and physics' tables: measured (1 MiB
+  // covers every model's; test_side_channels_hostile's estimate check holds it to account).
+  static constexpr std::size_t kThreadsAndTablesBytes = std::size_t{1} << 20;
   std::vector<std::uint8_t> receive_buffers_;
 
   core::Pipeline pipeline_;
