@@ -73,11 +73,11 @@ class RequestSession : public std::enable_shared_from_this<RequestSession>, publ
   }
 
   void answer(std::size_t size) {
-    ++counts_->requests;
     const auto reply = framing_->answer(buffered().first(size), remote_);
     buffered_ -= size;
     std::memmove(buffer_.data(), buffer_.data() + size, buffered_);
     if (!reply) return close(&ConnectionCounts::malformed);
+    ++counts_->requests;
     reply_ = *reply;
     // Until the client takes the reply the connection waits on it: it may give way to a
     // newcomer, and is closed at the write deadline.
