@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A hostile neighbour for the soak: slowloris connections on the control port, a loop of
-Ouster reinitialize requests on one emulated sensor, and a /healthz probe timing every answer.
+Ouster reinitialize requests on one emulated sensor, clients that pipeline requests on its TCP
+7501 and HTTP ports and never read the answers, and a /healthz probe timing every answer.
 Runs for SECONDS, then prints the probe's p50/p99/max in milliseconds and the counts.
 
 Usage: hostile_neighbour.py SECONDS CONTROL_HOST:PORT SENSOR_HOST:PORT [SLOW_CONNECTIONS]
@@ -16,7 +17,8 @@ control_host, control_port = sys.argv[2].rsplit(":", 1)
 sensor_host, sensor_port = sys.argv[3].rsplit(":", 1)
 slow_count = int(sys.argv[4]) if len(sys.argv) > 4 else 40
 deadline = time.time() + seconds
-counts = {"reinitialize": 0, "reinitialize_failed": 0, "slow_reconnects": 0}
+counts = {"reinitialize": 0, "reinitialize_failed": 0, "slow_reconnects": 0,
+          "non_reader_reconnects": 0}
 
 
 def slowloris():
@@ -43,6 +45,41 @@ def slowloris():
         c.close()
 
 
+def non_readers(port, request, count=8):
+    """Connections with a tiny receive window that pipeline requests and never read: the unit
+    closes them at its write deadline (5 s), and they come back."""
+    conns = []
+    while time.time() < deadline:
+        while len(conns) < count:
+            try:
+                c = socket.socket()
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+                c.settimeout(2)
+                c.connect((sensor_host, port))
+                c.setblocking(False)
+                try:
+                    c.send(request * 2000)
+                except OSError:
+                    pass
+                conns.append(c)
+                counts["non_reader_reconnects"] += 1
+            except OSError:
+                break
+        alive = []
+        for c in conns:
+            try:
+                c.send(request)  # raises once the unit has closed it
+                alive.append(c)
+            except BlockingIOError:
+                alive.append(c)
+            except OSError:
+                c.close()
+        conns = alive
+        time.sleep(1.0)
+    for c in conns:
+        c.close()
+
+
 def reinitialize():
     url = f"http://{sensor_host}:{sensor_port}/api/v1/sensor/cmd/reinitialize"
     while time.time() < deadline:
@@ -55,7 +92,11 @@ def reinitialize():
         time.sleep(0.05)
 
 
-threads = [threading.Thread(target=slowloris), threading.Thread(target=reinitialize)]
+threads = [threading.Thread(target=slowloris), threading.Thread(target=reinitialize),
+           threading.Thread(target=non_readers, args=(7501, b"get_beam_intrinsics\n")),
+           threading.Thread(target=non_readers,
+                            args=(int(sensor_port),
+                                  b"GET /api/v1/sensor/metadata HTTP/1.1\r\nHost: x\r\n\r\n"))]
 for t in threads:
     t.start()
 latencies, failures = [], 0
@@ -75,5 +116,6 @@ pick = lambda q: latencies[min(len(latencies) - 1, int(q * (len(latencies) - 1))
 print(f"hostile: /healthz {len(latencies)} answered, {failures} failed; "
       f"p50 {pick(0.5):.2f} ms, p99 {pick(0.99):.2f} ms, max {pick(1.0):.2f} ms")
 print(f"hostile: {counts['reinitialize']} reinitialize answered, {counts['reinitialize_failed']} "
-      f"failed; {counts['slow_reconnects']} slow connections opened")
+      f"failed; {counts['slow_reconnects']} slow connections opened, "
+      f"{counts['non_reader_reconnects']} non-reading ones")
 print(f"hostile_p99_ms={pick(0.99):.3f} hostile_failures={failures}")
