@@ -687,3 +687,68 @@ TEST_CASE("The memory estimate is what the sensors hold; a config over the limit
   CHECK(daemon.stop() == 0);
   std::filesystem::remove(config);
 }
+
+TEST_CASE("A request on a connection a reload left open is refused, not fatal",
+          "[e2e][hostile][reload]") {
+  // Found by the soak: an Ouster client's kept-alive connection outlives a reload (the old API's
+  // session goes on); its next reinitialize reached the retired sensor, whose input socket was
+  // closed, and the io thread failed ("local_endpoint: Bad file descriptor"): the daemon stopped.
+  const std::string config = "/tmp/lidaremu-late-request-" + std::to_string(::getpid()) + ".toml";
+  const std::string hits = "udp://127.0.0.1:" + std::to_string(test::free_udp_port());
+  std::ofstream(config) << "[daemon]\nhttp = \"off\"\nfoxglove = \"off\"\n[[sensor]]\nname = "
+                        << "\"ouster\"\nmodel = \"os1-64\"\nhits = \"" << hits << "\"\n"
+                        << "sensor_ip = \"127.0.0.30\"\napi_port = " << test::api_port() << "\n";
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("sensor ouster", 10s));
+  const auto port = static_cast<std::uint16_t>(std::stoi(test::api_port()));
+  const auto request = [](const std::string& path) {
+    return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.30\r\n\r\n";
+  };
+  const auto whole = [](const std::string& got) {
+    const auto head = got.find("\r\n\r\n");
+    if (head == std::string::npos) return false;
+    const auto length = got.find("Content-Length: ");
+    return length != std::string::npos &&
+           got.size() >= head + 4 + std::stoul(got.substr(length + 16));
+  };
+  // Kept-alive connections asking to reinitialise as fast as they are answered, across the
+  // reload: some requests reach the old sensor between its retirement and its end.
+  std::vector<std::unique_ptr<RawConnection>> kept;
+  for (int i = 0; i < 8; ++i) {
+    kept.push_back(std::make_unique<RawConnection>("127.0.0.30", port));
+    kept.back()->send_some(request("/api/v1/sensor/metadata/sensor_info"));
+    REQUIRE(kept.back()->receive(3s, whole).starts_with("HTTP/1.1 200"));
+  }
+  std::atomic<bool> asking{true};
+  // Frames in flight, so that a retired pipeline takes its time to drain (the window in which
+  // its sensor still exists and a rebuild it had waiting comes due).
+  std::thread engine([&] {
+    clients::UdpSender sender(hits);
+    const auto pattern = clients::scan_for("os1-64", 0, "1024x10");
+    const auto rows = test::scene_rows(pattern);
+    clients::FrameStreamer streamer(sender, pattern, {.speed = 1.0});
+    while (asking) streamer.send_frame(rows);
+  });
+  std::atomic<int> refused{0};
+  std::thread client([&] {
+    while (asking) {
+      for (auto& c : kept) {
+        c->send_some(request("/api/v1/sensor/cmd/reinitialize"));
+        refused += c->receive(1s, whole).find("removed by a reload") != std::string::npos ? 1 : 0;
+      }
+    }
+  });
+  for (int reload = 1; reload <= 3; ++reload) {
+    daemon.send_signal(SIGHUP);
+    std::this_thread::sleep_for(700ms);
+  }
+  asking = false;
+  client.join();
+  engine.join();
+  std::cout << "late requests refused as removed by a reload: " << refused << '\n';
+  // The daemon runs on, its new unit answering.
+  const auto fresh = test::tcp_exchange("127.0.0.30", 7501, "get_sensor_info\n", 3s, "}\n");
+  CHECK(fresh.bytes.find("\"prod_line\"") != std::string::npos);
+  CHECK(daemon.stop() == 0);
+  std::filesystem::remove(config);
+}

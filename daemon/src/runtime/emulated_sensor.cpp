@@ -251,6 +251,9 @@ bool EmulatedSensor::initializing() const {
 
 void EmulatedSensor::drain_and_stop() { runtime_->drain_and_stop(); }
 void EmulatedSensor::stop_input() {
+  // Retired: a request still in flight on its APIs' open connections (their sessions outlive
+  // the servers) is refused from now on, not applied to a pipeline whose input is gone.
+  alive_.reset();
   runtime_->stop_input();
   // The APIs' ports too: a reload's sensors bind the same ones. Requests in flight finish.
   // Its counts go on in the history, for a reload's sensor of the same name.

@@ -213,6 +213,7 @@ void SensorRuntime::start() {
   hits_address_ = {local.address().is_v4() ? local.address().to_v4().to_uint() : 0x7F000001u,
                    local.port()};
   if (hits_address_.ip == 0) hits_address_.ip = 0x7F000001u;  // bound to any: loopback
+  bound_hits_ = {local.address().to_string(), local.port()};
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) {
     throw std::runtime_error(
@@ -275,10 +276,7 @@ std::uint64_t SensorRuntime::input_kernel_drops() const {
 
 std::size_t SensorRuntime::packets_queued() const { return packets_->queued(); }
 
-Endpoint SensorRuntime::bound_hits() const {
-  const auto local = hits_socket_.local_endpoint();
-  return {local.address().to_string(), local.port()};
-}
+Endpoint SensorRuntime::bound_hits() const { return bound_hits_; }
 
 void SensorRuntime::drain_and_stop() {
   stop_input();

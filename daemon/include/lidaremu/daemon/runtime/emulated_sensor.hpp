@@ -111,7 +111,7 @@ class EmulatedSensor {
   // A reinitialisation that stopped the stream at the command (an Ouster's): when.
   std::optional<std::chrono::steady_clock::time_point> stream_stopped_at_;
   // `alive_` tells a late request on the unit's API (its sessions may outlive this sensor, a
-  // reload) that the sensor it would reconfigure is gone.
+  // reload) that the sensor it would reconfigure is gone, or retired (stop_input resets it).
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<UnitApi> api_;  // null: none (the family's units serve none, or no address)
   std::shared_ptr<SensorHistory> history_;

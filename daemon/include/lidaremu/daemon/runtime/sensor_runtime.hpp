@@ -237,6 +237,7 @@ class SensorRuntime {
   std::shared_ptr<CaptureFile::Lane> input_lane_;   // --record, from the input thread
   std::shared_ptr<SensorTap> tap_;  // outlives the threads that use it (declared after)
   core::UdpAddress hits_address_;   // where datagrams arrive, as a recording shows it
+  Endpoint bound_hits_;             // the same, as settings write it (kept once the socket closes)
   std::thread receiver_;
   std::thread processor_;
   std::shared_ptr<SendLane> sending_lane_;  // until the sender has seen its queue's end
