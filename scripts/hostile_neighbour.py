@@ -21,21 +21,23 @@ counts = {"reinitialize": 0, "reinitialize_failed": 0, "slow_reconnects": 0,
           "non_reader_reconnects": 0}
 
 
-def slowloris():
+def keep_open(count, open_one, poke, counter):
+    """Holds `count` connections open for the whole run: `poke` each once a second (it raises
+    once the daemon has closed that one), and opens new ones for those it closed."""
     conns = []
     while time.time() < deadline:
-        while len(conns) < slow_count:
+        while len(conns) < count:
             try:
-                c = socket.create_connection((control_host, int(control_port)), timeout=2)
-                c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-                conns.append(c)
-                counts["slow_reconnects"] += 1
+                conns.append(open_one())
+                counts[counter] += 1
             except OSError:
                 break
         alive = []
         for c in conns:
             try:
-                c.sendall(b"X")
+                poke(c)
+                alive.append(c)
+            except BlockingIOError:  # its send buffer full: still open
                 alive.append(c)
             except OSError:
                 c.close()
@@ -43,41 +45,32 @@ def slowloris():
         time.sleep(1.0)
     for c in conns:
         c.close()
+
+
+def slowloris():
+    """A header byte a second, never finishing the request."""
+    def open_one():
+        c = socket.create_connection((control_host, int(control_port)), timeout=2)
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        return c
+    keep_open(slow_count, open_one, lambda c: c.sendall(b"X"), "slow_reconnects")
 
 
 def non_readers(port, request, count=8):
     """Connections with a tiny receive window that pipeline requests and never read: the unit
     closes them at its write deadline (5 s), and they come back."""
-    conns = []
-    while time.time() < deadline:
-        while len(conns) < count:
-            try:
-                c = socket.socket()
-                c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-                c.settimeout(2)
-                c.connect((sensor_host, port))
-                c.setblocking(False)
-                try:
-                    c.send(request * 2000)
-                except OSError:
-                    pass
-                conns.append(c)
-                counts["non_reader_reconnects"] += 1
-            except OSError:
-                break
-        alive = []
-        for c in conns:
-            try:
-                c.send(request)  # raises once the unit has closed it
-                alive.append(c)
-            except BlockingIOError:
-                alive.append(c)
-            except OSError:
-                c.close()
-        conns = alive
-        time.sleep(1.0)
-    for c in conns:
-        c.close()
+    def open_one():
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        c.settimeout(2)
+        c.connect((sensor_host, port))
+        c.setblocking(False)
+        try:
+            c.send(request * 2000)
+        except OSError:
+            pass
+        return c
+    keep_open(count, open_one, lambda c: c.send(request), "non_reader_reconnects")
 
 
 def reinitialize():

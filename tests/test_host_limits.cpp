@@ -199,7 +199,7 @@ TEST_CASE("A full disk ends --pcap at its last whole record; the stream goes on,
   // The stream went on whole: every data packet sent reached the driver's socket.
   const auto sent = daemon.counter("lidaremu_packets_out_total{sensor=\"vlp16-0\"}");
   const auto telemetry = daemon.counter("lidaremu_telemetry_packets_out_total{sensor=\"vlp16-0\"}");
-  if (!test::kSanitized) CHECK(sent >= 19 * 75);
+  if (!test::kSanitized) CHECK(sent >= std::uint64_t{19} * 75);
   CHECK(received.size() == sent);
   // The capture holds whole packets (data and position packets) from the first on; the rest are
   // counted as left out of it.
