@@ -86,6 +86,8 @@ struct SettingRow {            // NOLINT(clang-analyzer-optin.performance.Paddin
 
 // Every row: the [daemon] settings, then the [[sensor]] ones, then the physics parameters.
 [[nodiscard]] std::span<const SettingRow> settings_schema();
+// The [daemon] rows alone (settings_rows_daemon.cpp), part of the above.
+[[nodiscard]] std::span<const SettingRow> daemon_rows();
 // The physics_params rows alone (settings_rows_physics.cpp), part of the above.
 [[nodiscard]] std::span<const SettingRow> physics_param_rows();
 [[nodiscard]] const SettingRow* setting_by_key(SettingScope scope, std::string_view key);
