@@ -1,6 +1,7 @@
 // Config files as a user hands them over: ones that would crash or hang the loader refused with
 // the reason, every example in config/ and the reference's example in docs/config.md loading.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -153,4 +154,51 @@ TEST_CASE("The config reference's example loads: the documentation is the loader
     CHECK((example.find(std::string("\n") + key + " = ") != std::string::npos ||
            example.find(std::string("\n# ") + key + " = ") != std::string::npos));
   }
+}
+
+TEST_CASE("A sensor's table read twice is the same sensor; any key changed is another",
+          "[config][reload]") {
+  // What a SIGHUP compares: a sensor whose settings are equal runs on untouched (sensor_set.hpp).
+  const std::string table = "/tmp/lidaremu-reload-compare-" + std::to_string(::getpid()) + ".csv";
+  {
+    std::ofstream csv(table);
+    csv << "Time/s,Azimuth/deg,Zenith/deg\n";
+    for (int i = 0; i < 20000; ++i) csv << i * 1e-5 << ',' << i * 5.0 << ',' << 60 + i % 8 << '\n';
+  }
+  const std::string base =
+      "[[sensor]]\nname = \"a\"\nmodel = \"os1-64\"\nmode = \"512x10\"\nseed = 3\n"
+      "physics_params = { range_noise_sigma_m = 0.02 }\n"
+      "[[sensor]]\nname = \"b\"\nmodel = \"livox-mid360\"\nscan_pattern = \"" +
+      table +
+      "\"\nsensor_id = 1\nhits = \"udp://127.0.0.1:9871\"\nweather = { rain_mm_per_h = 2.0 }\n";
+  const auto sensors = [](const std::string& text) {
+    return load_config_text(text, "reload.toml").sensors;
+  };
+  const auto first = sensors(base);
+  const auto again = sensors(base);
+  REQUIRE(first.size() == 2);
+  // Each load reads the scan table into one of its own: compared by what it holds.
+  CHECK(first[1].pattern.table != again[1].pattern.table);
+  CHECK(first[0] == again[0]);
+  CHECK(first[1] == again[1]);
+  const auto changed = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    text.replace(text.find(from), from.size(), to);
+    return sensors(text);
+  };
+  CHECK_FALSE(changed("seed = 3", "seed = 4")[0] == first[0]);
+  CHECK_FALSE(changed("0.02", "0.03")[0] == first[0]);
+  CHECK_FALSE(changed("512x10", "1024x10")[0] == first[0]);
+  CHECK_FALSE(changed("rain_mm_per_h = 2.0", "rain_mm_per_h = 3.0")[1] == first[1]);
+  CHECK_FALSE(changed("name = \"a\"", "name = \"c\"")[0] == first[0]);
+  // The other sensor of a file with one changed is still the same.
+  CHECK(changed("seed = 3", "seed = 4")[1] == first[1]);
+  // The table's file rewritten with other directions: another sensor.
+  {
+    std::ofstream csv(table);
+    csv << "Time/s,Azimuth/deg,Zenith/deg\n";
+    for (int i = 0; i < 20000; ++i) csv << i * 1e-5 << ',' << i * 5.0 << ',' << 70 + i % 8 << '\n';
+  }
+  CHECK_FALSE(sensors(base)[1] == first[1]);
+  std::filesystem::remove(table);
 }

@@ -42,7 +42,7 @@ std::vector<RawPart> raw_datagrams(std::span<const float> rows, std::size_t floa
 
 FrameStreamer::FrameStreamer(UdpSender& sender, const core::ScanPattern& pattern,
                              StreamOptions options)
-    : sender_(sender), pattern_(pattern), options_(options) {}
+    : sender_(sender), pattern_(pattern), options_(options), frame_(options.first_frame) {}
 
 void FrameStreamer::send_at(std::span<const std::uint8_t> datagram, double sim_time_s) {
   if (options_.speed > 0) {

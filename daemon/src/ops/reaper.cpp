@@ -33,17 +33,7 @@ void Reaper::retire(std::function<void()> wait, std::function<void()> done) {
 void Reaper::return_freed_memory() {
   {
     const std::lock_guard lock(mutex_);
-    if (trim_queued_) return;
-    trim_queued_ = true;
-    jobs_.emplace_back(
-        [this] {
-          {
-            const std::lock_guard inner(mutex_);
-            trim_queued_ = false;
-          }
-          ::malloc_trim(0);
-        },
-        [] {});
+    trim_due_ = std::chrono::steady_clock::now() + kQuietBeforeTrim;
   }
   wake_.notify_one();
 }
@@ -64,7 +54,23 @@ void Reaper::run() {
     std::pair<std::function<void()>, std::function<void()>> job;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      const auto ready = [&] {
+        return stopping_ || !jobs_.empty() ||
+               (trim_due_ && std::chrono::steady_clock::now() >= *trim_due_);
+      };
+      while (!ready()) {
+        if (trim_due_) {
+          wake_.wait_until(lock, *trim_due_);
+        } else {
+          wake_.wait(lock);
+        }
+      }
+      if (jobs_.empty() && !stopping_) {  // freed memory, and quiet since
+        trim_due_.reset();
+        lock.unlock();
+        ::malloc_trim(0);
+        continue;
+      }
       if (jobs_.empty()) return;  // stopping, nothing left
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -52,6 +52,7 @@ void add(std::vector<ApiPortCounts>& to, const std::vector<ApiPortCounts>& more)
 EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServices& services,
                                std::shared_ptr<SensorHistory> history)
     : services_(services),
+      configured_(settings),
       rebuild_timer_(services.io),
       history_(history ? std::move(history) : std::make_shared<SensorHistory>()) {
   runtime_ = std::make_unique<SensorRuntime>(settings, services.materials, services.io,

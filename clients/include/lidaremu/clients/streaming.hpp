@@ -21,6 +21,9 @@ struct StreamOptions {
   double speed = 1.0;  // 1: the sensor's real rate; 2: twice as fast; 0: as fast as possible
   bool raw = false;    // headerless rows instead of HitBatch
   int floats_per_row = 7;
+  // The number the first frame carries: an engine that carries on a stream a sensor has seen
+  // (a frame numbered at or before the last one is stale there).
+  std::uint32_t first_frame = 0;
 };
 
 // Raw mode's datagrams: whole columns (each datagram's rows in scan order), as many as fit in

@@ -33,6 +33,7 @@ struct SensorIdentity {
   std::uint32_t destination = 0;
   std::uint16_t data_port = 0;
   std::uint16_t telemetry_port = 0;
+  bool operator==(const SensorIdentity&) const = default;
 };
 
 // Ouster output settings (FORMATS.md): the lidar profile, the azimuth window the sensor sends,
@@ -46,6 +47,7 @@ struct OusterOutput {
   OusterTimestampMode timestamp_mode = OusterTimestampMode::kInternalOsc;
   // Sensor-clock time the internal oscillator counts from (the emulated power-on).
   double power_on_time_s = 0;
+  bool operator==(const OusterOutput&) const = default;
 };
 
 // The echo a dual-return block reports (Velodyne and Hesai XT manuals): the first block of a pair

@@ -27,6 +27,7 @@ struct HitLayout {
   [[nodiscard]] std::size_t hits_per_beam() const {
     return std::size_t{rays_per_beam} * segments_per_path;
   }
+  bool operator==(const HitLayout&) const = default;
 };
 
 // The weather a frame was taken in; Control messages change it between batches.

@@ -233,6 +233,7 @@ struct BistaticOptics {
   double rx_aperture_radius_m = 0.01;
   double tx_opening_rad = 0.003;
   double rx_opening_rad = 0.01;
+  bool operator==(const BistaticOptics&) const = default;
 };
 
 // First contact R_1 and full overlap R_2 (seed 003).
@@ -348,6 +349,7 @@ struct Receiver {
     return std::sqrt(2.0 * photon_energy_j(wavelength_nm) * knee_w * bandwidth_hz /
                      quantum_efficiency);
   }
+  bool operator==(const Receiver&) const = default;
 };
 
 // The capability (reflectance-limit) model of seed 002: detected iff R_L(d) <= Gamma(theta),

@@ -70,6 +70,7 @@ struct PhysicsParams {
                                                    range_gate_m / range_resolution_m);
   }
   [[nodiscard]] double threshold_w() const { return threshold_sigmas() * noise_power_w(); }
+  bool operator==(const PhysicsParams&) const = default;
 };
 
 // The datasheet figures of a sensor model (its row: core/src/<family>/models.cpp) as physics

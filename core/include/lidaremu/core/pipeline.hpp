@@ -24,6 +24,7 @@ struct PipelineSettings {
   PhysicsParams params;
   std::uint64_t seed = 0;
   std::uint32_t sensor_index = 0;
+  bool operator==(const PipelineSettings&) const = default;
 };
 
 class Pipeline {

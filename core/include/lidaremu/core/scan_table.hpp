@@ -29,6 +29,7 @@ struct ScanTable {
     return directions[(firing % cycle) * static_cast<std::size_t>(channels) +
                       static_cast<std::size_t>(channel)];
   }
+  bool operator==(const ScanTable&) const = default;
 };
 
 // A file larger than this is refused before it is read (256 MiB: some minutes of a 200,000

@@ -286,6 +286,13 @@ struct ScanPattern {
   // Livox: where each beam points, firing by firing; frame f's column c is firing
   // f * columns_per_frame + c of the table's endless cycle. Null for grid scans.
   std::shared_ptr<const ScanTable> table;
+  // Tables by what they hold: a reload reads the file again into a table of its own.
+  bool operator==(const ScanPattern& o) const {
+    const bool same_table = table == o.table || (table && o.table && *table == *o.table);
+    return model == o.model && columns_per_frame == o.columns_per_frame &&
+           column_period_s == o.column_period_s && frame_period_s == o.frame_period_s &&
+           rpm == o.rpm && frames_per_second == o.frames_per_second && same_table;
+  }
 };
 
 // Errors are values here: the caller turns them into a start-up message.

@@ -23,6 +23,9 @@ struct EngineConventions {
   // An engine pose (position, unit quaternion) as a rigid transform in the ROS convention.
   [[nodiscard]] Eigen::Isometry3d pose(const Eigen::Vector3d& position,
                                        const Eigen::Quaterniond& orientation) const;
+  bool operator==(const EngineConventions& o) const {
+    return name == o.name && metres_per_unit == o.metres_per_unit && axes == o.axes;
+  }
 };
 
 // "ros" (identity), "unreal" (centimetres, left-handed, z up), "unity" (metres, left-handed,

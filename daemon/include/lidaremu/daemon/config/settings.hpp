@@ -72,6 +72,8 @@ struct SensorSettings {
   std::string sensor_ip;
   int api_port = 80;               // 0: no web API
   bool api_port_explicit = false;  // a failed bind is fatal only when asked for explicitly
+  // Everything the file said (a reload keeps a running sensor whose table still says the same).
+  bool operator==(const SensorSettings&) const = default;
 };
 
 struct DaemonSettings {

@@ -6,10 +6,12 @@
 // The reaper does the waiting, then hands what is left back to the io thread, where the handlers
 // the retired sensor left queued run before it is destroyed.
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace lidaremu::daemon {
@@ -26,9 +28,13 @@ class Reaper {
   // `wait` waited for: it is destroyed there).
   void retire(std::function<void()> wait, std::function<void()> done);
   // Once retired objects are freed (on the io thread): gives the heap's free memory back to the
-  // system, on the reaper's thread. glibc keeps what its arenas freed: a storm of 100 reloads of
-  // four sensors took the daemon from 136 MB to 850 MB, which malloc_trim brings back to 148 MB.
-  // At most one is waiting at a time (a storm asks for many).
+  // system, on the reaper's thread, once no more was freed for kQuietBeforeTrim. glibc keeps what
+  // its arenas freed: a storm of 100 reloads of four sensors took the daemon from 136 MB to
+  // 850 MB, which malloc_trim brings back to 148 MB. A trim holds each arena's lock while it
+  // returns its pages (up to 115 ms): trimmed after every retired pipeline, a client
+  // reinitialising in a loop stalled the io thread's allocations (/healthz p99 115 ms); while a
+  // storm lasts, the arenas reuse what it frees.
+  static constexpr std::chrono::milliseconds kQuietBeforeTrim{1000};
   void return_freed_memory();
   // Jobs not finished yet (waiting or running).
   [[nodiscard]] std::size_t pending() const;
@@ -45,7 +51,7 @@ class Reaper {
   std::condition_variable idle_;
   std::deque<std::pair<std::function<void()>, std::function<void()>>> jobs_;
   std::size_t running_ = 0;
-  bool trim_queued_ = false;
+  std::optional<std::chrono::steady_clock::time_point> trim_due_;
   bool stopping_ = false;
   std::thread thread_;
 };

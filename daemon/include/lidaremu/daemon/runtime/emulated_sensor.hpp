@@ -66,6 +66,9 @@ class EmulatedSensor {
   void join();
   [[nodiscard]] const SensorRuntime& runtime() const { return *runtime_; }
   [[nodiscard]] SensorRuntime& runtime() { return *runtime_; }
+  // The settings it was started with, before its API's clients changed any: a reload keeps the
+  // sensor running, as it is, while the file still says the same.
+  [[nodiscard]] const SensorSettings& configured() const { return configured_; }
   // One line for the start-up log: model, scan, where hits arrive and packets go, the API.
   [[nodiscard]] std::string describe() const;
   // What /metrics shows of it: its pipeline's counters, and its side channels' own.
@@ -92,6 +95,7 @@ class EmulatedSensor {
   void start_api();
 
   SensorServices services_;
+  const SensorSettings configured_;
   // Pipelines are built on the io thread, and a client asking in a loop made it build 1,200 a
   // second (an OS1-64's): the churn of their memory starved a neighbouring sensor's physics on
   // two cores (test_daemon_hostile's storm). A real unit takes seconds to reinitialise: a build

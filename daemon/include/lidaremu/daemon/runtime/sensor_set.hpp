@@ -33,6 +33,11 @@ void retire_sensors(Reaper& reaper, Sensors& sensors);
 // running; sensors that cannot start bring the previous set back. [daemon] keys (threads,
 // materials, logging, endpoints, recordings) take effect at the next start.
 //
+// A running sensor whose [[sensor]] table still says the same (its name, and every setting as
+// loaded: EmulatedSensor::configured) runs on untouched: its stream, its API's connections and
+// what its clients set through them stay, and a SIGHUP with nothing changed costs nothing. A
+// sensor whose table changed restarts with the file's settings, keeping its counters by name.
+//
 // The file is read (a scan table of up to 256 MiB with it), the new sensors built (their frame
 // buffers) and their scratch faulted in (138 MB for an OS1-128 2048x10, up to a few hundred
 // milliseconds when the kernel compacts memory for huge pages) on a thread of its own while the
@@ -59,8 +64,10 @@ class Reloader {
   Sensors& sensors_;
   bool busy_ = false;
   bool again_ = false;
-  // Built and warmed on warmer_, started by finish() on the io thread; or why they could not be.
+  // The file's sensors in its order, built and warmed on warmer_ and started by finish() on the
+  // io thread (null: the running one of that name goes on); or why they could not be.
   Sensors fresh_;
+  std::vector<std::string> fresh_names_;
   std::string build_error_;
   std::thread warmer_;
 };
