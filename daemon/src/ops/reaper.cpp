@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "lidaremu/daemon/ops/thread_guard.hpp"
@@ -33,7 +34,10 @@ void Reaper::retire(std::function<void()> wait, std::function<void()> done) {
 void Reaper::return_freed_memory() {
   {
     const std::lock_guard lock(mutex_);
-    trim_due_ = std::chrono::steady_clock::now() + kQuietBeforeTrim;
+    const auto now = std::chrono::steady_clock::now();
+    if (!trim_due_) trim_asked_first_ = now;
+    trim_due_ = std::min(now + kQuietBeforeTrim,
+                         trim_asked_first_ + std::chrono::steady_clock::duration(kTrimWaitsAtMost));
   }
   wake_.notify_one();
 }

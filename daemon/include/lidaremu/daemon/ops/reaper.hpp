@@ -33,8 +33,10 @@ class Reaper {
   // 850 MB, which malloc_trim brings back to 148 MB. A trim holds each arena's lock while it
   // returns its pages (up to 115 ms): trimmed after every retired pipeline, a client
   // reinitialising in a loop stalled the io thread's allocations (/healthz p99 115 ms); while a
-  // storm lasts, the arenas reuse what it frees.
+  // storm lasts, the arenas mostly reuse what it frees, and a trim comes at the latest
+  // kTrimWaitsAtMost after the first free it covers (a client reinitialising for hours).
   static constexpr std::chrono::milliseconds kQuietBeforeTrim{1000};
+  static constexpr std::chrono::seconds kTrimWaitsAtMost{20};
   void return_freed_memory();
   // Jobs not finished yet (waiting or running).
   [[nodiscard]] std::size_t pending() const;
@@ -52,6 +54,7 @@ class Reaper {
   std::deque<std::pair<std::function<void()>, std::function<void()>>> jobs_;
   std::size_t running_ = 0;
   std::optional<std::chrono::steady_clock::time_point> trim_due_;
+  std::chrono::steady_clock::time_point trim_asked_first_;  // the oldest free trim_due_ covers
   bool stopping_ = false;
   std::thread thread_;
 };
