@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -465,5 +466,75 @@ TEST_CASE("SIGHUP leaves a sensor whose table is unchanged running as its client
   CHECK(out_moved.receive(20, 1s, 10s).size() >= 20);
   CHECK(out_kept.receive(1, 200ms, 500ms).empty());
   CHECK(daemon.stop() == 0);
+  std::remove(config.c_str());
+}
+
+TEST_CASE("A reload whose changed sensor cannot start brings it back as it ran, the rest untouched",
+          "[e2e][reload]") {
+  const std::string config = "/tmp/lidaremu-e2e-fallback.toml";
+  test::UdpReceiver out_kept, out_moving;
+  const std::string port = api_port();
+  // Another program holds the port the reload asks the second unit's web API to listen on.
+  const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in held{};
+  held.sin_family = AF_INET;
+  held.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port)));
+  held.sin_addr.s_addr = htonl(0x7F00002Cu);  // 127.0.0.44
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  REQUIRE(::bind(holder, reinterpret_cast<const sockaddr*>(&held), sizeof held) == 0);
+  REQUIRE(::listen(holder, 1) == 0);
+  const std::string kept =
+      "[[sensor]]\nname = \"kept\"\nmodel = \"vlp16\"\napi_port = 0\nhits = \"udp://127.0.0.1:0\"\n"
+      "out = \"" +
+      out_kept.url() + "\"\n";
+  const std::string moving =
+      "[[sensor]]\nname = \"moving\"\nmodel = \"vlp16\"\nsensor_id = 1\nhits = "
+      "\"udp://127.0.0.1:0\"\nout = \"" +
+      out_moving.url() + "\"\nsensor_ip = \"127.0.0.44\"\n";
+  const auto write = [&](const std::string& text) {
+    std::ofstream(config) << "[daemon]\nhttp = \"127.0.0.1:0\"\nfoxglove = \"off\"\n" << text;
+  };
+  write(kept + moving + "api_port = 0\n");
+  test::DaemonProcess daemon({"--config", config});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon);
+  const auto hits_of = [&] {
+    std::map<std::string, std::string> hits;
+    for (const auto& s :
+         nlohmann::json::parse(test::http_request("GET", base + "/api/v1/sensors").body)) {
+      hits[s["name"].get<std::string>()] = s["hits"].get<std::string>();
+    }
+    return hits;
+  };
+  const auto before = hits_of();
+
+  write(kept + moving + "api_port = " + port + "\n");
+  daemon.send_signal(SIGHUP);
+  REQUIRE(daemon.wait_for_output("back to the previous configuration", 30s));
+  daemon.read_output(500ms);
+  // Both run, on the hit ports they had; the unchanged one was never restarted.
+  CHECK(hits_of() == before);
+  const auto count = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (auto at = daemon.output().find(text); at != std::string::npos;
+         at = daemon.output().find(text, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  CHECK(count("lidaremud: sensor kept (") == 1);
+  CHECK(count("lidaremud: sensor moving (") >= 2);
+  for (const auto& [name, url] : before) {
+    clients::UdpSender sender(url);
+    const auto pattern = clients::scan_for("vlp16", 600, "");
+    clients::FrameStreamer streamer(
+        sender, pattern,
+        {.sensor_id = static_cast<std::uint16_t>(name == "kept" ? 0 : 1), .speed = 0});
+    for (int i = 0; i < 2; ++i) streamer.send_frame(scene_rows(pattern));
+  }
+  CHECK(out_kept.receive(30, 1s, 5s).size() >= 30);
+  CHECK(out_moving.receive(30, 1s, 5s).size() >= 30);
+  CHECK(daemon.stop() == 0);
+  ::close(holder);
   std::remove(config.c_str());
 }
