@@ -5,12 +5,18 @@
 // drivers' frame (x forward, y left, z up).
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <span>
 #include <thread>
 
 #include "daemon_process.hpp"
+#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/cloud_export.hpp"
 
 using namespace lidaremu;
@@ -118,4 +124,66 @@ TEST_CASE("The CARLA bridge: semantic lidar in CARLA's frame to hits with tag ma
   check_object(objects, 5, 5000, [](const auto& p) { return near(p.z, -1.8f, 0.05f); });
   // CARLA's y points right; the car 5 m to the right is at y = -5 for the drivers.
   check_object(objects, 99, 50, [](const auto& p) { return near(p.y, -5.0f, 0.05f); });
+}
+
+TEST_CASE("The beam table over HTTP: the rays an engine without the library casts, in its axes",
+          "[e2e][engines][http]") {
+  test::DaemonProcess daemon({"--model", "vlp16", "--engine", "godot", "--hits",
+                              "udp://127.0.0.1:0", "--out", "udp://127.0.0.1:9", "--http",
+                              "127.0.0.1:0", "--api-port", "0", "--foxglove", "off"});
+  REQUIRE(daemon.wait_for_output("/api/v1/sensors)", 5s));
+  const std::string base = test::control_url(daemon) + "/api/v1/sensors/vlp16-0";
+  const auto sensor = nlohmann::json::parse(test::http_request("GET", base).body);
+  CHECK(sensor["columns_per_frame"] == 1808);
+  CHECK(sensor["channels"] == 16);
+  CHECK(sensor["engine"] == "godot");
+  const auto reply = test::http_request("GET", base + "/beams");
+  REQUIRE(reply.status == 200);
+  REQUIRE(reply.body.size() == std::size_t{1808} * 16 * 6 * sizeof(float));
+  const std::span<const std::uint8_t> bytes(
+      reinterpret_cast<const std::uint8_t*>(reply.body.data()), reply.body.size());
+  const auto beam = [&](std::uint32_t column, std::uint16_t channel) {
+    std::array<float, 6> v{};
+    for (std::size_t k = 0; k < 6; ++k) {
+      v[k] = core::load_le<float>(bytes, ((std::size_t{column} * 16 + channel) * 6 + k) * 4);
+    }
+    return v;
+  };
+  // The VLP-16's manual: lasers 0..15 at -15, +1, -13, +3, ... +15 degrees, one origin; azimuth
+  // 0 (the first column) looks ahead, a quarter turn clockwise seen from above looks right. In
+  // Godot's axes: up is +y, ahead is -z, right is +x.
+  constexpr double kDeg = std::numbers::pi / 180;
+  std::size_t wrong = 0;
+  for (std::uint32_t c = 0; c < 1808; c += 7) {
+    for (std::uint16_t ch = 0; ch < 16; ++ch) {
+      const auto v = beam(c, ch);
+      const double elevation = (ch % 2 == 0 ? -15.0 + ch : 1.0 + (ch - 1)) * kDeg;
+      const double norm = std::hypot(v[3], v[4], v[5]);
+      if (std::fabs(norm - 1) > 1e-5 || std::fabs(std::asin(v[4]) - elevation) > 1e-4 ||
+          std::hypot(v[0], v[1], v[2]) > 1e-6) {
+        ++wrong;
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  const auto azimuth_deg = [&](std::uint32_t column) {
+    const auto v = beam(column, 0);
+    return std::atan2(v[3], -v[5]) / kDeg;  // clockwise from ahead, seen from above
+  };
+  CHECK(azimuth_deg(0) == Approx(0.0).margin(0.2));
+  CHECK(azimuth_deg(452) == Approx(90.0).margin(0.3));
+  CHECK(test::http_request("PUT", base + "/beams", "{}").status == 405);
+  CHECK(test::http_request("GET", test::control_url(daemon) + "/api/v1/sensors/no/beams").status ==
+        404);
+  CHECK(daemon.stop() == 0);
+  // A table scan points elsewhere every frame: no table, and the answer says what to do.
+  test::DaemonProcess livox({"--model", "livox-mid360", "--scan-pattern", "test-pattern", "--hits",
+                             "udp://127.0.0.1:0", "--out", "udp://127.0.0.1:9", "--http",
+                             "127.0.0.1:0", "--api-port", "0", "--foxglove", "off"});
+  REQUIRE(livox.wait_for_output("/api/v1/sensors)", 5s));
+  const auto table =
+      test::http_request("GET", test::control_url(livox) + "/api/v1/sensors/livox-mid360-0/beams");
+  CHECK(table.status == 409);
+  CHECK_THAT(table.body, Catch::Contains("framed batches"));
+  CHECK(livox.stop() == 0);
 }

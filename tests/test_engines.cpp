@@ -81,13 +81,33 @@ TEST_CASE("Unity: metres, y up, z forward, x right", "[engines][unity]") {
   CHECK(row[5] == Approx(1.0).margin(1e-6));
 }
 
+TEST_CASE("Godot: metres, y up, a node looks along its -z", "[engines][godot]") {
+  clients::SensorRig rig("vlp16", 600, "", "godot");
+  rig.set_pose({0, 1.8, 0}, {0, 0, 0, 1});
+  check_near(rig.ray(kAheadColumn, kAheadLaser).direction, {0, 0, -1}, 0.02);
+  // The sensor's left (a quarter turn on) is Godot's -X; its up is Godot's +Y.
+  check_near(rig.ray(rig.columns() * 3 / 4, kAheadLaser).direction, {-1, 0, 0}, 0.02);
+  // A node turned a quarter turn left about +Y (Godot's yaw) looks along -X.
+  const double h = std::sqrt(0.5);
+  rig.set_pose({0, 1.8, 0}, {0, h, 0, h});
+  check_near(rig.ray(kAheadColumn, kAheadLaser).direction, {-1, 0, 0}, 0.02);
+  rig.set_pose({0, 1.8, 0}, {0, 0, 0, 1});
+  // The ground 1.8 m below, 3 m ahead and 0.5 m to the right.
+  REQUIRE(rig.set_hit(10, 0, {0.5, 0, -3.0}, {0, 1, 0}, 6, 0));
+  const auto row = rig.row(10, 0);
+  CHECK(row[0] == Approx(3.0).margin(1e-6));   // forward = Godot -z
+  CHECK(row[1] == Approx(-0.5).margin(1e-6));  // Godot x is right, ROS y is left
+  CHECK(row[2] == Approx(-1.8).margin(1e-6));  // up
+  CHECK(row[5] == Approx(1.0).margin(1e-6));
+}
+
 TEST_CASE("Rays and hits agree for every model, every engine and any pose", "[engines]") {
   // A model of each family and beam layout: the RoboSense beams leave from the lens centre,
   // moving with the head, and the rig hands the engine that start.
   for (const char* model :
        {"vlp16", "vls128", "hdl64e", "os1-64", "pandar-xt32", "pandar-qt128", "pandar-40p",
         "pandar-ot128", "rs-helios", "rs-bpearl", "rs-bpearl-v3", "rs16", "rs32"}) {
-    for (const char* engine : {"ros", "unreal", "unity"}) {
+    for (const char* engine : {"ros", "unreal", "unity", "godot"}) {
       INFO(model << " in " << engine);
       clients::SensorRig rig(model, 0, "", engine);
       rig.set_pose({3, -7, 11}, {0.1, 0.2, 0.3, std::sqrt(1 - 0.14)});
@@ -115,7 +135,7 @@ TEST_CASE("Rays and hits agree for every model, every engine and any pose", "[en
 
 TEST_CASE("A table scan's rays follow the frame: each frame's hits lie on its own beams",
           "[engines][livox]") {
-  for (const char* engine : {"ros", "unreal", "unity"}) {
+  for (const char* engine : {"ros", "unreal", "unity", "godot"}) {
     INFO(engine);
     clients::SensorRig rig("livox-mid360", 0, "test-pattern", engine);
     rig.set_pose({3, -7, 11}, {0.1, 0.2, 0.3, std::sqrt(1 - 0.14)});
@@ -188,8 +208,8 @@ TEST_CASE("Batches carry the rows, ids, frame and time; bad input is refused", "
   CHECK(rig.frame() == 1);
   CHECK(rig.row(100, 3)[6] == 0.0f);
   CHECK_THROWS_WITH(clients::SensorRig("vlp99", 0, "", "ros"), Catch::Contains("unknown model"));
-  CHECK_THROWS_WITH(clients::SensorRig("vlp16", 0, "", "godot"),
-                    Catch::Contains("unknown engine 'godot' (ros, unreal, unity)"));
+  CHECK_THROWS_WITH(clients::SensorRig("vlp16", 0, "", "blender"),
+                    Catch::Contains("unknown engine 'blender' (ros, unreal, unity, godot)"));
 }
 
 TEST_CASE("Time-sliced ticks send every column of every frame once, across frame ends",

@@ -141,6 +141,10 @@ TEST_CASE("Engine conventions convert once at ingest", "[protocol]") {
   const auto unity = *protocol::engine_conventions("unity");
   // Unity: x right, y up, z forward, metres.
   CHECK(unity.point({2, 0.5, 10}).isApprox(Eigen::Vector3d(10, -2, 0.5)));
+  const auto godot = *protocol::engine_conventions("godot");
+  // Godot: x right, y up, a node looks along its -z, metres; its axes stay right-handed.
+  CHECK(godot.point({2, 0.5, -10}).isApprox(Eigen::Vector3d(10, -2, 0.5)));
+  CHECK(godot.axes.determinant() == Approx(1.0));
   CHECK_FALSE(protocol::engine_conventions("blender"));
   // A pose rotated 90 degrees about the up axis in Unity stays a proper rotation.
   const auto pose = unity.pose(

@@ -73,7 +73,7 @@ class RigError(RuntimeError):
 
 
 class Rig:
-    """One emulated sensor as an engine sees it. engine: "ros", "unreal" or "unity"."""
+    """One emulated sensor as an engine sees it. engine: "ros", "unreal", "unity" or "godot"."""
 
     def __init__(self, model="vlp16", engine="ros", destination="udp://127.0.0.1:9870", rpm=0,
                  mode="", sensor_id=0):

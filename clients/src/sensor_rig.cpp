@@ -12,7 +12,7 @@ namespace {
 
 protocol::EngineConventions conventions_for(const std::string& engine) {
   const auto c = protocol::engine_conventions(engine);
-  if (!c) throw std::runtime_error("unknown engine '" + engine + "' (ros, unreal, unity)");
+  if (!c) throw std::runtime_error("unknown engine '" + engine + "' (ros, unreal, unity, godot)");
   return *c;
 }
 
@@ -50,13 +50,11 @@ void SensorRig::set_pose(const std::array<double, 3>& position,
 EngineRay SensorRig::ray(std::uint32_t column, std::uint16_t channel) const {
   const core::BeamRay beam =
       geometry_.ray_in_frame(frame_, column % shape_columns_, channel % channels_);
-  // Sensor frame -> ROS world -> the engine's axes and units (the conventions' inverse: their
-  // axes matrix is orthogonal).
+  // Sensor frame -> ROS world -> the engine's axes and units.
   const Eigen::Vector3d start = world_from_sensor_ * beam.origin;
   const Eigen::Vector3d direction = world_from_sensor_.linear() * beam.direction;
-  const Eigen::Matrix3d to_engine = conventions_.axes.transpose();
-  return {arr(to_engine * start / conventions_.metres_per_unit),
-          arr((to_engine * direction).normalized())};
+  return {arr(conventions_.engine_point(start)),
+          arr(conventions_.engine_direction(direction).normalized())};
 }
 
 bool SensorRig::set_hit(std::uint32_t column, std::uint16_t channel,

@@ -26,6 +26,13 @@ std::optional<EngineConventions> engine_conventions(std::string_view name) {
         0, 1, 0;        // up is Unity y
     return c;
   }
+  if (name == "godot") {
+    // Godot: right-handed, y up, a node looks along its -z (Transform.basis.z points back).
+    c.axes << 0, 0, -1,  // forward is Godot -z
+        -1, 0, 0,        // left is Godot -x
+        0, 1, 0;         // up is Godot y
+    return c;
+  }
   return std::nullopt;
 }
 

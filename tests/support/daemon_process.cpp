@@ -91,9 +91,10 @@ HttpReply http_request(const std::string& method, const std::string& url, const 
                         method + " '" + url + "' '" + body + "' '" + token + "'";
   for (const auto& h : headers) command += " '" + h + "'";
   if (std::system((command + " > " + out).c_str()) != 0) return {};  // NOLINT(cert-env33-c)
-  std::ifstream in(out);
+  std::ifstream in(out, std::ios::binary);
   HttpReply reply;
   in >> reply.status;
+  in.get();  // the status line's end
   reply.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   std::remove(out.c_str());
   return reply;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One HTTP request for the end-to-end tests: METHOD URL [BODY [TOKEN [HEADER ...]]].
 A body goes as Content-Type: application/json unless a HEADER ("Name: value") says otherwise;
-an empty TOKEN sends no Authorization. Prints the status code on the first line, then the body."""
+an empty TOKEN sends no Authorization. Prints the status code on the first line, then the body's
+bytes as they came (a binary body too)."""
 import sys
 import urllib.error
 import urllib.request
@@ -19,8 +20,7 @@ if body is not None and not request.has_header("Content-type"):
     request.add_header("Content-Type", "application/json")
 try:
     with urllib.request.urlopen(request, timeout=10) as response:
-        print(response.status)
-        print(response.read().decode())
+        status, body = response.status, response.read()
 except urllib.error.HTTPError as e:
-    print(e.code)
-    print(e.read().decode())
+    status, body = e.code, e.read()
+sys.stdout.buffer.write(b"%d\n" % status + body)

@@ -42,9 +42,10 @@ const char* lidaremu_version(void);
 /* model: a lidaremud --model name ("vlp16", "os1-64", ...); rpm: Velodyne rotation (0: the
  * model's default); mode: Ouster "1024x10" (NULL or "": default), or a Livox model's scan
  * table (a CSV file, or "test-pattern": as the daemon's --scan-pattern); engine: "ros" (metres, x
- * forward, z up), "unreal" (centimetres, left-handed, z up) or "unity" (metres, left-handed, y
- * up); destination: the daemon's hit port, "udp://HOST:PORT" or "HOST:PORT"; sensor_id: as the
- * daemon's --sensor-id. On failure returns NULL and writes the reason into error (if given). */
+ * forward, z up), "unreal" (centimetres, left-handed, z up), "unity" (metres, left-handed, y
+ * up) or "godot" (metres, right-handed, y up, -z forward); destination: the daemon's hit port,
+ * "udp://HOST:PORT" or "HOST:PORT"; sensor_id: as the daemon's --sensor-id. On failure returns NULL
+ * and writes the reason into error (if given). */
 lidaremu_rig* lidaremu_rig_create(const char* model, int rpm, const char* mode, const char* engine,
                                   const char* destination, uint16_t sensor_id, char* error,
                                   size_t error_size);

@@ -108,12 +108,13 @@ const SettingRow kRows[] = {
     {.key = "engine",
      .flag = "--engine",
      .target = &F::engine,
-     .choices = "ros|unreal|unity",
+     .choices = "ros|unreal|unity|godot",
      .help = "row conventions: ros (m, x fwd z up) | unreal (cm, left-handed) | unity (m, "
-             "left-handed, y up)",
+             "left-handed, y up) | godot (m, y up, -z fwd)",
      .doc = "row conventions, converted once at ingest: `ros` metres, x forward, y left, z up; "
             "`unreal` centimetres, left-handed, z up; `unity` metres, left-handed, y up, z "
-            "forward",
+            "forward; `godot` metres, right-handed, y up, -z forward; the beam table "
+            "(`GET /api/v1/sensors/NAME/beams`) is in the same frame",
      .example = "unreal"},
     {.key = "seed",
      .flag = "--seed",

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/daemon/config/settings_schema.hpp"
 #include "lidaremu/daemon/net/json_reply.hpp"
@@ -40,6 +41,8 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
   ordered_json j{{"name", s.name},
                  {"model", std::string(s.model->name)},
                  {"columns_per_frame", s.pattern.columns_per_frame},
+                 {"channels", s.model->channels},
+                 {"engine", s.engine.name},
                  {"frames_per_second", std::lround(1.0 / s.pattern.frame_period_s)},
                  {"hits", r.bound_hits().to_string()},
                  {"out", s.out.to_string()},
@@ -59,6 +62,40 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
     j["rpm"] = std::lround(s.pattern.rpm);
   }
   return j;
+}
+
+// The beams an engine casts, so that an engine with no lidaremu library (a GDScript node, a
+// shader) casts the very rays the daemon's beam search expects: for each column, each channel,
+// the beam's origin and unit direction as six little-endian float32, in the sensor's engine
+// frame and units. A table scan (Livox) points elsewhere every frame: no single table.
+HttpResponse beams_reply(const EmulatedSensor& sensor, const HttpRequest& request) {
+  if (request.method != "GET") return json_error(405, "GET");
+  const SensorSettings& s = sensor.runtime().settings();
+  if (s.pattern.table) {
+    return json_error(409,
+                      "a table scan's beams change every frame: send framed batches built "
+                      "with the client library (docs/engines.md)");
+  }
+  const core::BeamGeometry geometry(s.pattern);
+  const auto columns = static_cast<std::uint32_t>(s.pattern.columns_per_frame);
+  const auto channels = static_cast<std::uint16_t>(s.model->channels);
+  constexpr std::size_t kBytesPerBeam = 6 * sizeof(float);
+  std::string body(std::size_t{columns} * channels * kBytesPerBeam, '\0');
+  const std::span<std::uint8_t> out(reinterpret_cast<std::uint8_t*>(body.data()), body.size());
+  std::size_t at = 0;
+  for (std::uint32_t c = 0; c < columns; ++c) {
+    for (std::uint16_t ch = 0; ch < channels; ++ch) {
+      const core::BeamRay ray = geometry.ray(c, ch);
+      const Eigen::Vector3d origin = s.engine.engine_point(ray.origin);
+      const Eigen::Vector3d direction = s.engine.engine_direction(ray.direction);
+      for (const double v :
+           {origin.x(), origin.y(), origin.z(), direction.x(), direction.y(), direction.z()}) {
+        core::store_le(out, at, static_cast<float>(v));
+        at += sizeof(float);
+      }
+    }
+  }
+  return {200, "application/octet-stream", std::move(body)};
 }
 
 }  // namespace
@@ -196,10 +233,11 @@ HttpResponse ControlApi::handle(const HttpRequest& request) {
     if (!sensor) return json_error(404, "no sensor named '" + name + "'");
     if (slash == std::string::npos) return json_reply(sensor_json(*sensor));
     if (rest.substr(slash) == "/weather") return weather(*sensor, request);
+    if (rest.substr(slash) == "/beams") return beams_reply(*sensor, request);
   }
   return json_error(404, "not found: " + path +
                              " (try /healthz, /metrics, /api/v1/sensors, "
-                             "/api/v1/sensors/NAME/weather, /view/)");
+                             "/api/v1/sensors/NAME/weather, /api/v1/sensors/NAME/beams, /view/)");
 }
 
 }  // namespace lidaremu::daemon

@@ -23,8 +23,8 @@ class SensorRig {
  public:
   // model: a registry name; rpm (spinning heads, 0: default) or mode "1024x10" (Ouster, "":
   // default) or, for a Livox model, mode its scan table (a CSV file or "test-pattern", as the
-  // daemon's --scan-pattern; its beams point elsewhere every frame); engine: "ros", "unreal" or
-  // "unity". Throws std::runtime_error naming what is accepted.
+  // daemon's --scan-pattern; its beams point elsewhere every frame); engine: "ros", "unreal",
+  // "unity" or "godot". Throws std::runtime_error naming what is accepted.
   SensorRig(const std::string& model, int rpm, const std::string& mode, const std::string& engine);
 
   [[nodiscard]] const core::ScanPattern& pattern() const { return pattern_; }

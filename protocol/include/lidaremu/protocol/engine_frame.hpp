@@ -20,6 +20,13 @@ struct EngineConventions {
   [[nodiscard]] Eigen::Vector3d direction(const Eigen::Vector3d& engine) const {
     return axes * engine;
   }
+  // The inverses: a sensor-frame vector in the engine's axes and units (axes is orthogonal).
+  [[nodiscard]] Eigen::Vector3d engine_point(const Eigen::Vector3d& sensor) const {
+    return axes.transpose() * sensor / metres_per_unit;
+  }
+  [[nodiscard]] Eigen::Vector3d engine_direction(const Eigen::Vector3d& sensor) const {
+    return axes.transpose() * sensor;
+  }
   // An engine pose (position, unit quaternion) as a rigid transform in the ROS convention.
   [[nodiscard]] Eigen::Isometry3d pose(const Eigen::Vector3d& position,
                                        const Eigen::Quaterniond& orientation) const;
@@ -29,7 +36,7 @@ struct EngineConventions {
 };
 
 // "ros" (identity), "unreal" (centimetres, left-handed, z up), "unity" (metres, left-handed,
-// y up, z forward). Nothing for an unknown name.
+// y up, z forward), "godot" (metres, right-handed, y up, -z forward). Nothing for an unknown name.
 std::optional<EngineConventions> engine_conventions(std::string_view name);
 
 }  // namespace lidaremu::protocol
