@@ -80,8 +80,7 @@ HttpResponse beams_reply(const EmulatedSensor& sensor, const HttpRequest& reques
   const auto columns = static_cast<std::uint32_t>(s.pattern.columns_per_frame);
   const auto channels = static_cast<std::uint16_t>(s.model->channels);
   constexpr std::size_t kBytesPerBeam = 6 * sizeof(float);
-  std::string body(std::size_t{columns} * channels * kBytesPerBeam, '\0');
-  const std::span<std::uint8_t> out(reinterpret_cast<std::uint8_t*>(body.data()), body.size());
+  std::vector<std::uint8_t> out(std::size_t{columns} * channels * kBytesPerBeam);
   std::size_t at = 0;
   for (std::uint32_t c = 0; c < columns; ++c) {
     for (std::uint16_t ch = 0; ch < channels; ++ch) {
@@ -90,12 +89,12 @@ HttpResponse beams_reply(const EmulatedSensor& sensor, const HttpRequest& reques
       const Eigen::Vector3d direction = s.engine.engine_direction(ray.direction);
       for (const double v :
            {origin.x(), origin.y(), origin.z(), direction.x(), direction.y(), direction.z()}) {
-        core::store_le(out, at, static_cast<float>(v));
+        core::store_le(std::span(out), at, static_cast<float>(v));
         at += sizeof(float);
       }
     }
   }
-  return {200, "application/octet-stream", std::move(body)};
+  return {200, "application/octet-stream", std::string(out.begin(), out.end())};
 }
 
 }  // namespace
