@@ -84,25 +84,35 @@ class HttpSession : public std::enable_shared_from_this<HttpSession>, public Evi
     in.origin = header(http::field::origin);
     in.sec_fetch_site = header("Sec-Fetch-Site");
     in.content_type = header(http::field::content_type);
-    const HttpResponse out = (*handler_)(in);
-    http::response<http::string_body> response{static_cast<http::status>(out.status),
-                                               request.version()};
-    response.set(http::field::server, "lidaremu");
-    response.set(http::field::content_type, out.content_type);
-    response.keep_alive(request.keep_alive());
-    response.body() = out.body;
-    response.prepare_payload();
-    send(std::move(response), !request.keep_alive());
+    HttpResponse out = (*handler_)(in);
+    const auto answer = [&]<typename Body>(typename Body::value_type body) {
+      http::response<Body> response{static_cast<http::status>(out.status), request.version()};
+      response.set(http::field::server, "lidaremu");
+      response.set(http::field::content_type, out.content_type);
+      response.keep_alive(request.keep_alive());
+      response.body() = std::move(body);
+      response.prepare_payload();
+      send(std::move(response), !request.keep_alive(), out.shared_body);
+    };
+    if (out.shared_body) {
+      answer.operator()<http::span_body<const char>>(
+          {out.shared_body->data(), out.shared_body->size()});
+    } else {
+      answer.operator()<http::string_body>(std::move(out.body));
+    }
   }
 
-  void send(http::response<http::string_body>&& response, bool close_after) {
-    auto message = std::make_shared<http::response<http::string_body>>(std::move(response));
-    http::async_write(
-        stream_, *message,
-        [self = shared_from_this(), message, close_after](beast::error_code ec, std::size_t) {
-          if (ec || close_after) return self->close();
-          self->read_next();
-        });
+  // `keep`: what the body points into, held until the write completes.
+  template <typename Body>
+  void send(http::response<Body>&& response, bool close_after,
+            std::shared_ptr<const std::string> keep = {}) {
+    auto message = std::make_shared<http::response<Body>>(std::move(response));
+    http::async_write(stream_, *message,
+                      [self = shared_from_this(), message, keep = std::move(keep), close_after](
+                          beast::error_code ec, std::size_t) {
+                        if (ec || close_after) return self->close();
+                        self->read_next();
+                      });
   }
 
   void close() {

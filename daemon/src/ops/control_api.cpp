@@ -67,26 +67,20 @@ ordered_json sensor_json(const EmulatedSensor& sensor) {
 // The beams an engine casts, so that an engine with no lidaremu library (a GDScript node, a
 // shader) casts the very rays the daemon's beam search expects: for each column, each channel,
 // the beam's origin and unit direction as six little-endian float32, in the sensor's engine
-// frame and units. A table scan (Livox) points elsewhere every frame: no single table.
-HttpResponse beams_reply(const EmulatedSensor& sensor, const HttpRequest& request) {
-  if (request.method != "GET") return json_error(405, "GET");
-  const SensorSettings& s = sensor.runtime().settings();
-  if (s.pattern.table) {
-    return json_error(409,
-                      "a table scan's beams change every frame: send framed batches built "
-                      "with the client library (docs/engines.md)");
-  }
-  const core::BeamGeometry geometry(s.pattern);
-  const auto columns = static_cast<std::uint32_t>(s.pattern.columns_per_frame);
-  const auto channels = static_cast<std::uint16_t>(s.model->channels);
+// frame and units.
+std::string beam_table_bytes(const core::ScanPattern& pattern,
+                             const protocol::EngineConventions& engine) {
+  const core::BeamGeometry geometry(pattern);
+  const auto columns = static_cast<std::uint32_t>(pattern.columns_per_frame);
+  const auto channels = static_cast<std::uint16_t>(pattern.model->channels);
   constexpr std::size_t kBytesPerBeam = 6 * sizeof(float);
   std::vector<std::uint8_t> out(std::size_t{columns} * channels * kBytesPerBeam);
   std::size_t at = 0;
   for (std::uint32_t c = 0; c < columns; ++c) {
     for (std::uint16_t ch = 0; ch < channels; ++ch) {
       const core::BeamRay ray = geometry.ray(c, ch);
-      const Eigen::Vector3d origin = s.engine.engine_point(ray.origin);
-      const Eigen::Vector3d direction = s.engine.engine_direction(ray.direction);
+      const Eigen::Vector3d origin = engine.engine_point(ray.origin);
+      const Eigen::Vector3d direction = engine.engine_direction(ray.direction);
       for (const double v :
            {origin.x(), origin.y(), origin.z(), direction.x(), direction.y(), direction.z()}) {
         core::store_le(std::span(out), at, static_cast<float>(v));
@@ -94,7 +88,7 @@ HttpResponse beams_reply(const EmulatedSensor& sensor, const HttpRequest& reques
       }
     }
   }
-  return {200, "application/octet-stream", std::string(out.begin(), out.end())};
+  return {out.begin(), out.end()};
 }
 
 }  // namespace
@@ -189,6 +183,25 @@ HttpResponse ControlApi::weather(EmulatedSensor& sensor, const HttpRequest& requ
   return json_reply(weather_json(w));
 }
 
+HttpResponse ControlApi::beams(const EmulatedSensor& sensor, const HttpRequest& request) {
+  if (request.method != "GET") return json_error(405, "GET");
+  const SensorSettings& s = sensor.runtime().settings();
+  // A table scan (Livox) points elsewhere every frame: no single table.
+  if (s.pattern.table) {
+    return json_error(409,
+                      "a table scan's beams change every frame: send framed batches built "
+                      "with the client library (docs/engines.md)");
+  }
+  // Tables of sensors a reload removed go; a sensor whose mode or conventions changed gets anew.
+  std::erase_if(beam_tables_, [&](const auto& entry) { return find(entry.first) == nullptr; });
+  BeamTable& table = beam_tables_[s.name];
+  if (!table.body || !(table.pattern == s.pattern) || !(table.engine == s.engine)) {
+    table = {s.pattern, s.engine,
+             std::make_shared<const std::string>(beam_table_bytes(s.pattern, s.engine))};
+  }
+  return {200, "application/octet-stream", {}, table.body};
+}
+
 HttpResponse ControlApi::handle(const HttpRequest& request) {
   const std::string& path = request.path;
   if (path == "/healthz") {
@@ -232,7 +245,7 @@ HttpResponse ControlApi::handle(const HttpRequest& request) {
     if (!sensor) return json_error(404, "no sensor named '" + name + "'");
     if (slash == std::string::npos) return json_reply(sensor_json(*sensor));
     if (rest.substr(slash) == "/weather") return weather(*sensor, request);
-    if (rest.substr(slash) == "/beams") return beams_reply(*sensor, request);
+    if (rest.substr(slash) == "/beams") return beams(*sensor, request);
   }
   return json_error(404, "not found: " + path +
                              " (try /healthz, /metrics, /api/v1/sensors, "
