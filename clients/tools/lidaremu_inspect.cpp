@@ -1,5 +1,6 @@
-// lidaremu-inspect: listen where a driver would, decode with the spec decoders, and print one
-// line per frame: what a person checks first when pointing a simulator at a sensor emulator.
+// lidaremu-inspect: listen where a driver would (or read a capture), decode with the spec
+// decoders, and print one line per frame: what a person checks first when pointing a simulator at
+// a sensor emulator, or when a dataset job has written its --pcap.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -10,12 +11,68 @@
 #include <array>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "lidaremu/clients/packet_inspector.hpp"
 #include "lidaremu/clients/streaming.hpp"
 #include "lidaremu/core/family.hpp"
+#include "lidaremu/core/pcap.hpp"
+
+namespace {
+
+using Bytes = std::span<const std::uint8_t>;
+
+// Listens on 127.0.0.1:port (and the DIFOP port for RoboSense) until `duration` passed or
+// `enough`; false when a port cannot be bound.
+bool listen_live(int port, int difop_port, bool robosense, double duration,
+                 const std::function<bool()>& enough,
+                 const std::function<void(Bytes, double)>& feed,
+                 const std::function<void(Bytes)>& feed_difop) {
+  const auto listen_on = [](int udp_port) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(udp_port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int buffer = 8 << 20;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+      std::cerr << "lidaremu-inspect: cannot listen on 127.0.0.1:" << udp_port
+                << " (port in use?)\n";
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  };
+  const int fd = listen_on(port);
+  if (fd < 0) return false;
+  const int difop_fd = robosense ? listen_on(difop_port) : -1;
+  if (robosense && difop_fd < 0) return false;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::vector<std::uint8_t> datagram(65536);
+  while (std::chrono::duration<double>(Clock::now() - start).count() < duration && !enough()) {
+    std::array<pollfd, 2> p{{{fd, POLLIN, 0}, {difop_fd, POLLIN, 0}}};
+    if (::poll(p.data(), robosense ? 2 : 1, 100) <= 0) continue;
+    if (robosense && (p[1].revents & POLLIN) != 0) {
+      const ssize_t d = ::recv(difop_fd, datagram.data(), datagram.size(), 0);
+      if (d > 0) feed_difop({datagram.data(), static_cast<std::size_t>(d)});
+    }
+    if ((p[0].revents & POLLIN) == 0) continue;
+    const ssize_t n = ::recv(fd, datagram.data(), datagram.size(), 0);
+    if (n <= 0) continue;
+    feed({datagram.data(), static_cast<std::size_t>(n)},
+         std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  ::close(fd);
+  if (difop_fd >= 0) ::close(difop_fd);
+  return true;
+}
+
+}  // namespace
 
 // CLI11 throws while options are declared only for programming errors (duplicate names);
 // every runtime failure is caught below and turned into a message and an exit code.
@@ -25,7 +82,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "lidaremu-inspect: decode a Velodyne, Ouster, Hesai, RoboSense or Livox UDP stream and "
       "summarise each frame"};
-  std::string model_name = "vlp16", metadata_file;
+  std::string model_name = "vlp16", metadata_file, pcap_file;
   int port = 0;
   int difop_port = 0;
   double duration = 10;
@@ -41,6 +98,9 @@ int main(int argc, char** argv) {
                  "Ouster metadata JSON (as written by --metadata-out)");
   app.add_option("--duration", duration, "stop after this many seconds")->capture_default_str();
   app.add_option("--frames", max_frames, "stop after this many complete frames (0: no limit)");
+  app.add_option("--pcap", pcap_file,
+                 "read the datagrams sent to --port (and --difop-port) from this capture (the "
+                 "daemon's --pcap, tcpdump's) instead of listening; --duration does not apply");
   CLI11_PARSE(app, argc, argv);
   const core::SensorModel* model = core::find_sensor_model(model_name);
   if (!model) {
@@ -84,56 +144,40 @@ int main(int argc, char** argv) {
     std::cout << f.describe() << std::endl;
   });
   const bool robosense = inspector.needs_side_channel();  // its DIFOP comes first
-  const auto listen_on = [](int udp_port) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(udp_port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const int buffer = 8 << 20;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof buffer);
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes sockaddr*
-    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-      std::cerr << "lidaremu-inspect: cannot listen on 127.0.0.1:" << udp_port
-                << " (port in use?)\n";
-      ::close(fd);
-      return -1;
-    }
-    return fd;
-  };
-  const int fd = listen_on(port);
-  if (fd < 0) return 1;
-  const int difop_fd = robosense ? listen_on(difop_port) : -1;
-  if (robosense && difop_fd < 0) return 1;
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
   double first = -1, last = 0;
-  std::vector<std::uint8_t> datagram(65536);
-  std::cout << "lidaremu-inspect: listening on 127.0.0.1:" << port << " for " << model_name
-            << std::endl;
-  while (std::chrono::duration<double>(Clock::now() - start).count() < duration &&
-         (max_frames == 0 || frames < max_frames)) {
-    std::array<pollfd, 2> p{{{fd, POLLIN, 0}, {difop_fd, POLLIN, 0}}};
-    if (::poll(p.data(), robosense ? 2 : 1, 100) <= 0) continue;
-    if (robosense && (p[1].revents & POLLIN) != 0) {
-      const ssize_t d = ::recv(difop_fd, datagram.data(), datagram.size(), 0);
-      if (d > 0) inspector.feed_difop({datagram.data(), static_cast<std::size_t>(d)});
-    }
-    if ((p[0].revents & POLLIN) == 0) continue;
-    const ssize_t n = ::recv(fd, datagram.data(), datagram.size(), 0);
-    if (n <= 0) continue;
-    const double t = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto feed = [&](Bytes bytes, double t) {
     if (first < 0) first = t;
     last = t;
     ++packets;
-    inspector.feed({datagram.data(), static_cast<std::size_t>(n)}, t);
+    inspector.feed(bytes, t);
+  };
+  if (!pcap_file.empty()) {
+    try {
+      core::PcapReader capture(pcap_file);
+      while (max_frames == 0 || frames < max_frames) {
+        const auto d = capture.next();
+        if (!d) break;
+        if (robosense && d->destination_port == difop_port) inspector.feed_difop(d->payload);
+        if (d->destination_port == port) feed(d->payload, d->capture_time_s);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "lidaremu-inspect: " << e.what() << '\n';
+      return 2;
+    }
+  } else {
+    std::cout << "lidaremu-inspect: listening on 127.0.0.1:" << port << " for " << model_name
+              << std::endl;
+    if (!listen_live(
+            port, difop_port, robosense, duration,
+            [&] { return max_frames != 0 && frames >= max_frames; }, feed,
+            [&](Bytes bytes) { inspector.feed_difop(bytes); })) {
+      return 1;
+    }
   }
-  ::close(fd);
-  if (difop_fd >= 0) ::close(difop_fd);
   const double span = last - first;
   std::cout << "lidaremu-inspect: " << packets << " packets (" << inspector.bad_packets()
             << " undecodable), " << frames << " frames, " << points << " points; mean rate "
-            << (span > 0 ? (packets - 1) / span : 0.0) << " packets/s";
+            << (packets > 1 && span > 0 ? static_cast<double>(packets - 1) / span : 0.0) << " packets/s";
   if (robosense) std::cout << "; " << inspector.packets_before_difop() << " before the first DIFOP";
   std::cout << std::endl;
   return packets > 0 && inspector.bad_packets() == 0 ? 0 : 1;
