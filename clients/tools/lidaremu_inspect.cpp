@@ -177,7 +177,8 @@ int main(int argc, char** argv) {
   const double span = last - first;
   std::cout << "lidaremu-inspect: " << packets << " packets (" << inspector.bad_packets()
             << " undecodable), " << frames << " frames, " << points << " points; mean rate "
-            << (packets > 1 && span > 0 ? static_cast<double>(packets - 1) / span : 0.0) << " packets/s";
+            << (packets > 1 && span > 0 ? static_cast<double>(packets - 1) / span : 0.0)
+            << " packets/s";
   if (robosense) std::cout << "; " << inspector.packets_before_difop() << " before the first DIFOP";
   std::cout << std::endl;
   return packets > 0 && inspector.bad_packets() == 0 ? 0 : 1;
