@@ -13,11 +13,12 @@ packages=(
   python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump libpng-dev
   prometheus  # promtool checks /metrics; a real server scrapes the daemon in a test
 )
-# Tools only tests run: the live-view page's test drives a headless browser, the engine test a
-# headless Godot 3 (tests/test_godot.cpp). Images that only build and run the daemon skip them
+# Tools only tests run: the live-view page's test drives a headless browser, the engine tests a
+# headless Godot 3 (tests/test_godot.cpp) and the Unity script compiled and run with mono
+# (test_engine_examples). Images that only build and run the daemon skip them
 # (LIDAREMU_SETUP_TEST_TOOLS=0).
 if [[ ${LIDAREMU_SETUP_TEST_TOOLS:-1} != 0 ]]; then
-  packages+=(chromium chromium-driver fonts-liberation godot3-server)
+  packages+=(chromium chromium-driver fonts-liberation godot3-server mono-mcs mono-runtime)
 fi
 # The live-view page takes three.js from the npm registry: Node.js and npm come from Debian
 # unless the machine already has them (NodeSource's nodejs ships npm itself).

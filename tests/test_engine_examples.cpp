@@ -112,6 +112,26 @@ TEST_CASE("The engine-less Python example, in ROS and in Unity axes, any model",
   }
 }
 
+TEST_CASE("The Unity script, run as Unity runs it: a road, a wall and a box in Unity's axes",
+          "[e2e][engines][unity]") {
+  // clients/engines/unity/LidaremuLidar.cs itself, compiled with mcs against the part of
+  // UnityEngine it uses (tests/engines/unity/UnityEngine.cs) and driven by Harness.cs: Start,
+  // FixedUpdate each 20 ms physics step, OnDestroy, through its P/Invoke into the C ABI.
+  INFO("mono-mcs is missing: bash scripts/setup.sh installs it (mono-mcs, mono-runtime)");
+  REQUIRE(std::string(LIDAREMU_TEST_UNITY_HARNESS) != "");
+  const auto objects = run_example("LD_LIBRARY_PATH=" LIDAREMU_TEST_CLIENT_LIB_DIR
+                                   " mono " LIDAREMU_TEST_UNITY_HARNESS " HITS 6",
+                                   "vlp16");
+  // The stub numbers objects from 1001 as the harness makes them: the road's collider 1001 (its
+  // material 1002), the wall's 1003, the box's 1004. Unity's x is right, z forward, y up.
+  CHECK(objects.size() == 3);
+  check_object(objects, 1001, 1000, [](const auto& p) { return near(p.z, -1.8f, 0.01f); });
+  check_object(objects, 1003, 100, [](const auto& p) { return near(p.x, 10.0f, 0.01f); });
+  check_object(objects, 1004, 20, [](const auto& p) {
+    return near(p.y, -5.0f, 0.01f) && p.x >= 3.99f && p.x <= 6.01f && p.z >= -1.81f && p.z <= 0.21f;
+  });
+}
+
 TEST_CASE("The CARLA bridge: semantic lidar in CARLA's frame to hits with tag materials and ids",
           "[e2e][engines][carla]") {
   const auto objects =
