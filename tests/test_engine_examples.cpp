@@ -112,6 +112,21 @@ TEST_CASE("The engine-less Python example, in ROS and in Unity axes, any model",
   }
 }
 
+TEST_CASE("The Unreal component, ticked as Unreal ticks it: road, wall and box in Unreal units",
+          "[e2e][engines][unreal]") {
+  // clients/engines/unreal's ULidaremuLidarComponent itself, compiled against the part of UE5's
+  // API it uses (tests/engines/unreal/include) and driven by harness.cpp: BeginPlay, a tick each
+  // 1/60 s, EndPlay; its traces, material maps and actor ids through the C ABI.
+  const auto objects = run_example(LIDAREMU_TEST_UNREAL_HARNESS " HITS 6", "vlp16");
+  // Actor ids 21 road, 22 wall, 23 box (the vehicle, 20, is never hit). Unreal's y is right.
+  CHECK(objects.size() == 3);
+  check_object(objects, 21, 1000, [](const auto& p) { return near(p.z, -1.8f, 0.01f); });
+  check_object(objects, 22, 100, [](const auto& p) { return near(p.x, 10.0f, 0.01f); });
+  check_object(objects, 23, 20, [](const auto& p) {
+    return near(p.y, -5.0f, 0.01f) && p.x >= 3.99f && p.x <= 6.01f && p.z >= -1.81f && p.z <= 0.21f;
+  });
+}
+
 TEST_CASE("The Unity script, run as Unity runs it: a road, a wall and a box in Unity's axes",
           "[e2e][engines][unity]") {
   // clients/engines/unity/LidaremuLidar.cs itself, compiled with mcs against the part of
