@@ -17,19 +17,7 @@ cleanup() { podman --runtime runc rm -f "$name" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
 # Tools, from Debian.
-missing=()
-for p in podman debootstrap runc curl; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-# Podman's default ulimits ask for more open files than some CI hosts allow: inherit the host's.
-if (($(ulimit -n) < 1048576)); then
-  printf '[containers]\ndefault_ulimits = []\n' > "$work/containers.conf"
-  export CONTAINERS_CONF="$work/containers.conf"
-fi
-pod() { podman --runtime runc "$@"; }  # runc: crun refuses hybrid cgroup hosts
+source scripts/podman_env.sh podman debootstrap runc curl
 
 # Base images from debootstrap, once per machine.
 if ! pod image exists docker.io/library/debian:12; then

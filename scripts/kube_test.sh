@@ -25,7 +25,6 @@ fail() {
   done
   exit 1
 }
-pod() { podman --runtime runc "$@"; }  # runc: crun refuses hybrid cgroup hosts
 cleanup() {
   pod kube down "$manifests/vehicle.yaml" >/dev/null 2>&1 || true
   if [[ -f $work/dataset-pod.yaml ]]; then pod kube down "$work/dataset-pod.yaml" >/dev/null 2>&1 || true; fi
@@ -37,17 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Tools, from Debian (catatonit: the pods' infra container; python3-yaml: the Job's template).
-missing=()
-for p in podman runc catatonit curl python3-yaml; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-if (($(ulimit -n) < 1048576)); then
-  printf '[containers]\ndefault_ulimits = []\n' > "$work/containers.conf"
-  export CONTAINERS_CONF="$work/containers.conf"
-fi
+source scripts/podman_env.sh podman runc catatonit curl python3-yaml
 cleanup  # what an interrupted run left
 pod image exists localhost/lidaremu:ci || fail "no image localhost/lidaremu:ci: run scripts/container_test.sh first"
 # The manifests name the image as a registry would hold it; here it is the one CI built.

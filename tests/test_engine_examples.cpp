@@ -83,6 +83,21 @@ void check_object(const std::map<std::uint32_t, std::vector<core::CloudPoint>>& 
 
 bool near(float value, float want, float tolerance) { return std::fabs(value - want) <= tolerance; }
 
+// The engine harnesses' scene (tests/engines), in the drivers' frame: the sensor 1.8 m over a
+// road, a wall 10 m ahead, and a box 5 m to the right (its face y = -5, x 4..6, 2 m high).
+struct EngineYardIds {
+  std::uint32_t road, wall, box;
+};
+void check_engine_yard(const std::map<std::uint32_t, std::vector<core::CloudPoint>>& by_object,
+                       EngineYardIds ids) {
+  CHECK(by_object.size() == 3);
+  check_object(by_object, ids.road, 1000, [](const auto& p) { return near(p.z, -1.8f, 0.01f); });
+  check_object(by_object, ids.wall, 100, [](const auto& p) { return near(p.x, 10.0f, 0.01f); });
+  check_object(by_object, ids.box, 20, [](const auto& p) {
+    return near(p.y, -5.0f, 0.01f) && p.x >= 3.99f && p.x <= 6.01f && p.z >= -1.81f && p.z <= 0.21f;
+  });
+}
+
 }  // namespace
 
 TEST_CASE("The C example: a wall 10 m ahead and the road, cast in Unreal units and axes",
@@ -119,12 +134,7 @@ TEST_CASE("The Unreal component, ticked as Unreal ticks it: road, wall and box i
   // 1/60 s, EndPlay; its traces, material maps and actor ids through the C ABI.
   const auto objects = run_example(LIDAREMU_TEST_UNREAL_HARNESS " HITS 6", "vlp16");
   // Actor ids 21 road, 22 wall, 23 box (the vehicle, 20, is never hit). Unreal's y is right.
-  CHECK(objects.size() == 3);
-  check_object(objects, 21, 1000, [](const auto& p) { return near(p.z, -1.8f, 0.01f); });
-  check_object(objects, 22, 100, [](const auto& p) { return near(p.x, 10.0f, 0.01f); });
-  check_object(objects, 23, 20, [](const auto& p) {
-    return near(p.y, -5.0f, 0.01f) && p.x >= 3.99f && p.x <= 6.01f && p.z >= -1.81f && p.z <= 0.21f;
-  });
+  check_engine_yard(objects, {.road = 21, .wall = 22, .box = 23});
 }
 
 TEST_CASE("The Unity script, run as Unity runs it: a road, a wall and a box in Unity's axes",
@@ -139,12 +149,7 @@ TEST_CASE("The Unity script, run as Unity runs it: a road, a wall and a box in U
                                    "vlp16");
   // The stub numbers objects from 1001 as the harness makes them: the road's collider 1001 (its
   // material 1002), the wall's 1003, the box's 1004. Unity's x is right, z forward, y up.
-  CHECK(objects.size() == 3);
-  check_object(objects, 1001, 1000, [](const auto& p) { return near(p.z, -1.8f, 0.01f); });
-  check_object(objects, 1003, 100, [](const auto& p) { return near(p.x, 10.0f, 0.01f); });
-  check_object(objects, 1004, 20, [](const auto& p) {
-    return near(p.y, -5.0f, 0.01f) && p.x >= 3.99f && p.x <= 6.01f && p.z >= -1.81f && p.z <= 0.21f;
-  });
+  check_engine_yard(objects, {.road = 1001, .wall = 1003, .box = 1004});
 }
 
 TEST_CASE("The CARLA bridge: semantic lidar in CARLA's frame to hits with tag materials and ids",
