@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Kubernetes manifests in deploy/kubernetes, played with podman (Debian's 4.3: Pods,
-# Deployments, ConfigMaps, PersistentVolumeClaims; no cluster here):
+# The Kubernetes manifests in deploy/kubernetes, checked against the API's schemas offline, then
+# played with podman (Debian's 4.3: Pods, Deployments, ConfigMaps, PersistentVolumeClaims; no
+# cluster here):
 #   1. vehicle.yaml: the Deployment comes up, /healthz answers, the host's engine feeds the bumper
 #      VLP-16 through its hit port and its packets decode; the memory request covers the daemon's
 #      own estimate; `podman kube down` removes it.
@@ -42,6 +43,14 @@ pod image exists localhost/lidaremu:ci || fail "no image localhost/lidaremu:ci: 
 # The manifests name the image as a registry would hold it; here it is the one CI built.
 image=$(awk '$1 == "image:" { print $2; exit }' "$manifests/vehicle.yaml")
 pod tag localhost/lidaremu:ci "$image"
+
+# 0. The manifests against the Kubernetes API's schemas, offline (tests/kubernetes/validate.mjs;
+# kubectl's client-side check needs an API server to fetch the schema from).
+(cd tests/kubernetes && npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1) \
+  || fail "npm ci in tests/kubernetes: $(tail -5 "$work/npm.log")"
+node tests/kubernetes/validate.mjs "$manifests"/*.yaml >"$work/schema.log" 2>&1 \
+  || fail "the manifests do not match the Kubernetes schemas: $(grep -v ': valid$' "$work/schema.log")"
+echo "kube: $(grep -c ': valid$' "$work/schema.log") objects match the Kubernetes API's schemas"
 
 # 1. One daemon per vehicle.
 for port in 9880 9870 9871; do
