@@ -48,7 +48,7 @@ class CarlaBridgeLogic(unittest.TestCase):
             with self.assertRaisesRegex(lidaremu_rig.RigError, "zero quaternion"):
                 rig.set_pose((0, 0, 0), (0, 0, 0, 0))
         with self.assertRaisesRegex(lidaremu_rig.RigError, "unknown engine"):
-            lidaremu_rig.Rig(engine="godot")
+            lidaremu_rig.Rig(engine="blender")
 
     def test_a_bad_model_says_what_is_accepted(self):
         with self.assertRaisesRegex(lidaremu_rig.RigError, "unknown model"):
