@@ -2,13 +2,16 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/hit_client.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/daemon/runtime/frame_order.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/pending_batches.hpp"
@@ -432,4 +435,116 @@ TEST_CASE("A batch's frame facts and its rows, apart: each column keeps its firs
   small.clear();
   CHECK(small.count() == 0);
   CHECK(small.append(big, 0, 4));
+}
+
+TEST_CASE(
+    "Rows converted in lanes are the scalar conversion's floats and counts, on every "
+    "instruction set",
+    "[protocol][simd][determinism]") {
+  // convert_row (scalar double arithmetic through Eigen) is the reference; store_batch_rows
+  // converts in double lanes (core::simd::rows_to_sensor). Random rows in every engine's units,
+  // in the sensor's frame and in the world's under a tilted pose, and hostile rows among them.
+  const auto materials = core::MaterialTable::load(test::materials_path());
+  constexpr std::uint16_t kChannels = 32;
+  constexpr std::uint32_t kColumns = 40;
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> coordinate(-300.0f, 300.0f);
+  std::uniform_int_distribution<int> pick(0, 29);
+  std::vector<float> rows;
+  for (std::size_t r = 0; r < std::size_t{kColumns} * kChannels; ++r) {
+    std::array<float, 7> v{coordinate(random),
+                           coordinate(random),
+                           coordinate(random),
+                           coordinate(random),
+                           coordinate(random),
+                           coordinate(random),
+                           8};
+    switch (pick(random)) {
+      case 0:
+        v[pick(random) % 7] = std::numeric_limits<float>::quiet_NaN();
+        break;
+      case 1:
+        v[pick(random) % 6] = -std::numeric_limits<float>::infinity();
+        break;
+      case 2:
+        v[6] = 0;
+        break;  // no hit
+      case 3:
+        v[6] = 2.5f;
+        break;  // not a whole id
+      case 4:
+        v[3] = v[4] = v[5] = 0;
+        break;  // no normal
+      case 5:
+        v[0] = v[1] = v[2] = 0;
+        break;  // at the origin
+      case 6:
+        v[0] = 3e29f;
+        break;  // absurd range
+      case 7:
+        v[0] = -0.0f, v[1] = 0.0f;
+        break;  // signed zeros
+      case 8:
+        v[3] = 1e-9f, v[4] = v[5] = 0;
+        break;  // a normal too short to have a direction
+      default:
+        break;
+    }
+    rows.insert(rows.end(), v.begin(), v.end());
+  }
+  struct Case {
+    const char* engine;
+    bool world;
+  };
+  const auto targets = core::simd::available_targets();
+  for (const Case& c :
+       {Case{"ros", false}, Case{"unreal", false}, Case{"unity", false}, Case{"godot", false},
+        Case{"ros", true}, Case{"unreal", true}, Case{"godot", true}}) {
+    const auto engine = *protocol::engine_conventions(c.engine);
+    clients::BatchHeader h{.column_count = kColumns,
+                           .world_frame = c.world,
+                           .position = {12.5f, -3.25f, 1.75f},
+                           .orientation_xyzw = {0.0871557f, 0.0435779f, 0.258819f, 0.9610f}};
+    const auto bytes = clients::build_hit_batch(h, rows);
+    protocol::BatchView v;
+    REQUIRE(protocol::decode_hit_batch(bytes, v) == BatchError::kNone);
+    // The reference: each row alone, as the scalar code converts it.
+    Eigen::Isometry3d world_to_sensor;
+    if (c.world) world_to_sensor = engine.pose(v.pose_position, v.pose_orientation).inverse();
+    protocol::RowCounts expected_counts;
+    std::vector<float> expected;
+    for (std::size_t r = 0; r < rows.size() / 7; ++r) {
+      Eigen::Vector3d p, n;
+      std::uint16_t material = 0;
+      if (!protocol::convert_row({&rows[r * 7], 0}, engine, c.world ? &world_to_sensor : nullptr,
+                                 materials, expected_counts, p, n, material)) {
+        expected.insert(expected.end(), 6, 0.0f);
+        continue;
+      }
+      ++expected_counts.stored;
+      for (double x : {p.x(), p.y(), p.z(), n.x(), n.y(), n.z()})
+        expected.push_back(static_cast<float>(x));
+    }
+    for (const auto& target : targets) {
+      core::simd::use_target(target);
+      INFO(c.engine << (c.world ? " world rows" : " sensor rows") << " on " << target);
+      core::FrameHits frame;
+      frame.reshape({kColumns, kChannels});
+      const auto counts = protocol::store_batch(v, engine, materials, frame);
+      CHECK(counts.stored == expected_counts.stored);
+      CHECK(counts.non_finite == expected_counts.non_finite);
+      CHECK(counts.no_hit == expected_counts.no_hit);
+      CHECK(counts.unknown_material == expected_counts.unknown_material);
+      CHECK(counts.out_of_range == expected_counts.out_of_range);
+      std::size_t different = 0;
+      for (std::size_t r = 0; r < rows.size() / 7; ++r) {
+        if (frame.material[r] == 0) continue;
+        const float got[6] = {frame.x[r],  frame.y[r],  frame.z[r],
+                              frame.nx[r], frame.ny[r], frame.nz[r]};
+        different += std::memcmp(got, &expected[r * 6], sizeof(got)) != 0;
+      }
+      CHECK(different == 0);
+    }
+  }
+  core::simd::use_target("best");
 }

@@ -1,6 +1,7 @@
 #include "lidaremu/protocol/wire_decode.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -15,8 +16,24 @@ constexpr double kMaxPlausibleRangeM = 1e5;
 // zeros for "no hit" with a material set) is no measurement; every sensor's minimum range is
 // centimetres or more, so 1 mm separates the two without touching any real hit.
 constexpr double kMinPlausibleRangeM = 1e-3;
+// A normal shorter than this has no direction (an engine's zero vector for "unknown").
+constexpr double kMinNormalLength = 1e-6;
 constexpr std::uint8_t kMaxRaysPerBeam = 64;
 constexpr std::uint8_t kMaxSegmentsPerPath = 16;
+
+// A row's material: 0 is no hit; anything but a whole id the table knows is refused. Counted.
+bool known_material(float value, const core::MaterialTable& materials, RowCounts& counts) {
+  if (value == 0.0f) {
+    ++counts.no_hit;
+    return false;
+  }
+  if (value < 0 || value > core::MaterialTable::kMaxId || value != std::floor(value) ||
+      !materials.find(static_cast<std::uint16_t>(value))) {
+    ++counts.unknown_material;
+    return false;
+  }
+  return true;
+}
 }  // namespace
 
 std::string_view to_string(BatchError e) {
@@ -165,17 +182,7 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
       return false;
     }
   }
-  const float material_value = v[6];
-  if (material_value == 0.0f) {
-    ++counts.no_hit;
-    return false;
-  }
-  if (material_value < 0 || material_value > core::MaterialTable::kMaxId ||
-      material_value != std::floor(material_value) ||
-      !materials.find(static_cast<std::uint16_t>(material_value))) {
-    ++counts.unknown_material;
-    return false;
-  }
+  if (!known_material(v[6], materials, counts)) return false;
   point = engine.point({v[0], v[1], v[2]});
   normal = engine.direction({v[3], v[4], v[5]});
   if (world_to_sensor) {
@@ -185,13 +192,34 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
   const double normal_length = normal.norm();
   const double range = point.norm();
   if (!(range < kMaxPlausibleRangeM) || !(range >= kMinPlausibleRangeM) ||
-      !(normal_length > 1e-6)) {
+      !(normal_length > kMinNormalLength)) {
     ++counts.out_of_range;
     return false;
   }
   normal /= normal_length;
-  material = static_cast<std::uint16_t>(material_value);
+  material = static_cast<std::uint16_t>(v[6]);
   return true;
+}
+
+core::simd::RowsToSensor rows_to_sensor_transform(const EngineConventions& engine,
+                                                  const Eigen::Isometry3d* world_to_sensor) {
+  core::simd::RowsToSensor t;
+  const auto row_major = [](const Eigen::Matrix3d& m, double* out) {
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) out[r * 3 + c] = m(r, c);
+    }
+  };
+  row_major(engine.axes, t.axes);
+  t.metres_per_unit = engine.metres_per_unit;
+  if (world_to_sensor) {
+    t.posed = true;
+    row_major(world_to_sensor->linear(), t.pose_linear);
+    for (int k = 0; k < 3; ++k) t.pose_translation[k] = world_to_sensor->translation()[k];
+  }
+  t.min_range_m = kMinPlausibleRangeM;
+  t.max_range_m = kMaxPlausibleRangeM;
+  t.min_normal_length = kMinNormalLength;
+  return t;
 }
 
 void store_hit(core::FrameHits& frame, std::size_t hit, const Eigen::Vector3d& point,
@@ -241,6 +269,38 @@ void take_batch_frame_facts(const BatchView& batch, const EngineConventions& eng
   for (std::uint32_t c = 0; c < batch.column_count; ++c) mark_column(frame, batch.first_column + c);
 }
 
+namespace {
+
+// A batch's rows converted in lanes a window at a time, as store_batch_rows walks them in order;
+// a window never reaches past the rows the caller will read (another thread's columns).
+class RowWindow {
+ public:
+  static constexpr std::size_t kRows = 256;
+  RowWindow(const core::simd::RowsToSensor& transform, const BatchView& batch)
+      : transform_(transform), batch_(batch) {}
+  // Where row `row` lies in the window, converting [row, min(row + kRows, end)) if it is not in.
+  std::size_t at(std::size_t row, std::size_t end) {
+    if (row < begin_ || row >= begin_ + size_) {
+      begin_ = row;
+      size_ = std::min(kRows, end - row);
+      core::simd::rows_to_sensor(
+          transform_, batch_.rows.data() + row * batch_.floats_per_row, batch_.floats_per_row,
+          size_, {x.data(), y.data(), z.data(), nx.data(), ny.data(), nz.data(), flaws.data()});
+    }
+    return row - begin_;
+  }
+  std::array<float, kRows> x, y, z, nx, ny, nz;
+  std::array<std::uint8_t, kRows> flaws;
+
+ private:
+  const core::simd::RowsToSensor& transform_;
+  const BatchView& batch_;
+  std::size_t begin_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
 RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engine,
                            const core::MaterialTable& materials, core::FrameHits& frame,
                            ColumnClaim claim) {
@@ -249,7 +309,9 @@ RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engi
   if (batch.world_frame) {
     world_to_sensor = engine.pose(batch.pose_position, batch.pose_orientation).inverse();
   }
-  const Eigen::Isometry3d* pose = batch.world_frame ? &world_to_sensor : nullptr;
+  const core::simd::RowsToSensor transform =
+      rows_to_sensor_transform(engine, batch.world_frame ? &world_to_sensor : nullptr);
+  RowWindow window(transform, batch);
   const std::uint16_t channels = frame.shape.channels;
   const std::size_t batch_rays = batch.rays_per_beam;
   const std::size_t batch_segments = batch.segments_per_path;
@@ -257,9 +319,11 @@ RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engi
   const std::size_t segments =
       std::min<std::size_t>(batch_segments, frame.layout.segments_per_path);
   const std::size_t hits_per_beam = frame.layout.hits_per_beam();
+  const std::size_t rows_per_column = channels * batch_rays * batch_segments;
   for (std::uint32_t c = 0; c < batch.column_count; ++c) {
     const std::uint32_t column = batch.first_column + c;
     if (!claim.keeps(column)) continue;
+    const std::size_t column_end = (std::size_t{c} + 1) * rows_per_column;
     for (std::uint16_t ch = 0; ch < channels; ++ch) {
       const std::size_t beam = frame.shape.beam(column, ch);
       const std::size_t beam_in_batch = std::size_t{c} * channels + ch;
@@ -268,17 +332,33 @@ RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engi
       for (std::size_t ray = 0; ray < rays; ++ray) {
         for (std::size_t seg = 0; seg < segments; ++seg) {
           const std::size_t row = (beam_in_batch * batch_rays + ray) * batch_segments + seg;
-          const RowInput input{batch.rows.data() + row * batch.floats_per_row,
-                               batch.object_ids.empty() ? 0u : batch.object_ids[row]};
-          Eigen::Vector3d p, n;
-          std::uint16_t material = 0;
-          if (!convert_row(input, engine, pose, materials, counts, p, n, material)) break;
-          const float angle = batch.floats_per_row == 8 ? input.values[7] : 0.0f;
+          const float* values = batch.rows.data() + row * batch.floats_per_row;
+          const std::size_t i = window.at(row, column_end);
+          // The scalar conversion's checks, in its order (convert_row).
+          if (window.flaws[i] & core::simd::kRowNonFinite) {
+            ++counts.non_finite;
+            break;
+          }
+          if (!known_material(values[6], materials, counts)) break;
+          if (window.flaws[i] & core::simd::kRowOutOfRange) {
+            ++counts.out_of_range;
+            break;
+          }
+          const float angle = batch.floats_per_row == 8 ? values[7] : 0.0f;
           if (!std::isfinite(angle)) {
             ++counts.non_finite;
             break;
           }
-          store_hit(frame, frame.hit(beam, ray, seg), p, n, material, input.object_id, angle);
+          const std::size_t hit = frame.hit(beam, ray, seg);
+          frame.x[hit] = window.x[i];
+          frame.y[hit] = window.y[i];
+          frame.z[hit] = window.z[i];
+          frame.nx[hit] = window.nx[i];
+          frame.ny[hit] = window.ny[i];
+          frame.nz[hit] = window.nz[i];
+          frame.angle_deg[hit] = angle;
+          frame.material[hit] = static_cast<std::uint16_t>(values[6]);
+          frame.object_id[hit] = batch.object_ids.empty() ? 0u : batch.object_ids[row];
           ++counts.stored;
         }
       }

@@ -4,6 +4,7 @@
 // instruction set. Every result is the same on every instruction set the build dispatches to:
 // integer Philox, IEEE add/multiply/divide/sqrt without fused multiply-add, and SLEEF's
 // deterministic ("cinz") elementary functions, which return the same bits on every ISA.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -53,5 +54,39 @@ void asin_each(std::span<float> x);
 // out[i] = atan2(y[i], x[i]) in double (SLEEF, 1 ulp, the same bits on every target), for the
 // first min of the three sizes.
 void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out);
+
+// How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
+// world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
+// divided by its length. Matrices row-major. A row is implausible unless min_range_m <= |p| <
+// max_range_m and |n| > min_normal_length.
+struct RowsToSensor {
+  double axes[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double metres_per_unit = 1;
+  bool posed = false;
+  double pose_linear[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double pose_translation[3] = {0, 0, 0};
+  double min_range_m = 0;
+  double max_range_m = 0;
+  double min_normal_length = 0;
+};
+// What rows_to_sensor finds wrong with a row (0: nothing): a NaN or infinity among its first
+// seven floats (then nothing else is judged), or an implausible point or normal.
+inline constexpr std::uint8_t kRowNonFinite = 1;
+inline constexpr std::uint8_t kRowOutOfRange = 2;
+// Where rows_to_sensor writes row i's point, unit normal (as float) and flaws: element i of each.
+struct SensorRows {
+  float* x;
+  float* y;
+  float* z;
+  float* nx;
+  float* ny;
+  float* nz;
+  std::uint8_t* flaws;
+};
+// `count` rows of `floats_per_row` (>= 7) floats each (x y z nx ny nz material ...) to the sensor
+// frame, in double lanes: the same floats as the scalar double arithmetic in the order written
+// above ((m0 x + m1 y) + m2 z per component, |v| = sqrt((x^2 + y^2) + z^2)), on every target.
+void rows_to_sensor(const RowsToSensor& transform, const float* rows, std::size_t floats_per_row,
+                    std::size_t count, const SensorRows& out);
 
 }  // namespace lidaremu::core::simd

@@ -8,6 +8,7 @@
 
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/materials.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/protocol/engine_frame.hpp"
 
 namespace lidaremu::protocol {
@@ -103,6 +104,11 @@ bool convert_row(const RowInput& row, const EngineConventions& engine,
                  const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
                  RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
                  std::uint16_t& material);
+
+// The same conversion as convert_row, for rows_to_sensor to do in lanes (world_to_sensor: null
+// for rows in the sensor's frame).
+core::simd::RowsToSensor rows_to_sensor_transform(const EngineConventions& engine,
+                                                  const Eigen::Isometry3d* world_to_sensor);
 
 // Writes one converted row into a hit slot of the frame.
 void store_hit(core::FrameHits& frame, std::size_t hit, const Eigen::Vector3d& point,
