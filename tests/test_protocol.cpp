@@ -437,13 +437,55 @@ TEST_CASE("A batch's frame facts and its rows, apart: each column keeps its firs
   CHECK(small.append(big, 0, 4));
 }
 
+namespace {
+// The row conversion as the daemon did it before its lanes, one row at a time in Eigen's double
+// arithmetic, with the plausibility bounds docs/hostile-input.md states (|p| from 1 mm to 100 km,
+// a normal longer than 1e-6); the checks in that order, the first failure counted.
+bool scalar_row(const float* v, const protocol::EngineConventions& engine,
+                const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
+                protocol::RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
+                std::uint16_t& material) {
+  for (int k = 0; k < 7; ++k) {
+    if (!std::isfinite(v[k])) {
+      ++counts.non_finite;
+      return false;
+    }
+  }
+  if (v[6] == 0.0f) {
+    ++counts.no_hit;
+    return false;
+  }
+  if (v[6] < 0 || v[6] > core::MaterialTable::kMaxId || v[6] != std::floor(v[6]) ||
+      !materials.find(static_cast<std::uint16_t>(v[6]))) {
+    ++counts.unknown_material;
+    return false;
+  }
+  point = engine.point({v[0], v[1], v[2]});
+  normal = engine.direction({v[3], v[4], v[5]});
+  if (world_to_sensor) {
+    point = *world_to_sensor * point;
+    normal = world_to_sensor->linear() * normal;
+  }
+  const double normal_length = normal.norm();
+  const double range = point.norm();
+  if (!(range < 1e5) || !(range >= 1e-3) || !(normal_length > 1e-6)) {
+    ++counts.out_of_range;
+    return false;
+  }
+  normal /= normal_length;
+  material = static_cast<std::uint16_t>(v[6]);
+  return true;
+}
+}  // namespace
+
 TEST_CASE(
     "Rows converted in lanes are the scalar conversion's floats and counts, on every "
     "instruction set",
     "[protocol][simd][determinism]") {
-  // convert_row (scalar double arithmetic through Eigen) is the reference; store_batch_rows
-  // converts in double lanes (core::simd::rows_to_sensor). Random rows in every engine's units,
-  // in the sensor's frame and in the world's under a tilted pose, and hostile rows among them.
+  // scalar_row (above) is the reference; store_batch_rows converts in double lanes
+  // (core::simd::rows_to_sensor); raw rows take the same path (test_raw_glue: the same hits).
+  // Random rows in every engine's units, in the sensor's frame and in the world's under a tilted
+  // pose, and hostile rows among them.
   const auto materials = core::MaterialTable::load(test::materials_path());
   constexpr std::uint16_t kChannels = 32;
   constexpr std::uint32_t kColumns = 40;
@@ -516,8 +558,8 @@ TEST_CASE(
     for (std::size_t r = 0; r < rows.size() / 7; ++r) {
       Eigen::Vector3d p, n;
       std::uint16_t material = 0;
-      if (!protocol::convert_row({&rows[r * 7], 0}, engine, c.world ? &world_to_sensor : nullptr,
-                                 materials, expected_counts, p, n, material)) {
+      if (!scalar_row(&rows[r * 7], engine, c.world ? &world_to_sensor : nullptr, materials,
+                      expected_counts, p, n, material)) {
         expected.insert(expected.end(), 6, 0.0f);
         continue;
       }

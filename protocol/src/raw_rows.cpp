@@ -2,6 +2,8 @@
 
 #include <tbb/blocked_range.h>
 
+#include <cstring>
+
 #include "lidaremu/core/parallel_blocks.hpp"
 
 namespace lidaremu::protocol {
@@ -13,15 +15,40 @@ BatchError RawRowAssembler::check(std::span<const std::uint8_t> datagram) const 
   return BatchError::kNone;
 }
 
+RawRowAssembler::Rows::Rows(std::size_t rows, std::size_t floats_per_row)
+    : values(rows * floats_per_row),
+      x(rows),
+      y(rows),
+      z(rows),
+      nx(rows),
+      ny(rows),
+      nz(rows),
+      flaws(rows),
+      exact_x(rows),
+      exact_y(rows),
+      exact_z(rows),
+      material(rows),
+      angle_deg(rows) {}
+
+core::simd::SensorRows RawRowAssembler::Rows::converted() {
+  return {x.data(),  y.data(),     z.data(),       nx.data(),      ny.data(),
+          nz.data(), flaws.data(), exact_x.data(), exact_y.data(), exact_z.data()};
+}
+
 std::size_t RawRowAssembler::convert_and_locate(std::span<const std::uint8_t> datagram,
                                                 const EngineConventions& engine,
                                                 const core::MaterialTable& materials,
                                                 RowCounts& counts) {
-  const std::size_t beam_bytes = sizeof(float) * floats_per_row_ * rows_per_beam();
+  const auto floats_per_row = static_cast<std::size_t>(floats_per_row_);
+  const std::size_t beam_bytes = sizeof(float) * floats_per_row * rows_per_beam();
+  const std::size_t beams = std::min(max_beams_, datagram.size() / beam_bytes);
+  const std::size_t rows = beams * rows_per_beam();
+  std::memcpy(rows_.values.data(), datagram.data(), beams * beam_bytes);
+  core::simd::rows_to_sensor(rows_to_sensor_transform(engine, nullptr), rows_.values.data(),
+                             floats_per_row, rows, rows_.converted());
   std::size_t hit_beams = 0;
-  for (std::size_t b = 0; b < max_beams_ && (b + 1) * beam_bytes <= datagram.size(); ++b) {
-    if (convert_beam(datagram.data() + b * beam_bytes, engine, materials, counts,
-                     &hits_[b * rows_per_beam()], first_hits_[hit_beams])) {
+  for (std::size_t b = 0; b < beams; ++b) {
+    if (keep_beam(b, materials, counts, first_hits_[hit_beams])) {
       beam_in_datagram_[hit_beams++] = b;
     }
   }
@@ -42,39 +69,34 @@ std::size_t RawRowAssembler::convert_and_locate(std::span<const std::uint8_t> da
   return hit_beams;
 }
 
-bool RawRowAssembler::convert_beam(const std::uint8_t* bytes, const EngineConventions& engine,
-                                   const core::MaterialTable& materials, RowCounts& counts,
-                                   Hit* beam, Eigen::Vector3d& first_hit) {
-  const std::size_t row_bytes = sizeof(float) * floats_per_row_;
+bool RawRowAssembler::keep_beam(std::size_t beam, const core::MaterialTable& materials,
+                                RowCounts& counts, Eigen::Vector3d& first_hit) {
+  const auto floats_per_row = static_cast<std::size_t>(floats_per_row_);
   bool any = false;
-  float values[8];
   for (std::size_t ray = 0; ray < layout_.rays_per_beam; ++ray) {
     bool path_open = true;
     for (std::size_t seg = 0; seg < layout_.segments_per_path; ++seg) {
-      const std::size_t row = ray * layout_.segments_per_path + seg;
-      Hit& h = beam[row];
-      h.material = 0;
+      const std::size_t row = beam * rows_per_beam() + ray * layout_.segments_per_path + seg;
+      rows_.material[row] = 0;
       if (!path_open) continue;
-      // Datagram bytes carry no alignment promise: copy each row out.
-      std::memcpy(values, bytes + row * row_bytes, row_bytes);
-      if (!convert_row({values, 0}, engine, nullptr, materials, counts, h.point, h.normal,
-                       h.material)) {
-        h.material = 0;
+      const float* values = rows_.values.data() + row * floats_per_row;
+      const float angle = floats_per_row == 8 ? values[7] : 0.0f;
+      if (!keep_converted_row(values, rows_.flaws[row], materials, counts)) {
         path_open = false;
         continue;
       }
-      h.angle_deg = floats_per_row_ == 8 ? values[7] : 0.0f;
-      if (!std::isfinite(h.angle_deg)) {
+      if (!std::isfinite(angle)) {
         ++counts.non_finite;
-        h.material = 0;
         path_open = false;
         continue;
       }
+      rows_.material[row] = static_cast<std::uint16_t>(values[6]);
+      rows_.angle_deg[row] = angle;
       ++counts.stored;
       // The beam's direction: the first segment of the first ray that hit (later segments lie
       // wherever the path went).
       if (!any && seg == 0) {
-        first_hit = h.point;
+        first_hit = {rows_.exact_x[row], rows_.exact_y[row], rows_.exact_z[row]};
         any = true;
       }
     }

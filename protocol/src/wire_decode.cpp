@@ -171,36 +171,6 @@ BatchError decode_control(std::span<const std::uint8_t> datagram, ControlView& o
   return BatchError::kNone;
 }
 
-bool convert_row(const RowInput& row, const EngineConventions& engine,
-                 const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
-                 RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
-                 std::uint16_t& material) {
-  const float* v = row.values;
-  for (int k = 0; k < 7; ++k) {
-    if (!std::isfinite(v[k])) {
-      ++counts.non_finite;
-      return false;
-    }
-  }
-  if (!known_material(v[6], materials, counts)) return false;
-  point = engine.point({v[0], v[1], v[2]});
-  normal = engine.direction({v[3], v[4], v[5]});
-  if (world_to_sensor) {
-    point = *world_to_sensor * point;
-    normal = world_to_sensor->linear() * normal;
-  }
-  const double normal_length = normal.norm();
-  const double range = point.norm();
-  if (!(range < kMaxPlausibleRangeM) || !(range >= kMinPlausibleRangeM) ||
-      !(normal_length > kMinNormalLength)) {
-    ++counts.out_of_range;
-    return false;
-  }
-  normal /= normal_length;
-  material = static_cast<std::uint16_t>(v[6]);
-  return true;
-}
-
 core::simd::RowsToSensor rows_to_sensor_transform(const EngineConventions& engine,
                                                   const Eigen::Isometry3d* world_to_sensor) {
   core::simd::RowsToSensor t;
@@ -222,15 +192,29 @@ core::simd::RowsToSensor rows_to_sensor_transform(const EngineConventions& engin
   return t;
 }
 
-void store_hit(core::FrameHits& frame, std::size_t hit, const Eigen::Vector3d& point,
-               const Eigen::Vector3d& normal, std::uint16_t material, std::uint32_t object_id,
-               float angle_deg) {
-  frame.x[hit] = static_cast<float>(point.x());
-  frame.y[hit] = static_cast<float>(point.y());
-  frame.z[hit] = static_cast<float>(point.z());
-  frame.nx[hit] = static_cast<float>(normal.x());
-  frame.ny[hit] = static_cast<float>(normal.y());
-  frame.nz[hit] = static_cast<float>(normal.z());
+bool keep_converted_row(const float* values, std::uint8_t flaws,
+                        const core::MaterialTable& materials, RowCounts& counts) {
+  if ((flaws & core::simd::kRowNonFinite) != 0) {
+    ++counts.non_finite;
+    return false;
+  }
+  if (!known_material(values[6], materials, counts)) return false;
+  if ((flaws & core::simd::kRowOutOfRange) != 0) {
+    ++counts.out_of_range;
+    return false;
+  }
+  return true;
+}
+
+void store_converted_row(core::FrameHits& frame, std::size_t hit,
+                         const core::simd::SensorRows& rows, std::size_t i, std::uint16_t material,
+                         std::uint32_t object_id, float angle_deg) {
+  frame.x[hit] = rows.x[i];
+  frame.y[hit] = rows.y[i];
+  frame.z[hit] = rows.z[i];
+  frame.nx[hit] = rows.nx[i];
+  frame.ny[hit] = rows.ny[i];
+  frame.nz[hit] = rows.nz[i];
   frame.angle_deg[hit] = angle_deg;
   frame.material[hit] = material;
   frame.object_id[hit] = object_id;
@@ -241,14 +225,6 @@ void mark_column(core::FrameHits& frame, std::uint32_t column) {
     frame.column_received[column] = 1;
     ++frame.columns_received;
   }
-}
-
-void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
-               const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
-               std::uint32_t object_id) {
-  const std::size_t beam = frame.shape.beam(column, channel);
-  store_hit(frame, frame.hit(beam, 0, 0), point, normal, material, object_id, 0.0f);
-  mark_column(frame, column);
 }
 
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
@@ -278,21 +254,30 @@ class RowWindow {
   static constexpr std::size_t kRows = 256;
   RowWindow(const core::simd::RowsToSensor& transform, const BatchView& batch)
       : transform_(transform), batch_(batch) {}
+  RowWindow(const RowWindow&) = delete;  // rows_ points into the window's own arrays
+  RowWindow& operator=(const RowWindow&) = delete;
   // Where row `row` lies in the window, converting [row, min(row + kRows, end)) if it is not in.
   std::size_t at(std::size_t row, std::size_t end) {
     if (row < begin_ || row >= begin_ + size_) {
       begin_ = row;
       size_ = std::min(kRows, end - row);
-      core::simd::rows_to_sensor(
-          transform_, batch_.rows.data() + row * batch_.floats_per_row, batch_.floats_per_row,
-          size_, {x.data(), y.data(), z.data(), nx.data(), ny.data(), nz.data(), flaws.data()});
+      core::simd::rows_to_sensor(transform_, batch_.rows.data() + row * batch_.floats_per_row,
+                                 batch_.floats_per_row, size_, rows_);
     }
     return row - begin_;
   }
-  std::array<float, kRows> x, y, z, nx, ny, nz;
-  std::array<std::uint8_t, kRows> flaws;
+  [[nodiscard]] const core::simd::SensorRows& rows() const { return rows_; }
 
  private:
+  std::array<float, kRows> x_, y_, z_, nx_, ny_, nz_;
+  std::array<std::uint8_t, kRows> flaws_;
+  core::simd::SensorRows rows_{.x = x_.data(),
+                               .y = y_.data(),
+                               .z = z_.data(),
+                               .nx = nx_.data(),
+                               .ny = ny_.data(),
+                               .nz = nz_.data(),
+                               .flaws = flaws_.data()};
   const core::simd::RowsToSensor& transform_;
   const BatchView& batch_;
   std::size_t begin_ = 0;
@@ -334,31 +319,15 @@ RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engi
           const std::size_t row = (beam_in_batch * batch_rays + ray) * batch_segments + seg;
           const float* values = batch.rows.data() + row * batch.floats_per_row;
           const std::size_t i = window.at(row, column_end);
-          // The scalar conversion's checks, in its order (convert_row).
-          if (window.flaws[i] & core::simd::kRowNonFinite) {
-            ++counts.non_finite;
-            break;
-          }
-          if (!known_material(values[6], materials, counts)) break;
-          if (window.flaws[i] & core::simd::kRowOutOfRange) {
-            ++counts.out_of_range;
-            break;
-          }
+          if (!keep_converted_row(values, window.rows().flaws[i], materials, counts)) break;
           const float angle = batch.floats_per_row == 8 ? values[7] : 0.0f;
           if (!std::isfinite(angle)) {
             ++counts.non_finite;
             break;
           }
-          const std::size_t hit = frame.hit(beam, ray, seg);
-          frame.x[hit] = window.x[i];
-          frame.y[hit] = window.y[i];
-          frame.z[hit] = window.z[i];
-          frame.nx[hit] = window.nx[i];
-          frame.ny[hit] = window.ny[i];
-          frame.nz[hit] = window.nz[i];
-          frame.angle_deg[hit] = angle;
-          frame.material[hit] = static_cast<std::uint16_t>(values[6]);
-          frame.object_id[hit] = batch.object_ids.empty() ? 0u : batch.object_ids[row];
+          store_converted_row(frame, frame.hit(beam, ray, seg), window.rows(), i,
+                              static_cast<std::uint16_t>(values[6]),
+                              batch.object_ids.empty() ? 0u : batch.object_ids[row], angle);
           ++counts.stored;
         }
       }

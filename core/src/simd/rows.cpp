@@ -68,6 +68,11 @@ void rows_to_sensor_impl(const RowsToSensor& t, const float* rows, std::size_t f
            hn::Add(p.z, hn::Set(d, t.pose_translation[2]))};
       normal = times(t.pose_linear, normal);
     }
+    if (out.exact_x != nullptr) {
+      store_first(d, p.x, out.exact_x + first, n);
+      store_first(d, p.y, out.exact_y + first, n);
+      store_first(d, p.z, out.exact_z + first, n);
+    }
     const F64Vec normal_length = length(normal);
     const F64Vec range = length(p);
     const auto plausible = hn::And(

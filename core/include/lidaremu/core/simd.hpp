@@ -73,15 +73,20 @@ struct RowsToSensor {
 // seven floats (then nothing else is judged), or an implausible point or normal.
 inline constexpr std::uint8_t kRowNonFinite = 1;
 inline constexpr std::uint8_t kRowOutOfRange = 2;
-// Where rows_to_sensor writes row i's point, unit normal (as float) and flaws: element i of each.
+// Where rows_to_sensor writes row i's point, unit normal (as float) and flaws: element i of each;
+// and, where the exact_ pointers are set, the point before its rounding to float (the raw rows'
+// beam search reads the direction the engine sent).
 struct SensorRows {
-  float* x;
-  float* y;
-  float* z;
-  float* nx;
-  float* ny;
-  float* nz;
-  std::uint8_t* flaws;
+  float* x = nullptr;
+  float* y = nullptr;
+  float* z = nullptr;
+  float* nx = nullptr;
+  float* ny = nullptr;
+  float* nz = nullptr;
+  std::uint8_t* flaws = nullptr;
+  double* exact_x = nullptr;
+  double* exact_y = nullptr;
+  double* exact_z = nullptr;
 };
 // `count` rows of `floats_per_row` (>= 7) floats each (x y z nx ny nz material ...) to the sensor
 // frame, in double lanes: the same floats as the scalar double arithmetic in the order written

@@ -29,7 +29,7 @@ class RawRowAssembler {
         layout_{std::clamp<std::uint8_t>(layout.rays_per_beam, 1, 12),
                 std::clamp<std::uint8_t>(layout.segments_per_path, 1, 16)},
         max_beams_(kMaxDatagram / (sizeof(float) * floats_per_row_ * rows_per_beam())),
-        hits_(max_beams_ * rows_per_beam()),
+        rows_(max_beams_ * rows_per_beam(), static_cast<std::size_t>(floats_per_row_)),
         first_hits_(max_beams_),
         beam_in_datagram_(max_beams_),
         located_(max_beams_) {}
@@ -60,20 +60,26 @@ class RawRowAssembler {
   void seal_below(std::uint32_t column) { sealed_ = column; }
 
  private:
-  struct Hit {
-    Eigen::Vector3d point;
-    Eigen::Vector3d normal;
-    std::uint16_t material = 0;  // 0: no hit (missed, rejected, or after a rejected segment)
-    float angle_deg = 0;
+  // One datagram's rows as floats (the datagram's bytes promise no alignment), converted in lanes,
+  // and what was kept of each: its material (0: missed, rejected, or after a rejected segment)
+  // and angle. Sized once: the hot path does not allocate.
+  struct Rows {
+    Rows(std::size_t rows, std::size_t floats_per_row);
+    std::vector<float> values;
+    std::vector<float> x, y, z, nx, ny, nz;
+    std::vector<std::uint8_t> flaws;
+    std::vector<double> exact_x, exact_y, exact_z;
+    std::vector<std::uint16_t> material;
+    std::vector<float> angle_deg;
+    [[nodiscard]] core::simd::SensorRows converted();
   };
   [[nodiscard]] std::size_t rows_per_beam() const { return layout_.hits_per_beam(); }
-  // Converts one beam's rows into `beam` (rows_per_beam() of them) as store_batch does: a
-  // rejected segment ends its path.
-  bool convert_beam(const std::uint8_t* bytes, const EngineConventions& engine,
-                    const core::MaterialTable& materials, RowCounts& counts, Hit* beam,
-                    Eigen::Vector3d& first_hit);
+  // Keeps the converted rows of datagram beam `beam` as store_batch does (a rejected segment ends
+  // its path); whether any hit, and the first that did (the beam's direction) if so.
+  bool keep_beam(std::size_t beam, const core::MaterialTable& materials, RowCounts& counts,
+                 Eigen::Vector3d& first_hit);
   // Converts every beam of the datagram and finds the beams of those that hit something:
-  // how many did (their hits, first hits and beams in the members below).
+  // how many did (their rows, first hits and beams in the members below).
   std::size_t convert_and_locate(std::span<const std::uint8_t> datagram,
                                  const EngineConventions& engine,
                                  const core::MaterialTable& materials, RowCounts& counts);
@@ -85,7 +91,7 @@ class RawRowAssembler {
   std::uint32_t sealed_ = 0;  // beams of the current turn's columns below this are late
   // One datagram's worth, sized once (the hot path does not allocate).
   std::size_t max_beams_;
-  std::vector<Hit> hits_;                      // rows_per_beam() per beam of the datagram
+  Rows rows_;                                  // rows_per_beam() per beam of the datagram
   std::vector<Eigen::Vector3d> first_hits_;    // per beam that hit something
   std::vector<std::size_t> beam_in_datagram_;  // which beam of the datagram that was
   std::vector<core::BeamIndex> located_;       // and where it belongs
@@ -102,7 +108,8 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
   const std::size_t hit_beams = convert_and_locate(datagram, engine, materials, counts);
   for (std::size_t k = 0; k < hit_beams; ++k) {
     const core::BeamIndex index = located_[k];
-    const Hit* beam_hits = &hits_[beam_in_datagram_[k] * rows_per_beam()];
+    const std::size_t beam_rows = beam_in_datagram_[k] * rows_per_beam();
+    const core::simd::SensorRows converted = rows_.converted();
     // Columns advance around the turn; a step forward (less than half a turn, circularly) that
     // crosses the seam starts the next turn. A step back (a beam a hair behind the seam, a column
     // sent twice) is no new turn and leaves the furthest column where it was.
@@ -121,7 +128,7 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
     }
     if (index.column < sealed_) {
       for (std::size_t row = 0; row < rows_per_beam(); ++row) {
-        if (beam_hits[row].material == 0) continue;
+        if (rows_.material[beam_rows + row] == 0) continue;
         --counts.stored;  // counted when converted
         ++counts.late;
       }
@@ -136,9 +143,10 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
                 f.layout.hits_per_beam(), std::uint16_t{0});
     for (std::size_t ray = 0; ray < rays; ++ray) {
       for (std::size_t seg = 0; seg < segments; ++seg) {
-        const Hit& h = beam_hits[ray * layout_.segments_per_path + seg];
-        if (h.material == 0) break;
-        store_hit(f, f.hit(beam, ray, seg), h.point, h.normal, h.material, 0, h.angle_deg);
+        const std::size_t row = beam_rows + ray * layout_.segments_per_path + seg;
+        if (rows_.material[row] == 0) break;
+        store_converted_row(f, f.hit(beam, ray, seg), converted, row, rows_.material[row], 0,
+                            rows_.angle_deg[row]);
       }
     }
     mark_column(f, index.column);

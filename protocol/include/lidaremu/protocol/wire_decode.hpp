@@ -95,30 +95,21 @@ struct RowCounts {
   }
 };
 
-// One row, checked and converted; false when rejected (and counted).
-struct RowInput {
-  const float* values = nullptr;
-  std::uint32_t object_id = 0;
-};
-bool convert_row(const RowInput& row, const EngineConventions& engine,
-                 const Eigen::Isometry3d* world_to_sensor, const core::MaterialTable& materials,
-                 RowCounts& counts, Eigen::Vector3d& point, Eigen::Vector3d& normal,
-                 std::uint16_t& material);
-
-// The same conversion as convert_row, for rows_to_sensor to do in lanes (world_to_sensor: null
-// for rows in the sensor's frame).
+// How a batch's rows become sensor-frame hits (world_to_sensor: null for rows in the sensor's
+// frame): the engine's axes and units, then the pose, in core::simd::rows_to_sensor's lanes.
 core::simd::RowsToSensor rows_to_sensor_transform(const EngineConventions& engine,
                                                   const Eigen::Isometry3d* world_to_sensor);
 
-// Writes one converted row into a hit slot of the frame.
-void store_hit(core::FrameHits& frame, std::size_t hit, const Eigen::Vector3d& point,
-               const Eigen::Vector3d& normal, std::uint16_t material, std::uint32_t object_id,
-               float angle_deg);
+// Whether a row converted by rows_to_sensor is kept, its checks in order, the first failure
+// counted: a NaN or infinity among its seven values; material 0 (no hit) or anything but a whole
+// id the table knows; an implausible range or a normal without length.
+bool keep_converted_row(const float* values, std::uint8_t flaws,
+                        const core::MaterialTable& materials, RowCounts& counts);
+// Writes converted row i into a hit slot of the frame.
+void store_converted_row(core::FrameHits& frame, std::size_t hit,
+                         const core::simd::SensorRows& rows, std::size_t i, std::uint16_t material,
+                         std::uint32_t object_id, float angle_deg);
 void mark_column(core::FrameHits& frame, std::uint32_t column);
-// Writes one converted row as the centre ray of its beam and marks the column received.
-void store_row(core::FrameHits& frame, std::uint32_t column, std::uint16_t channel,
-               const Eigen::Vector3d& point, const Eigen::Vector3d& normal, std::uint16_t material,
-               std::uint32_t object_id);
 
 // Copies every ray and path segment of a verified batch into the frame, up to the frame's
 // layout (the sensor's rays_per_beam and segments_per_path), and marks its columns received. A
