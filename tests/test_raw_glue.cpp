@@ -193,6 +193,20 @@ TEST_CASE("raw rows must come in whole beams", "[protocol][raw][hostile]") {
   CHECK(protocol::to_string(protocol::BatchError::kRawNotWholeBeams) == "raw_not_whole_beams");
 }
 
+TEST_CASE("The raw rows' memory estimate holds a datagram's rows and what is kept of them",
+          "[protocol][raw][memory]") {
+  // The largest UDP payload as rows, copied once and converted into eight or so arrays of the
+  // same count: more than the datagram, a handful of times it at most, whatever the layout.
+  for (const int floats : {7, 8}) {
+    for (const core::HitLayout layout : {core::HitLayout{1, 1}, core::HitLayout{5, 1},
+                                         core::HitLayout{12, 16}, core::HitLayout{0, 200}}) {
+      const std::size_t bytes = protocol::RawRowAssembler::bytes_for(floats, layout);
+      CHECK(bytes > protocol::kMaxDatagram);
+      CHECK(bytes < 6 * protocol::kMaxDatagram);
+    }
+  }
+}
+
 TEST_CASE("A beam across the seam of the turn does not split the frame again",
           "[protocol][raw][hostile]") {
   // The audit: raw rows at column 0 split frames. A beam of the turn's last column that arrives

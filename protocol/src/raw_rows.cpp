@@ -30,6 +30,17 @@ RawRowAssembler::Rows::Rows(std::size_t rows, std::size_t floats_per_row)
       material(rows),
       angle_deg(rows) {}
 
+std::size_t RawRowAssembler::bytes_for(int floats_per_row, core::HitLayout layout) {
+  const core::HitLayout kept = clamped(layout);
+  const std::size_t beams = max_beams(floats_per_row, kept);
+  const std::size_t rows = beams * kept.hits_per_beam();
+  const std::size_t per_row = sizeof(float) * static_cast<std::size_t>(floats_per_row) +
+                              6 * sizeof(float) + sizeof(std::uint8_t) + 3 * sizeof(double) +
+                              sizeof(std::uint16_t) + sizeof(float);
+  return rows * per_row +
+         beams * (sizeof(Eigen::Vector3d) + sizeof(std::size_t) + sizeof(core::BeamIndex));
+}
+
 core::simd::SensorRows RawRowAssembler::Rows::converted() {
   return {x.data(),  y.data(),     z.data(),       nx.data(),      ny.data(),
           nz.data(), flaws.data(), exact_x.data(), exact_y.data(), exact_z.data()};

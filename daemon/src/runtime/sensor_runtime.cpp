@@ -156,6 +156,10 @@ std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Record
   if (s.hits_format == HitsFormat::kFramed) {
     frame += PendingBatches::bytes_for(shape.columns, shape.channels * s.layout.hits_per_beam());
   }
+  const std::size_t raw_rows = s.hits_format == HitsFormat::kFramed
+                                   ? 0
+                                   : protocol::RawRowAssembler::bytes_for(
+                                         s.hits_format == HitsFormat::kRaw8 ? 8 : 7, s.layout);
   const auto encoder =
       core::make_encoder(s.pattern, s.identity, s.pipeline.return_mode, ouster_output(s));
   const std::size_t packets =
@@ -163,7 +167,7 @@ std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Record
               : 0;
   return static_cast<std::size_t>(s.frame_buffers) * frame +
          core::BeamWork::bytes_for(shape.beams()) + core::FrameReturns::bytes_for(shape) +
-         packets * (recorders.output != nullptr ? 2 : 1) +
+         packets * (recorders.output != nullptr ? 2 : 1) + raw_rows +
          std::size_t{kReceiveBatch} * (protocol::kMaxDatagram + 1) + kThreadsAndTablesBytes;
 }
 

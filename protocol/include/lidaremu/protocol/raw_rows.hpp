@@ -26,13 +26,15 @@ class RawRowAssembler {
   RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout)
       : geometry_(geometry),
         floats_per_row_(floats_per_row),
-        layout_{std::clamp<std::uint8_t>(layout.rays_per_beam, 1, 12),
-                std::clamp<std::uint8_t>(layout.segments_per_path, 1, 16)},
-        max_beams_(kMaxDatagram / (sizeof(float) * floats_per_row_ * rows_per_beam())),
+        layout_(clamped(layout)),
+        max_beams_(max_beams(floats_per_row, layout_)),
         rows_(max_beams_ * rows_per_beam(), static_cast<std::size_t>(floats_per_row_)),
         first_hits_(max_beams_),
         beam_in_datagram_(max_beams_),
         located_(max_beams_) {}
+
+  // What the constructor allocates (the daemon's memory estimate).
+  static std::size_t bytes_for(int floats_per_row, core::HitLayout layout);
 
   // Reports whether the datagram holds a whole number of beams (rays x segments rows each).
   [[nodiscard]] BatchError check(std::span<const std::uint8_t> datagram) const;
@@ -74,6 +76,15 @@ class RawRowAssembler {
     [[nodiscard]] core::simd::SensorRows converted();
   };
   [[nodiscard]] std::size_t rows_per_beam() const { return layout_.hits_per_beam(); }
+  static core::HitLayout clamped(core::HitLayout layout) {
+    return {std::clamp<std::uint8_t>(layout.rays_per_beam, 1, 12),
+            std::clamp<std::uint8_t>(layout.segments_per_path, 1, 16)};
+  }
+  // The most beams one datagram can hold.
+  static std::size_t max_beams(int floats_per_row, core::HitLayout layout) {
+    return kMaxDatagram /
+           (sizeof(float) * static_cast<std::size_t>(floats_per_row) * layout.hits_per_beam());
+  }
   // Keeps the converted rows of datagram beam `beam` as store_batch does (a rejected segment ends
   // its path); whether any hit, and the first that did (the beam's direction) if so.
   bool keep_beam(std::size_t beam, const core::MaterialTable& materials, RowCounts& counts,
@@ -106,10 +117,10 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
   const long turn = geometry_.pattern().columns_per_frame;
   const long half_turn = turn / 2;
   const std::size_t hit_beams = convert_and_locate(datagram, engine, materials, counts);
+  const core::simd::SensorRows converted = rows_.converted();
   for (std::size_t k = 0; k < hit_beams; ++k) {
     const core::BeamIndex index = located_[k];
     const std::size_t beam_rows = beam_in_datagram_[k] * rows_per_beam();
-    const core::simd::SensorRows converted = rows_.converted();
     // Columns advance around the turn; a step forward (less than half a turn, circularly) that
     // crosses the seam starts the next turn. A step back (a beam a hair behind the seam, a column
     // sent twice) is no new turn and leaves the furthest column where it was.
