@@ -226,6 +226,92 @@ TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh,
   CHECK(admitted == Approx(frames / 2).margin(frames / 20));
 }
 
+namespace {
+// A sensor fed at twice real time by an engine whose clock runs at that pace too, the sender
+// following its own rule (PacingSchedule) packet by packet and the admission judging each frame
+// as the processing thread does, the two meeting in a ScheduleOutlook. Returns each admitted
+// frame's age when its last packet left (from its input being complete).
+std::vector<double> ages_at_twice_real_time(bool plan_from_replays) {
+  const double period = 0.1, physics = 0.005;
+  const int packets = 10;  // per frame, a tenth of a period apart in sensor time
+  daemon::FrameAdmission admission(period, period, period / packets);
+  daemon::PacingSchedule sender(
+      {.frame_period_s = period, .margin_s = period, .packet_gap_s = period / packets});
+  daemon::ScheduleOutlook outlook;
+  struct Queued {
+    std::uint64_t sequence;
+    double sensor_s, queued_s, input_done_s;
+  };
+  std::vector<Queued> queue;  // what the sender has yet to take
+  std::size_t head = 0;
+  double sender_free_s = 0;  // when the packet before left
+  std::vector<double> ages;
+  // The sender takes each packet once the one before has left and it is queued, until `until_s`.
+  const auto send_until = [&](double until_s) {
+    for (; head < queue.size(); ++head) {
+      const Queued& q = queue[head];
+      const double taken_s = std::max(sender_free_s, q.queued_s);
+      if (taken_s > until_s) return;
+      const double due_s = sender.next(taken_s, q.sensor_s).at_s;
+      outlook.sender_at(q.sequence, *sender.offset_s());
+      sender_free_s = std::max(due_s, taken_s);
+      if (head + 1 == queue.size() || queue[head + 1].sequence != q.sequence) {
+        ages.push_back(sender_free_s - q.input_done_s);
+      }
+    }
+  };
+  std::uint64_t sequence = 0;
+  for (int f = 0; f < 200; ++f) {
+    const double input_done_s = 1.0 + f * period / 2;  // a frame every half period
+    const double sensor_s = 100.0 + f * period;        // its sensor time a period on
+    // Judged as its first datagrams arrive (streamed), on when it will be complete.
+    send_until(input_done_s - period / 2);
+    const auto offset = outlook.offset_s();
+    const std::optional<double> due = offset ? std::optional(sensor_s + *offset) : std::nullopt;
+    if (!admission.admit(input_done_s, input_done_s, 0.0, due)) continue;
+    const double ready_s = input_done_s + physics;
+    send_until(ready_s);
+    const auto offset_now = outlook.offset_s();
+    const std::optional<double> due_now =
+        offset_now ? std::optional(sensor_s + *offset_now) : std::nullopt;
+    admission.processed(physics, ready_s, due_now);
+    ++sequence;
+    if (due_now && plan_from_replays) {
+      outlook.planned(sequence, *due_now - sensor_s + admission.replay_shift_s());
+    }
+    for (int i = 0; i < packets; ++i) {
+      queue.push_back({sequence, sensor_s + i * period / packets, ready_s, input_done_s});
+    }
+  }
+  send_until(1e9);
+  return ages;
+}
+}  // namespace
+
+TEST_CASE(
+    "At twice real time on the engine's clock, what leaves is fresh: the admission sees "
+    "the schedule its frames will leave on",
+    "[daemon][overload]") {
+  // The engine's clock runs at twice the wall clock's pace, so each frame is due a period after
+  // the one before on the sender's schedule while arriving half a period after it: the schedule
+  // runs ahead until a frame due too far ahead starts it afresh. Judged on the schedule the
+  // sender last published, the admission predicted that fresh start for frames queued behind
+  // another, let them through, and the sender, already restarted by the one before, held them
+  // for their time: frames left up to 8 periods old (lidaremu-bench --sensor os1-32:512x10
+  // --rate 2 --pace realtime). With the replays' schedule, every frame leaves within the bound.
+  const double period = 0.1;
+  const std::vector<double> ages = ages_at_twice_real_time(true);
+  CHECK(ages.size() >= 70);  // of 200: the sender carries at most one frame a period, 100
+  for (std::size_t i = 0; i < ages.size(); ++i) {
+    INFO("frame " << i << " left " << ages[i] / period << " periods after its input");
+    CHECK(ages[i] <= daemon::FrameAdmission::kFreshPeriods * period + 1e-9);
+  }
+  // The schedule as the sender last published it alone: frames left later than the bound.
+  const std::vector<double> sender_only = ages_at_twice_real_time(false);
+  CHECK(*std::max_element(sender_only.begin(), sender_only.end()) >
+        daemon::FrameAdmission::kFreshPeriods * period + 0.05);
+}
+
 TEST_CASE("The physics gate serves the frame due first, whenever it asked and drew its ticket",
           "[daemon][overload]") {
   // A streamed frame asks for the gate once per step. While one frame holds the gate, four wait:

@@ -4,8 +4,8 @@
 
 namespace lidaremu::daemon {
 
-double FrameAdmission::last_packet_s(double ready_s,
-                                     std::optional<double> first_packet_due_s) const {
+FrameAdmission::Leaving FrameAdmission::leaving(double ready_s,
+                                                std::optional<double> first_packet_due_s) const {
   // The sender takes the frame's first packet once it is ready and the packets before it left,
   // and paces the frame by its rule: replayed here from where its schedule stands. The frame is
   // taken to span a period of sensor time: its end is when the sender is free for the next.
@@ -13,12 +13,12 @@ double FrameAdmission::last_packet_s(double ready_s,
   PacingSchedule sender(rule_);
   if (first_packet_due_s) sender.follow(*first_packet_due_s, sender_busy_until_s_);
   const PacingSchedule::Due first = sender.next(taken_s, 0.0);
-  return sender.next(first.at_s, rule_.frame_period_s).at_s;
+  return {first.at_s, sender.next(first.at_s, rule_.frame_period_s).at_s};
 }
 
 double FrameAdmission::predicted_last_packet_s(double now_s,
                                                std::optional<double> first_packet_due_s) const {
-  return last_packet_s(now_s + estimate_s_, first_packet_due_s);
+  return leaving(now_s + estimate_s_, first_packet_due_s).last_s;
 }
 
 bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s,
@@ -43,7 +43,7 @@ bool FrameAdmission::still_in_time(double now_s, double input_done_s, double phy
   const double bound_s =
       std::max(kFreshPeriods * rule_.frame_period_s,
                own_work_s + rule_.margin_s + (1 + kWaitPeriods) * rule_.frame_period_s);
-  if (last_packet_s(now_s, first_packet_due_s) <= input_done_s + bound_s) return true;
+  if (leaving(now_s, first_packet_due_s).last_s <= input_done_s + bound_s) return true;
   silent_since_s_ = silent_before_s_;
   return false;
 }
@@ -54,7 +54,9 @@ void FrameAdmission::processed(double seconds, double now_s,
   estimated_ = true;
   // The frame is ready now: where its last packet leaves is where the sender's next frame can
   // begin at the earliest.
-  sender_busy_until_s_ = last_packet_s(now_s, first_packet_due_s);
+  const Leaving frame = leaving(now_s, first_packet_due_s);
+  sender_busy_until_s_ = frame.last_s;
+  replay_shift_s_ = first_packet_due_s ? frame.first_s - *first_packet_due_s : 0.0;
 }
 
 }  // namespace lidaremu::daemon

@@ -108,10 +108,7 @@ class SensorRuntime::Emission final : public SendLane {
     const PacingSchedule::Due due = schedule_.next(now_s, slot.sensor_time_s);
     if (due.step == PacingSchedule::Step::kRestarted) ++o.counters_.pacing_resyncs;
     if (due.step == PacingSchedule::Step::kCatchUpBegins) ++o.counters_.pacing_catch_ups;
-    if (due.step == PacingSchedule::Step::kStarted ||
-        due.step == PacingSchedule::Step::kRestarted) {
-      o.sender_clock_offset_s_.store(*schedule_.offset_s(), std::memory_order_relaxed);
-    }
+    o.schedule_outlook_.sender_at(slot.frame_sequence, *schedule_.offset_s());
     return due.at_s;
   }
 

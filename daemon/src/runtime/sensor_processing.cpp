@@ -96,9 +96,9 @@ double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
 }
 
 std::optional<double> SensorRuntime::first_packet_due_s(double sensor_time_s) const {
-  const double offset = sender_clock_offset_s_.load(std::memory_order_relaxed);
-  if (std::isnan(offset)) return std::nullopt;
-  return sensor_time_s + offset;
+  const std::optional<double> offset = schedule_outlook_.offset_s();
+  if (!offset) return std::nullopt;
+  return sensor_time_s + *offset;
 }
 
 namespace {
@@ -359,8 +359,11 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
   if (settings_.pace == Pace::kRealtime) {
     // Physics time only: the encoding's own share is small, and its waits for the sender
     // are the sender's schedule, which the admission follows separately.
-    admission_.processed(static_cast<double>(physics_ns) * 1e-9, steady_s(Clock::now()),
-                         first_packet_due_s(start));
+    const std::optional<double> due = first_packet_due_s(start);
+    admission_.processed(static_cast<double>(physics_ns) * 1e-9, steady_s(Clock::now()), due);
+    if (due) {
+      schedule_outlook_.planned(sink.frame_sequence, *due - start + admission_.replay_shift_s());
+    }
   }
 }
 

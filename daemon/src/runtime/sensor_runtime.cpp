@@ -102,7 +102,6 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       admission_(settings.pattern.frame_period_s, settings.pacing_margin(),
                  encoder_ ? encoder_->data_packet_period_s() : 0.0),
       share_(settings.pattern.frame_period_s),
-      sender_clock_offset_s_(std::numeric_limits<double>::quiet_NaN()),
       kept_(std::move(kept)),
       counters_(*kept_.sensor),
       recorders_(recorders) {

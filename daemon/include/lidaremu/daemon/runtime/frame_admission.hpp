@@ -70,6 +70,9 @@ class FrameAdmission {
   // the estimate learns, and the sender is busy until the frame's last packet leaves.
   void processed(double seconds, double now_s, std::optional<double> first_packet_due_s);
 
+  // Where the last processed frame's first packet is due in the replay, less the due it was given:
+  // not 0 where the sender's schedule will start afresh for it (ScheduleOutlook).
+  [[nodiscard]] double replay_shift_s() const { return replay_shift_s_; }
   [[nodiscard]] double processing_estimate_s() const { return estimate_s_; }
   // How old a frame the input thread took input_lag_s to hand on may be when its last packet
   // leaves (it follows the physics estimate).
@@ -81,13 +84,17 @@ class FrameAdmission {
   }
 
  private:
-  // When the last packet of a frame ready at ready_s leaves.
-  [[nodiscard]] double last_packet_s(double ready_s,
-                                     std::optional<double> first_packet_due_s) const;
+  // When the first and the last packet of a frame ready at ready_s leave.
+  struct Leaving {
+    double first_s;
+    double last_s;
+  };
+  [[nodiscard]] Leaving leaving(double ready_s, std::optional<double> first_packet_due_s) const;
   PacingSchedule::Rule rule_;
   double estimate_s_ = 0;
   bool estimated_ = false;
-  double sender_busy_until_s_ = 0;         // predicted time the last packet handed on leaves
+  double sender_busy_until_s_ = 0;  // predicted time the last packet handed on leaves
+  double replay_shift_s_ = 0;
   std::optional<double> silent_since_s_;   // the last admission, or the first frame offered
   std::optional<double> silent_before_s_;  // silent_since_s_ before the last admission
   bool last_was_probe_ = false;

@@ -25,6 +25,7 @@
 //   cores: 11 of 91 frames out, against 40 for each of the others).
 //
 // Pure arithmetic on seconds of one monotonic clock, so that it is tested without threads.
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -81,6 +82,43 @@ class PacingSchedule {
   std::optional<double> offset_s_;
   std::optional<Line> catch_up_;
   double previous_s_ = -std::numeric_limits<double>::infinity();
+};
+
+// Where a sensor's schedule stands for the admission of its next frame. The sending thread
+// publishes its schedule with the frame it is on; the admission's replay of each frame it lets
+// through may move the schedule on (a frame due further ahead than the rule waits for starts it
+// afresh), and until the sender takes that frame up, the replay's schedule is the truer one. Read
+// from the sender alone, the admission of a sensor fed at twice real time predicted a fresh
+// schedule for every frame queued behind another (the sender had not yet restarted for the one
+// before), let them through, and the sender, restarted by then, held each for its due time:
+// frames left 7-10 periods old where the bound is three.
+class ScheduleOutlook {
+ public:
+  // Sending thread: it takes up a packet of frame `sequence`, its schedule at offset_s (wall
+  // time less sensor time).
+  void sender_at(std::uint64_t sequence, double offset_s) {
+    sender_offset_s_.store(offset_s, std::memory_order_relaxed);
+    sender_sequence_.store(sequence, std::memory_order_release);
+  }
+  // Processing thread: the replay of frame `sequence` leaves the schedule at offset_s.
+  void planned(std::uint64_t sequence, double offset_s) {
+    planned_sequence_ = sequence;
+    planned_offset_s_ = offset_s;
+  }
+  // Processing thread: the offset the next frame's first packet will be due on; none before the
+  // sender's first packet. (The sender's two values may be a packet apart: a prediction.)
+  [[nodiscard]] std::optional<double> offset_s() const {
+    const std::uint64_t sender_sequence = sender_sequence_.load(std::memory_order_acquire);
+    if (sender_sequence == 0) return std::nullopt;
+    if (planned_sequence_ > sender_sequence) return planned_offset_s_;
+    return sender_offset_s_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<std::uint64_t> sender_sequence_{0};  // frame sequences start at 1
+  std::atomic<double> sender_offset_s_{0};
+  std::uint64_t planned_sequence_ = 0;
+  double planned_offset_s_ = 0;
 };
 
 }  // namespace lidaremu::daemon

@@ -29,6 +29,7 @@
 #include "lidaremu/daemon/runtime/fair_share.hpp"
 #include "lidaremu/daemon/runtime/frame_admission.hpp"
 #include "lidaremu/daemon/runtime/paced_sender.hpp"
+#include "lidaremu/daemon/runtime/pacing_schedule.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
 #include "lidaremu/daemon/runtime/streamed_frame.hpp"
@@ -227,9 +228,9 @@ class SensorRuntime {
   FairShare share_;
   std::uint64_t input_drops_recorded_ = 0;
 
-  // The sender's schedule, for the admission: steady-clock seconds minus sensor seconds of the
-  // packet it anchored on (NaN until it has).
-  std::atomic<double> sender_clock_offset_s_;
+  // The sender's schedule, for the admission (steady-clock seconds minus sensor seconds), as the
+  // sender last published it or as the frames admitted since will leave it.
+  ScheduleOutlook schedule_outlook_;
   KeptCounters kept_;
   SensorCounters& counters_;  // *kept_.sensor
   Recorders recorders_;
