@@ -177,13 +177,15 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   CHECK(late_from_start.admit(23.0, 21.0, 0.0, std::nullopt));
 
   // In step with the sender: the frame's first packet is due when the previous frame's last
-  // left, and the frame leaves one period after that.
+  // left, and the frame leaves one period after that. (Where the sender's rule turns on when
+  // it takes the frame up, the later of the outcomes within kTakeUpUncertaintyS of it.)
+  const double u = daemon::FrameAdmission::kTakeUpUncertaintyS;
   daemon::FrameAdmission in_step(p, p);
   in_step.processed(0.01, 10.0, 10.1);  // sent from 10.1 to 10.2
   CHECK(in_step.predicted_last_packet_s(10.1, 10.2) == Approx(10.3));
   // A due time far beyond the pacing window (a clock jump, frames dropped) is not waited for:
   // streaming on time, the sender follows the frame before at once ...
-  CHECK(in_step.predicted_last_packet_s(10.1, 20.0) == Approx(10.3));
+  CHECK(in_step.predicted_last_packet_s(10.1, 20.0) == Approx(10.3 + u));
   // ... idle for longer than the slack, it starts afresh, the margin ahead.
   CHECK(in_step.predicted_last_packet_s(10.5, 20.0) == Approx(10.51 + 2 * p));
 
@@ -229,11 +231,11 @@ TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh,
 namespace {
 // A sensor fed at twice real time by an engine whose clock runs at that pace too, the sender
 // following its own rule (PacingSchedule) packet by packet and the admission judging each frame
-// as the processing thread does, the two meeting in a ScheduleOutlook. Returns each admitted
-// frame's age when its last packet left (from its input being complete).
-std::vector<double> ages_at_twice_real_time(bool plan_from_replays) {
+// as the processing thread does, the two meeting in a ScheduleOutlook; `packets` a frame, the
+// sending thread waking up to `wake_jitter_s` late for a packet it waits for. Returns each
+// admitted frame's age when its last packet left (from its input being complete).
+std::vector<double> ages_at_twice_real_time(int packets, double wake_jitter_s) {
   const double period = 0.1, physics = 0.005;
-  const int packets = 10;  // per frame, a tenth of a period apart in sensor time
   daemon::FrameAdmission admission(period, period, period / packets);
   daemon::PacingSchedule sender(
       {.frame_period_s = period, .margin_s = period, .packet_gap_s = period / packets});
@@ -254,7 +256,10 @@ std::vector<double> ages_at_twice_real_time(bool plan_from_replays) {
       if (taken_s > until_s) return;
       const double due_s = sender.next(taken_s, q.sensor_s).at_s;
       outlook.sender_at(q.sequence, *sender.offset_s());
-      sender_free_s = std::max(due_s, taken_s);
+      // A packet due later than taken up leaves when due, the wake-up late by 0, 1/4, ... of
+      // the jitter; one already due leaves at once.
+      sender_free_s =
+          due_s > taken_s ? due_s + wake_jitter_s * static_cast<double>(head % 5) / 4 : taken_s;
       if (head + 1 == queue.size() || queue[head + 1].sequence != q.sequence) {
         ages.push_back(sender_free_s - q.input_done_s);
       }
@@ -276,7 +281,7 @@ std::vector<double> ages_at_twice_real_time(bool plan_from_replays) {
         offset_now ? std::optional(sensor_s + *offset_now) : std::nullopt;
     admission.processed(physics, ready_s, due_now);
     ++sequence;
-    if (due_now && plan_from_replays) {
+    if (due_now) {
       outlook.planned(sequence, *due_now - sensor_s + admission.replay_shift_s());
     }
     for (int i = 0; i < packets; ++i) {
@@ -298,18 +303,22 @@ TEST_CASE(
   // sender last published, the admission predicted that fresh start for frames queued behind
   // another, let them through, and the sender, already restarted by the one before, held them
   // for their time: frames left up to 8 periods old (lidaremu-bench --sensor os1-32:512x10
-  // --rate 2 --pace realtime). With the replays' schedule, every frame leaves within the bound.
+  // --rate 2 --pace realtime). With the replays' schedule, every frame leaves within the bound
+  // (in the daemon: 60 of 120 frames out, the oldest 2.78 periods).
   const double period = 0.1;
-  const std::vector<double> ages = ages_at_twice_real_time(true);
-  CHECK(ages.size() >= 70);  // of 200: the sender carries at most one frame a period, 100
-  for (std::size_t i = 0; i < ages.size(); ++i) {
-    INFO("frame " << i << " left " << ages[i] / period << " periods after its input");
-    CHECK(ages[i] <= daemon::FrameAdmission::kFreshPeriods * period + 1e-9);
+  const double bound = daemon::FrameAdmission::kFreshPeriods * period + 1e-9;
+  // 32 packets a frame as an OS1-32 512x10 sends them, the sending thread's wake-ups up to 4 ms
+  // late: every third frame is due just at the limit of what the sender waits for, and whether
+  // it waits turns on those milliseconds (the admission takes the later outcome).
+  for (const auto& [packets, jitter] : {std::pair{32, 0.004}, std::pair{10, 0.0}}) {
+    const std::vector<double> ages = ages_at_twice_real_time(packets, jitter);
+    CHECK(ages.size() >= 70);  // of 200: the sender carries at most one frame a period, 100
+    for (std::size_t i = 0; i < ages.size(); ++i) {
+      INFO(packets << " packets a frame: frame " << i << " left " << ages[i] / period
+                   << " periods after its input");
+      CHECK(ages[i] <= bound);
+    }
   }
-  // The schedule as the sender last published it alone: frames left later than the bound.
-  const std::vector<double> sender_only = ages_at_twice_real_time(false);
-  CHECK(*std::max_element(sender_only.begin(), sender_only.end()) >
-        daemon::FrameAdmission::kFreshPeriods * period + 0.05);
 }
 
 TEST_CASE("The physics gate serves the frame due first, whenever it asked and drew its ticket",

@@ -39,6 +39,8 @@ class FrameAdmission {
   static constexpr double kInputLagPeriods = 1.0;
   // A sensor silent this many periods has its next frame admitted (it re-measures the physics).
   static constexpr double kProbeAfterPeriods = 30.0;
+  // How much earlier than predicted the sender may take a frame up (its wake-ups, its catch-ups).
+  static constexpr double kTakeUpUncertaintyS = 0.005;
   // Weight of the newest physics time in the running estimate.
   static constexpr double kEstimateWeight = 0.3;
 
@@ -93,8 +95,8 @@ class FrameAdmission {
   PacingSchedule::Rule rule_;
   double estimate_s_ = 0;
   bool estimated_ = false;
-  double sender_busy_until_s_ = 0;  // predicted time the last packet handed on leaves
-  double replay_shift_s_ = 0;
+  double sender_busy_until_s_ = 0;         // predicted time the last packet handed on leaves
+  double replay_shift_s_ = 0;              // replay_shift_s()
   std::optional<double> silent_since_s_;   // the last admission, or the first frame offered
   std::optional<double> silent_before_s_;  // silent_since_s_ before the last admission
   bool last_was_probe_ = false;
