@@ -18,7 +18,7 @@ FrameAdmission::Leaving FrameAdmission::leaving(double ready_s,
   // When the packets before leave is known to a few milliseconds; where the rule turns within
   // them (a frame due just at the limit of what the sender waits for rather than starting
   // afresh), the later outcome: predicted fresh by a hair, such frames waited a period and left
-  // 4-5 periods old.
+  // 4-7 periods old.
   Leaving worst = replay(std::max(ready_s, sender_busy_until_s_));
   for (const double off_s : {-kTakeUpUncertaintyS, kTakeUpUncertaintyS}) {
     const Leaving other = replay(std::max(ready_s, sender_busy_until_s_ + off_s));
