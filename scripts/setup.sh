@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   flatbuffers-compiler libflatbuffers-dev python3-flatbuffers
   libeigen3-dev libtbb-dev catch2 libbenchmark-dev libhwy-dev libsleef-dev
+  libisal-dev  # Intel ISA-L: the packets' CRCs (Ouster, Hesai, Livox) folded with carry-less multiplies
   libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
   python3 nlohmann-json3-dev libpcap-dev gnuplot-nox tcpdump libpng-dev
   prometheus  # promtool checks /metrics; a real server scrapes the daemon in a test

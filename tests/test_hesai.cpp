@@ -228,6 +228,29 @@ TEST_CASE(
   CHECK(hesai::crc32_mpeg2(std::span(reinterpret_cast<const std::uint8_t*>(  // NOLINT
                                          check.data()),
                                      check.size())) == 0x0376E6E7u);  // the catalogue's check
+  // Bit by bit from the definition (polynomial 0x04C11DB7, most significant bit first, all ones
+  // in, nothing out), against the folded CRC at every length to 300 and alignment to 16 (the
+  // fold takes 16 bytes at a time and the head and tail apart).
+  const auto reference = [](std::span<const std::uint8_t> bytes) {
+    std::uint32_t crc = 0xFFFFFFFFu;
+    for (const std::uint8_t byte : bytes) {
+      crc ^= std::uint32_t{byte} << 24;
+      for (int bit = 0; bit < 8; ++bit)
+        crc = crc & 0x80000000u ? (crc << 1) ^ 0x04C11DB7u : crc << 1;
+    }
+    return crc;
+  };
+  std::vector<std::uint8_t> data(1200);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 73 + 5);
+  int disagreements = 0;
+  for (std::size_t at = 0; at < 16; ++at) {
+    for (std::size_t n = 0; n <= 300; ++n) {
+      const auto part = std::span<const std::uint8_t>(data).subspan(at, n);
+      disagreements += hesai::crc32_mpeg2(part) != reference(part);
+    }
+  }
+  CHECK(disagreements == 0);
+  CHECK(hesai::crc32_mpeg2(data) == reference(data));
   const hesai::ModelFormat& qt128 = *hesai::find_model_format("pandar-qt128");
   const hesai::SpecDecoder decoder(
       qt128,

@@ -1,6 +1,7 @@
 // The Hesai spec decoder: every field from the format tables (hesai/format.hpp).
+#include <isa-l/crc.h>
+
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -52,18 +53,6 @@ const ModelFormat* find_model_format(std::string_view name) {
 }
 
 namespace {
-constexpr std::array<std::uint32_t, 256> make_crc32_mpeg2_table() {
-  constexpr std::uint32_t kPolynomial = 0x04C11DB7u;
-  std::array<std::uint32_t, 256> table{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t crc = i << 24;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc << 1) ^ ((crc & 0x80000000u) ? kPolynomial : 0);
-    table[i] = crc;
-  }
-  return table;
-}
-constexpr auto kCrc32Table = make_crc32_mpeg2_table();
-
 // A date and time a packet may carry (a leap second allowed), microseconds within the second.
 bool valid_time(const UtcFields& d, std::uint32_t micros) {
   return d.month >= 1 && d.month <= 12 && d.day >= 1 && d.day <= 31 && d.hour <= 23 &&
@@ -71,10 +60,10 @@ bool valid_time(const UtcFields& d, std::uint32_t micros) {
 }
 }  // namespace
 
+// CRC-32/MPEG-2 (polynomial 0x04C11DB7 unreflected, 0xFFFFFFFF in, nothing out): ISA-L's
+// crc32_ieee inverts in and out (CRC-32/BZIP2), so MPEG-2 is its complement.
 std::uint32_t crc32_mpeg2(std::span<const std::uint8_t> bytes) {
-  std::uint32_t crc = 0xFFFFFFFFu;
-  for (const std::uint8_t byte : bytes) crc = (crc << 8) ^ kCrc32Table[((crc >> 24) ^ byte) & 0xFF];
-  return crc;
+  return ~crc32_ieee(0, bytes.data(), bytes.size());
 }
 
 const char* to_string(DecodeError e) {
