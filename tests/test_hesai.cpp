@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cloud_match.hpp"
+#include "crc_agreement.hpp"
 #include "daemon_process.hpp"
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/pcap.hpp"
@@ -242,14 +243,7 @@ TEST_CASE(
   };
   std::vector<std::uint8_t> data(1200);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 73 + 5);
-  int disagreements = 0;
-  for (std::size_t at = 0; at < 16; ++at) {
-    for (std::size_t n = 0; n <= 300; ++n) {
-      const auto part = std::span<const std::uint8_t>(data).subspan(at, n);
-      disagreements += hesai::crc32_mpeg2(part) != reference(part);
-    }
-  }
-  CHECK(disagreements == 0);
+  CHECK(lidaremu::test::crc_disagreements(data, hesai::crc32_mpeg2, reference) == 0);
   CHECK(hesai::crc32_mpeg2(data) == reference(data));
   const hesai::ModelFormat& qt128 = *hesai::find_model_format("pandar-qt128");
   const hesai::SpecDecoder decoder(

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "cloud_match.hpp"
+#include "crc_agreement.hpp"
 #include "daemon_process.hpp"
 #include "demo_frame.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
@@ -105,14 +106,7 @@ TEST_CASE(
   // OS1-128 RNG19 packet's bytes, agree with the reference.
   std::vector<std::uint8_t> data(24832);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 131 + 7);
-  int disagreements = 0;
-  for (std::size_t at = 0; at < 16; ++at) {
-    for (std::size_t n = 0; n <= 300; ++n) {
-      const auto part = std::span<const std::uint8_t>(data).subspan(at, n);
-      disagreements += ouster::crc64_xz(part) != reference_crc64_xz(part);
-    }
-  }
-  CHECK(disagreements == 0);
+  CHECK(lidaremu::test::crc_disagreements(data, ouster::crc64_xz, reference_crc64_xz) == 0);
   const auto packet = std::span<const std::uint8_t>(data).first(data.size() - 8);
   CHECK(ouster::crc64_xz(packet) == reference_crc64_xz(packet));
 }
