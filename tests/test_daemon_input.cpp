@@ -469,3 +469,39 @@ TEST_CASE("Each column keeps its first copy, whichever thread converts its batch
   // Every point where its column's first copy (ray 0) put it, and none missing.
   CHECK(check_velodyne_round_trip(packets, rows) == valid_rows(rows));
 }
+
+namespace {
+// How often a thread has given up its CPU to wait (voluntary_ctxt_switches in
+// /proc/PID/task/TID/status): each is a wake-up.
+std::uint64_t wake_ups(int pid, int tid) {
+  const std::string status = test::slurp("/proc/" + std::to_string(pid) + "/task/" +
+                                         std::to_string(tid) + "/status");
+  const std::string field = "\nvoluntary_ctxt_switches:";
+  const auto at = status.find(field);
+  REQUIRE(at != std::string::npos);
+  return std::stoull(status.substr(at + field.size()));
+}
+}  // namespace
+
+TEST_CASE("The engine's datagrams wake the sensor's input thread only, never the io thread",
+          "[e2e][hostile]") {
+  // The io thread (the process's main thread: HTTP, side channels, reloads) once woke for every
+  // datagram: the hit socket sat on its context's epoll, edge-triggered, with no handler.
+  const test::UdpReceiver data;
+  auto daemon = ideal_vlp16(data, "100");
+  clients::UdpSender sender(hits_url(daemon));
+  const std::vector<std::uint8_t> junk(200, 0x5A);  // counted as rejected: any datagram does
+  std::this_thread::sleep_for(200ms);               // the start-up's own work done
+  const std::uint64_t before = wake_ups(daemon.pid(), daemon.pid());
+  constexpr int kSent = 1000;
+  for (int i = 0; i < kSent; ++i) {
+    REQUIRE(sender.send(junk));
+    std::this_thread::sleep_for(200us);  // one at a time: each would be its own wake-up
+  }
+  std::this_thread::sleep_for(200ms);
+  const std::uint64_t woken = wake_ups(daemon.pid(), daemon.pid()) - before;
+  REQUIRE(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_datagrams_in_total{sensor=\"vlp16-0\"}") == kSent);
+  INFO("the io thread woke " << woken << " times while " << kSent << " datagrams arrived");
+  CHECK(woken < kSent / 20);
+}

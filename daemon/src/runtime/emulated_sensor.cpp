@@ -55,8 +55,8 @@ EmulatedSensor::EmulatedSensor(const SensorSettings& settings, const SensorServi
       configured_(settings),
       rebuild_timer_(services.io),
       history_(history ? std::move(history) : std::make_shared<SensorHistory>()) {
-  runtime_ = std::make_unique<SensorRuntime>(settings, services.materials, services.io,
-                                             services.recorders, history_->counters);
+  runtime_ = std::make_unique<SensorRuntime>(settings, services.materials, services.recorders,
+                                             history_->counters);
 }
 
 EmulatedSensor::~EmulatedSensor() = default;
@@ -214,8 +214,8 @@ std::string EmulatedSensor::apply(const SensorSettings& next_settings) {
                             if (!alive.expired()) retired();
                           });
   const auto make = [&](const SensorSettings& s) {
-    return std::make_unique<SensorRuntime>(s, services_.materials, services_.io,
-                                           services_.recorders, history_->counters);
+    return std::make_unique<SensorRuntime>(s, services_.materials, services_.recorders,
+                                           history_->counters);
   };
   std::string error;
   try {

@@ -21,9 +21,8 @@ using runtime_detail::unix_now_s;
 namespace {
 // A socket packets leave from: the sensor's own address (the newest Ouster client drops any
 // other), and `port` when the family's drivers check it (Livox), else any port.
-asio::ip::udp::socket open_sender(asio::io_context& io, const SensorSettings& settings,
-                                  std::uint16_t port) {
-  asio::ip::udp::socket socket(io);
+asio::ip::udp::socket open_sender(const SensorSettings& settings, std::uint16_t port) {
+  asio::ip::udp::socket socket(runtime_detail::handlerless_io());
   socket.open(asio::ip::udp::v4());
   socket.set_option(asio::socket_base::send_buffer_size(4 << 20));
   // Every sensor's packets leave from one thread: a full send buffer drops and counts this
@@ -59,14 +58,6 @@ core::UdpAddress source_of(const asio::ip::udp::socket& socket) {
   return {source.address().to_v4().to_uint(), source.port()};
 }
 
-// The context every sender socket belongs to: sends are synchronous, no handler ever runs, so it
-// is never run. One for the process: a context of its own per lane cost its epoll, eventfd and
-// timerfd on every (re)initialisation, on the io thread that starts a sensor.
-asio::io_context& senders_io() {
-  static asio::io_context* const io = new asio::io_context;  // never destroyed: lanes outlive exit
-  return *io;
-}
-
 std::uint16_t data_port_of(const SensorSettings& s) {
   return source_port_for(s.data_source_port, s.out.host, s.out.port);
 }
@@ -83,7 +74,7 @@ class SensorRuntime::Emission final : public SendLane {
   explicit Emission(SensorRuntime& owner)
       : SendLane(*owner.packets_, "sensor " + owner.settings_.name + ": sending"),
         owner_(owner),
-        data_socket_(open_sender(senders_io(), owner.settings_, data_port_of(owner.settings_))),
+        data_socket_(open_sender(owner.settings_, data_port_of(owner.settings_))),
         data_to_(resolve(owner.settings_.out, "output address")),
         telemetry_to_(resolve(owner.settings_.telemetry, "telemetry address")),
         schedule_({.frame_period_s = owner.settings_.pattern.frame_period_s,
@@ -92,8 +83,7 @@ class SensorRuntime::Emission final : public SendLane {
     // Telemetry shares the data socket unless the family sends it from a port of its own.
     const auto& settings = owner.settings_;
     if (telemetry_port_of(settings) != data_port_of(settings)) {
-      own_telemetry_socket_.emplace(
-          open_sender(senders_io(), settings, telemetry_port_of(settings)));
+      own_telemetry_socket_.emplace(open_sender(settings, telemetry_port_of(settings)));
     }
     data_source_ = source_of(data_socket_);
     telemetry_source_ = source_of(telemetry_socket());

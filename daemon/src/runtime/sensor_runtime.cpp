@@ -77,6 +77,11 @@ void set_receive_buffer(asio::ip::udp::socket& socket, int bytes) {
 }  // namespace
 
 namespace runtime_detail {
+asio::io_context& handlerless_io() {
+  static asio::io_context* const io = new asio::io_context;  // never destroyed: lanes outlive exit
+  return *io;
+}
+
 asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
   boost::system::error_code ec;
   // Settings resolved host names to addresses at load.
@@ -89,10 +94,10 @@ asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what) {
 }  // namespace runtime_detail
 
 SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                             asio::io_context& io, Recorders recorders, KeptCounters kept)
+                             Recorders recorders, KeptCounters kept)
     : settings_(settings),
       materials_(materials),
-      hits_socket_(io),
+      hits_socket_(runtime_detail::handlerless_io()),
       receive_buffers_(std::size_t{kReceiveBatch} * (protocol::kMaxDatagram + 1)),
       pipeline_(settings.pattern, materials, settings.pipeline),
       encoder_(core::make_encoder(settings.pattern, settings.identity,

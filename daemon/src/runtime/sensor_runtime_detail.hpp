@@ -3,6 +3,7 @@
 // the engine sends, on the input thread), sensor_processing.cpp (physics and encoding, on the
 // processing thread), sensor_emission.cpp (packets out at the sensor's pace, on the sending
 // thread).
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <chrono>
 #include <cstdint>
@@ -28,5 +29,13 @@ using daemon::worth_logging;
 // An address from the settings (host names were resolved to addresses when they loaded) as an
 // endpoint; throws std::runtime_error naming `what` otherwise.
 boost::asio::ip::udp::endpoint resolve(const Endpoint& e, const std::string& what);
+
+// The context of the sockets that only their own threads use, synchronously: the hit sockets
+// (the input thread polls them) and the sender sockets. No handler of theirs ever runs, so it is
+// never run, and no thread waits on its epoll: asio registers every socket it opens with its
+// context's epoll (edge-triggered), and a hit socket on the io thread's context woke that thread
+// for every datagram the engine sent, to do nothing. One for the process: a context per sensor
+// would cost its epoll, eventfd and timerfd on every (re)initialisation.
+boost::asio::io_context& handlerless_io();
 
 }  // namespace lidaremu::daemon::runtime_detail

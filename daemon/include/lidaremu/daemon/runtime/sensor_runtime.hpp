@@ -10,7 +10,6 @@
 
 #include <array>
 #include <atomic>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <chrono>
 #include <memory>
@@ -50,7 +49,7 @@ class SensorRuntime {
  public:
   // recorders: where emitted packets (--pcap) and received datagrams (--record) also go.
   SensorRuntime(const SensorSettings& settings, const core::MaterialTable& materials,
-                boost::asio::io_context& io, Recorders recorders = {}, KeptCounters kept = {});
+                Recorders recorders = {}, KeptCounters kept = {});
   ~SensorRuntime();
   // The memory a pipeline for `s` holds once started (its buffers, faulted in at start-up), in
   // bytes, before one is built: the daemon's memory estimate (memory_estimate.hpp).
