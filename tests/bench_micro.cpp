@@ -79,6 +79,31 @@ void whole_chain(benchmark::State& state, const SceneKey& key, core::ReturnMode 
                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The chain as the daemon runs a frame that streams in: Pipeline::advance a step of about 8,192
+// beams at a time (sensor_runtime.cpp's stream step), every column already there. Against
+// whole_chain: what streaming costs (short runs, a frame stage's reach read per run).
+void streamed_chain(benchmark::State& state, const SceneKey& key, core::ReturnMode echoes) {
+  const Scene& s = scene(key);
+  core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, echoes));
+  core::FrameReturns out;
+  const std::uint32_t columns = s.hits.shape.columns;
+  const std::uint32_t step = std::max<std::uint32_t>(1, 8192 / s.hits.shape.channels);
+  const auto run = [&] {
+    pipeline.begin_frame(s.hits, out);
+    for (std::uint32_t ready = step; ready < columns; ready += step) {
+      (void)pipeline.advance(s.hits, ready, out);
+    }
+    (void)pipeline.advance(s.hits, columns, out);
+  };
+  run();  // first touch of the scratch memory is not the steady state
+  const auto begin = std::chrono::steady_clock::now();
+  // NOLINTNEXTLINE(clang-analyzer-deadcode.DeadStores): Google Benchmark's idiom
+  for (auto _ : state) run();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  state.counters["ns_per_ray"] = ns_per(seconds, state.iterations(), rays_of(s));
+}
+
 // The input thread's work for one frame where every beam returns (the bench's all-returning
 // scene): HitBatch datagrams (their columns named) or headerless raw7 rows (each beam found from
 // its direction) stored into the frame the physics reads.
@@ -316,6 +341,17 @@ void register_all() {
   benchmark::RegisterBenchmark("chain/vls128-dual",
                                [](benchmark::State& st) {
                                  whole_chain(st, {"vls128", ""}, core::ReturnMode::kDual);
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(
+      "chain-streamed/os1-128-2048x10/rays1",
+      [os1](benchmark::State& st) { streamed_chain(st, os1, core::ReturnMode::kStrongest); })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("chain-streamed/vls128-dual",
+                               [](benchmark::State& st) {
+                                 streamed_chain(st, {"vls128", ""}, core::ReturnMode::kDual);
                                })
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();

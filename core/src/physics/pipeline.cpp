@@ -89,6 +89,10 @@ void Pipeline::begin_stages(std::size_t first, std::size_t last, const FrameHits
   s.reach = frame_stage_ < stages_.size() && pattern_sized
                 ? stages_[frame_stage_].stage->column_reach()
                 : -1;
+  s.frame_run =
+      frame_stage_ < stages_.size()
+          ? std::max<std::uint32_t>(1, stages_[frame_stage_].stage->streaming_run_columns())
+          : 1;
   const auto reach = static_cast<std::uint32_t>(std::max(s.reach, 0));
   s.before_done = 0;
   s.frame_done = reach;
@@ -118,7 +122,7 @@ std::uint32_t Pipeline::advance(const FrameHits& hits, std::uint32_t received, F
   if (received < columns) {
     if (s.reach < 0) return 0;
     const auto reach = static_cast<std::uint32_t>(s.reach);
-    if (s.before_done > s.frame_done + reach) {
+    if (s.before_done >= s.frame_done + reach + s.frame_run) {
       run_columns(fs, fs + 1, s.frame_done, s.before_done - reach, hits, out);
       s.frame_done = s.before_done - reach;
     }

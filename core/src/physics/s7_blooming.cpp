@@ -107,6 +107,12 @@ class BloomingStage final : public Stage {
                     });
   }
   [[nodiscard]] int column_reach() const override { return column_reach(columns_); }
+  // Two blocks a run: both cores of the smallest machine busy, and each block's reach read for
+  // 128 columns written rather than for a streaming step's (64 for an OS1-128: one block, run
+  // alone on the processing thread while the workers idled, reading 2 reach + 64 columns).
+  [[nodiscard]] std::uint32_t streaming_run_columns() const override {
+    return 2 * kColumnsPerBlock;
+  }
 
  private:
   static constexpr int kColumnsPerBlock = 128;

@@ -84,6 +84,7 @@ class Pipeline {
     FrameConstants constants{physics::BeamCone(0, 0)};
     DrawKey base;
     int reach = -1;                 // the frame stage's column reach (-1: the whole frame)
+    std::uint32_t frame_run = 1;    // the fewest columns the frame stage runs on until it is in
     std::uint32_t before_done = 0;  // columns [0, before_done) went through the stages before
     // Until the frame is in, the frame stage runs on [reach, frame_done) and the stages after it
     // on [2 reach, after_done): the first columns wait for the last (round the seam).

@@ -252,6 +252,10 @@ class Stage {
   // frame), so that a frame streamed in columns can run it before the frame is complete; -1
   // when it needs the whole frame at once.
   [[nodiscard]] virtual int column_reach() const { return -1; }
+  // A frame stage: the fewest columns worth a run of it while a frame streams in. A run reads
+  // its reach either side of the columns it writes and parallelises over blocks of columns, so
+  // a short one is a single block on one thread that reads more than it writes.
+  [[nodiscard]] virtual std::uint32_t streaming_run_columns() const { return 1; }
   // The system constant K of the range equation, for the stages that set the power scale (the
   // surface models); 0 for the others.
   [[nodiscard]] virtual double system_constant() const { return 0; }
