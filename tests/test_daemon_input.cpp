@@ -474,8 +474,8 @@ namespace {
 // How often a thread has given up its CPU to wait (voluntary_ctxt_switches in
 // /proc/PID/task/TID/status): each is a wake-up.
 std::uint64_t wake_ups(int pid, int tid) {
-  const std::string status = test::slurp("/proc/" + std::to_string(pid) + "/task/" +
-                                         std::to_string(tid) + "/status");
+  const std::string status =
+      test::slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
   const std::string field = "\nvoluntary_ctxt_switches:";
   const auto at = status.find(field);
   REQUIRE(at != std::string::npos);
