@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -272,5 +273,44 @@ TEST_CASE("Vector draws are the same bits on every instruction set", "[simd][det
     simd::use_target(t);
     INFO("target " << t << " against " << targets.back());
     CHECK(draw_all() == reference);
+  }
+}
+
+TEST_CASE("Range units in lanes are std::round's on every instruction set, halves and limits",
+          "[simd][determinism]") {
+  // The encoders' scalar expression: the reference, written out.
+  const auto scalar = [](float range_m, double unit_m) {
+    if (range_m < 0) return std::uint16_t{0};
+    return static_cast<std::uint16_t>(std::min(std::round(range_m / unit_m), 65535.0));
+  };
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> metres(0.0f, 300.0f);
+  for (const double unit_m : {0.004, 0.005, 0.0025, 0.001, 0.002}) {
+    std::vector<float> ranges;
+    for (int i = 0; i < 20000; ++i) ranges.push_back(metres(gen));
+    // Exact halves (k + 0.5 units, where a float holds one), their neighbours a float apart,
+    // the field's top and beyond, zero, negatives.
+    for (int k = 0; k < 70000; k += 7) {
+      const auto tie = static_cast<float>((k + 0.5) * unit_m);
+      ranges.insert(ranges.end(), {tie, std::nextafter(tie, 0.0f), std::nextafter(tie, 1e9f)});
+    }
+    ranges.insert(ranges.end(),
+                  {0.0f, -0.0f, -0.001f, -5.0f, 1e-30f, static_cast<float>(65535.4 * unit_m),
+                   static_cast<float>(65535.5 * unit_m), 1e6f, 3e38f});
+    const TargetGuard guard;
+    for (const auto& t : simd::available_targets()) {
+      simd::use_target(t);
+      std::vector<std::uint16_t> got(ranges.size());
+      simd::range_units_u16(ranges, unit_m, got);
+      std::size_t i = 0;
+      while (i < ranges.size() && got[i] == scalar(ranges[i], unit_m)) ++i;
+      const bool every_one_agrees = i == ranges.size();
+      if (!every_one_agrees) {
+        UNSCOPED_INFO("target " << t << ": " << ranges[i] << " m in units of " << unit_m
+                                << " m gave " << got[i] << ", std::round "
+                                << scalar(ranges[i], unit_m));
+      }
+      CHECK(every_one_agrees);
+    }
   }
 }

@@ -8,6 +8,7 @@
 #include "lidaremu/core/hesai.hpp"
 #include "lidaremu/core/nmea.hpp"
 #include "lidaremu/core/number_text.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/core/utc.hpp"
 
 namespace lidaremu::core::hesai {
@@ -63,6 +64,7 @@ HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& ide
       columns_per_packet_(format_.blocks / blocks_per_column_),
       return_mode_(return_mode_byte(echoes)),
       packet_(format_.sent_size(), 0) {
+  for (auto& units : column_units_) units.resize(static_cast<std::size_t>(format_.lasers));
   write_header();
 }
 
@@ -135,6 +137,15 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
     azimuth = static_cast<std::uint16_t>(units >> 8);
     fine = static_cast<std::uint8_t>(units & 0xFF);
   }
+  if (returns != nullptr) {
+    const std::size_t channels =
+        std::min<std::size_t>(returns->shape.channels, static_cast<std::size_t>(format_.lasers));
+    const std::size_t first_beam = returns->shape.beam(column, 0);
+    for (int plane = 0; plane < blocks_per_column_; ++plane) {
+      simd::range_units_u16({&returns->range_m[returns->slot(first_beam, plane)], channels}, unit_m,
+                            column_units_[static_cast<std::size_t>(plane)]);
+    }
+  }
   for (int copy = 0; copy < blocks_per_column_; ++copy) {
     const int block = columns_in_packet_ * blocks_per_column_ + copy;
     const std::size_t block_at = format_.block_at(block);
@@ -150,8 +161,8 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
         const std::size_t slot = blocks_per_column_ == 2
                                      ? paired_block_slot(*returns, beam, copy, echoes_)
                                      : returns->slot(beam, 0);
-        const double quanta = std::round(returns->range_m[slot] / unit_m);
-        units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
+        const bool second_plane = slot >= returns->shape.beams();
+        units = column_units_[second_plane ? 1 : 0][static_cast<std::size_t>(ch)];
         reflectivity = units ? returns->reflectivity[slot] : 0;
       }
       store_raw(packet_, at, p.distance, units);

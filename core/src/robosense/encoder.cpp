@@ -9,6 +9,7 @@
 #include "lidaremu/core/nmea.hpp"
 #include "lidaremu/core/number_text.hpp"
 #include "lidaremu/core/robosense.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/core/utc.hpp"
 
 namespace lidaremu::core::robosense {
@@ -145,6 +146,7 @@ RoboSenseEncoder::RoboSenseEncoder(const ScanPattern& pattern, const SensorIdent
       echoes_(reports_two_echoes(echoes) ? 2 : 1),
       firing_channels_(kChannels / format_.firings_per_block),
       columns_per_packet_(kBlocks * format_.firings_per_block / echoes_) {
+  for (auto& units : column_units_) units.resize(static_cast<std::size_t>(firing_channels_));
   if (const auto* mode = pattern.model->robosense.return_mode(echoes)) {
     return_mode_code_ = mode->difop_code;
   }
@@ -197,6 +199,16 @@ void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t 
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
   const auto azimuth = static_cast<std::uint16_t>(
       std::lround(36000.0 * (column % columns) / pattern_.columns_per_frame) % 36000);
+  if (returns != nullptr) {
+    const std::size_t channels =
+        std::min<std::size_t>(static_cast<std::size_t>(pattern_.model->channels),
+                              static_cast<std::size_t>(firing_channels_));
+    const std::size_t first_beam = returns->shape.beam(column, 0);
+    for (int plane = 0; plane < echoes_; ++plane) {
+      simd::range_units_u16({&returns->range_m[returns->slot(first_beam, plane)], channels}, unit_m,
+                            column_units_[static_cast<std::size_t>(plane)]);
+    }
+  }
   for (int copy = 0; copy < echoes_; ++copy) {
     const Place place = place_of(columns_in_packet_, copy);
     if (place.heads_block) {
@@ -210,8 +222,8 @@ void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t 
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
         const std::size_t slot =
             echoes_ == 2 ? strongest_first_slot(*returns, beam, copy) : returns->slot(beam, 0);
-        const double quanta = std::round(returns->range_m[slot] / unit_m);
-        units = static_cast<std::uint16_t>(std::min(quanta, 65535.0));
+        const bool second_plane = slot >= returns->shape.beams();
+        units = column_units_[second_plane ? 1 : 0][static_cast<std::size_t>(ch)];
         intensity = units ? returns->reflectivity[slot] : 0;
       }
       const std::size_t at = record_at(place.block, place.first_slot + ch);

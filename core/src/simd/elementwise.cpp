@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "lidaremu/core/simd.hpp"
 #include "simd/lanes-inl.h"
@@ -44,6 +45,30 @@ void atan2_impl(const double* y, const double* x, double* out, std::size_t n) {
   }
 }
 
+void range_units_u16_impl(const float* range_m, double unit_m, std::uint16_t* out, std::size_t n) {
+  const F64Tag d;
+  const hn::Rebind<float, F64Tag> df;
+  const hn::Rebind<std::int32_t, F64Tag> di;
+  const hn::Rebind<std::uint16_t, F64Tag> du;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto unit = hn::Set(d, unit_m);
+  const auto half = hn::Set(d, 0.5);
+  const auto one = hn::Set(d, 1.0);
+  const auto zero = hn::Zero(d);
+  const auto most = hn::Set(d, 65535.0);
+  for (std::size_t i = 0; i < n; i += lanes) {
+    const std::size_t c = std::min(lanes, n - i);
+    const auto quotient = hn::Div(hn::PromoteTo(d, load_first(df, range_m + i, c)), unit);
+    // std::round: the truncation, one more where the part cut off is a half or more (for a
+    // quotient at or above zero; the truncation and the subtraction are exact).
+    const auto cut = hn::Trunc(quotient);
+    const auto rounded =
+        hn::IfThenElse(hn::Ge(hn::Sub(quotient, cut), half), hn::Add(cut, one), cut);
+    const auto kept = hn::Min(hn::Max(rounded, zero), most);
+    store_first(du, hn::DemoteTo(du, hn::DemoteTo(di, kept)), out + i, c);
+  }
+}
+
 }  // namespace lidaremu::core::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -53,12 +78,17 @@ namespace lidaremu::core::simd {
 HWY_EXPORT(exp_impl);
 HWY_EXPORT(asin_impl);
 HWY_EXPORT(atan2_impl);
+HWY_EXPORT(range_units_u16_impl);
 
 void exp_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(exp_impl)(x.data(), x.size()); }
 void asin_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(asin_impl)(x.data(), x.size()); }
 void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out) {
   const std::size_t n = std::min({y.size(), x.size(), out.size()});
   HWY_DYNAMIC_DISPATCH(atan2_impl)(y.data(), x.data(), out.data(), n);
+}
+void range_units_u16(std::span<const float> range_m, double unit_m, std::span<std::uint16_t> out) {
+  const std::size_t n = std::min(range_m.size(), out.size());
+  HWY_DYNAMIC_DISPATCH(range_units_u16_impl)(range_m.data(), unit_m, out.data(), n);
 }
 
 }  // namespace lidaremu::core::simd

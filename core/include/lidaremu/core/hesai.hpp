@@ -87,6 +87,9 @@ class HesaiEncoder final : public ColumnEncoder {
   std::uint32_t packet_loop_ = 0;
   std::uint32_t udp_sequence_ = 0;
   std::int64_t next_gps_second_ = 0;  // 0: from the first packet's second on
+  // The column being written's range units per echo plane and channel, found for the whole
+  // column at once in lanes (simd::range_units_u16) rather than a libm call a record.
+  std::array<std::vector<std::uint16_t>, 2> column_units_;
 };
 
 // The GPS packet (format.hpp, kGpsPacket) for the whole second `unix_second` (the PPS edge the

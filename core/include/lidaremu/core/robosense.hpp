@@ -62,6 +62,9 @@ class RoboSenseEncoder final : public ColumnEncoder {
   double first_column_time_s_ = 0;
   bool difop_sent_ = false;
   double next_difop_s_ = 0;
+  // The column being written's range units per echo plane and channel, found for the whole
+  // column at once in lanes (simd::range_units_u16) rather than a libm call a record.
+  std::array<std::vector<std::uint16_t>, 2> column_units_;
 };
 
 // The rotation rate a DIFOP states: the rate the unit was set to (a whole number of columns a

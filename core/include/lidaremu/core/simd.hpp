@@ -55,6 +55,12 @@ void asin_each(std::span<float> x);
 // first min of the three sizes.
 void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out);
 
+// The units of a 16-bit range field (Hesai, RoboSense): out[i] = std::round(range_m[i] / unit_m)
+// (halves away from zero), 65535 at most, 0 for a negative range, for the first min of the two
+// sizes. The same integers as that scalar expression on every target: the quotient is one
+// IEEE division in double lanes, and its fraction past the truncation is exact.
+void range_units_u16(std::span<const float> range_m, double unit_m, std::span<std::uint16_t> out);
+
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
 // divided by its length. Matrices row-major. A row is implausible unless min_range_m <= |p| <
