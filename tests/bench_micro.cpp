@@ -22,6 +22,7 @@
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/core/simd.hpp"
+#include "lidaremu/core/streaming_step.hpp"
 #include "lidaremu/daemon/view/live_view.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 #include "lidaremu/protocol/wire_decode.hpp"
@@ -79,15 +80,15 @@ void whole_chain(benchmark::State& state, const SceneKey& key, core::ReturnMode 
                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// The chain as the daemon runs a frame that streams in: Pipeline::advance a step of about 8,192
-// beams at a time (sensor_runtime.cpp's stream step), every column already there. Against
+// The chain as the daemon runs a frame that streams in: Pipeline::advance a step of
+// core::streaming_step_columns at a time, every column already there. Against
 // whole_chain: what streaming costs (short runs, a frame stage's reach read per run).
 void streamed_chain(benchmark::State& state, const SceneKey& key, core::ReturnMode echoes) {
   const Scene& s = scene(key);
   core::Pipeline pipeline(s.pattern, materials(), default_chain(s.pattern, echoes));
   core::FrameReturns out;
   const std::uint32_t columns = s.hits.shape.columns;
-  const std::uint32_t step = std::max<std::uint32_t>(1, 8192 / s.hits.shape.channels);
+  const std::uint32_t step = core::streaming_step_columns(s.hits.shape);
   const auto run = [&] {
     pipeline.begin_frame(s.hits, out);
     for (std::uint32_t ready = step; ready < columns; ready += step) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lidaremu/core/streaming_step.hpp"
 #include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 #include "sensor_runtime_detail.hpp"
@@ -130,9 +131,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
     }
     free_frames_.push(frame_pool_.back().get());
   }
-  // A physics step of about 8,192 beams: fewer steps cost TBB's fork and join more often, larger
-  // ones leave more of the frame to do after its last datagram.
-  stream_step_ = std::max<std::uint32_t>(1, 8192 / shape.channels);
+  stream_step_ = core::streaming_step_columns(shape);
   data_packet_period_s_ = encoder_->data_packet_period_s();
   const int slots = packet_slots(settings_, *encoder_);
   packets_.emplace(slots, packet_slot_bytes(*encoder_));
