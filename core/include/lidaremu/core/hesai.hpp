@@ -89,6 +89,7 @@ class HesaiEncoder final : public ColumnEncoder {
   std::int64_t next_gps_second_ = 0;  // 0: from the first packet's second on
   // The column being written's range units per echo plane and channel, found for the whole
   // column at once in lanes (simd::range_units_u16) rather than a libm call a record.
+  // A block reports plane 0 or 1 (the dual modes' slot rules), so two planes are all it reads.
   std::array<std::vector<std::uint16_t>, 2> column_units_;
 };
 

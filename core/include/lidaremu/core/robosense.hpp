@@ -64,6 +64,7 @@ class RoboSenseEncoder final : public ColumnEncoder {
   double next_difop_s_ = 0;
   // The column being written's range units per echo plane and channel, found for the whole
   // column at once in lanes (simd::range_units_u16) rather than a libm call a record.
+  // A block reports plane 0 or 1 (the dual modes' slot rules), so two planes are all it reads.
   std::array<std::vector<std::uint16_t>, 2> column_units_;
 };
 
