@@ -1,5 +1,7 @@
 // Sensor models are data taken from real units; these tests hold the tables to their sources.
+#include <Eigen/Geometry>
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
@@ -222,6 +224,59 @@ TEST_CASE("Beam geometry: many hits found at once are the beams found one by one
       INFO(name << " on " << target);
       CHECK(wrong == 0);
       CHECK(unlike_alone == 0);
+    }
+    simd::use_target(first_target);
+  }
+}
+
+TEST_CASE("Beam geometry: range offsets in lanes are the reported ranges one by one, on every ISA",
+          "[sensor][simd]") {
+  // The geometry stage takes an Ouster's range convention a run of a column's hits at a time
+  // (simd::ouster_range_offsets); each must be the float of reported_range minus the distance,
+  // to the bit. The OS1-128's own transform (a half turn about z) multiplies by 0 and 1, which
+  // hides the order of the sums: a copy of it turned by an oblique rotation and shifted too.
+  SensorModel tilted = *find_sensor_model("os1-128");
+  const Eigen::Matrix3d turn =
+      Eigen::AngleAxisd(0.7, Eigen::Vector3d(0.3, -0.5, 0.8).normalized()).toRotationMatrix();
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) tilted.ouster.lidar_to_sensor[r * 4 + c] = turn(r, c);
+  }
+  tilted.ouster.lidar_to_sensor[3] = 12.5;
+  tilted.ouster.lidar_to_sensor[7] = -3.25;
+  tilted.ouster.lidar_to_sensor[11] = 36.18;
+  const std::array<const SensorModel*, 2> models{find_sensor_model("os1-128"), &tilted};
+  for (const SensorModel* model : models) {
+    const auto pattern = *make_ouster_scan(*model, 1024, 10).pattern;
+    const BeamGeometry g(pattern);
+    const std::string first_target = simd::current_target();
+    for (const auto& target : simd::available_targets()) {
+      simd::use_target(target);
+      std::size_t wrong = 0;
+      for (std::uint32_t column = 0; column < 1024; column += 61) {
+        // A column's hits at ranges from 0.8 to 150 m, odd points (off the beam) among them.
+        std::vector<float> x, y, z;
+        std::vector<double> distance;
+        for (std::uint16_t ch = 0; ch < model->channels; ++ch) {
+          const auto ray = g.ray(column, ch);
+          const Eigen::Vector3d p = ray.origin + (0.8 + 1.17 * ch) * ray.direction +
+                                    Eigen::Vector3d(0, 0, 0.01 * (ch % 7));
+          x.push_back(static_cast<float>(p.x()));
+          y.push_back(static_cast<float>(p.y()));
+          z.push_back(static_cast<float>(p.z()));
+          distance.push_back(Eigen::Vector3d(x.back(), y.back(), z.back()).norm());
+        }
+        const std::vector<std::uint8_t> wanted(x.size(), 1);
+        std::vector<float> offsets(x.size());
+        g.range_offsets(column, 0, {x.data(), y.data(), z.data(), x.data(), y.data(), z.data()},
+                        distance.data(), wanted.data(), x.size(), offsets.data());
+        for (std::uint16_t ch = 0; ch < model->channels; ++ch) {
+          const Eigen::Vector3d p(x[ch], y[ch], z[ch]);
+          wrong +=
+              offsets[ch] != static_cast<float>(g.reported_range(p, column, ch) - distance[ch]);
+        }
+      }
+      INFO(model->name << (model == &tilted ? " tilted" : "") << " on " << target);
+      CHECK(wrong == 0);
     }
     simd::use_target(first_target);
   }

@@ -2,9 +2,11 @@
 // distributions against their closed forms, and the same bits on every instruction set this build
 // dispatches to and this CPU runs (PHYSICS.md section 10: a draw is a function of its key only).
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
 #include <limits>
 #include <numbers>
 #include <random>
@@ -311,6 +313,99 @@ TEST_CASE("Range units in lanes are std::round's on every instruction set, halve
                                 << scalar(ranges[i], unit_m));
       }
       CHECK(every_one_agrees);
+    }
+  }
+}
+
+TEST_CASE("Hit geometry in lanes is the scalar expressions' on every instruction set",
+          "[simd][determinism]") {
+  // The geometry stage's scalar arithmetic (PHYSICS.md 1), written out: the reference.
+  const simd::HitWindow window{.min_range_m = 0.3,
+                               .max_range_m = 120.0,
+                               .beam_exit_radius_m = 0.005,
+                               .beam_tan_half_angle = std::tan(0.0015)};
+  struct Expected {
+    double distance;
+    float range, cos_incidence, extent;
+    bool accepted;
+  };
+  const auto scalar = [&](const std::array<float, 6>& h) {
+    const double x = h[0], y = h[1], z = h[2];
+    const double distance = std::sqrt((x * x + y * y) + z * z);
+    const double cos_theta = -((x * h[3] + y * h[4]) + z * h[5]) / distance;
+    const bool accepted =
+        cos_theta > 0.0 && !(distance < window.min_range_m) && !(distance > window.max_range_m);
+    const double footprint =
+        2.0 * (window.beam_exit_radius_m + distance * window.beam_tan_half_angle);
+    const double tan_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0)) / cos_theta;
+    return Expected{distance, static_cast<float>(distance), static_cast<float>(cos_theta),
+                    static_cast<float>(std::min(footprint * tan_theta, window.max_extent_m)),
+                    accepted};
+  };
+  // Hits all round, the unit normals facing any way; then the edges: the range window's ends,
+  // grazing incidence (the extent's cap), a back face, a point at the origin, NaN.
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> coordinate(-150.0f, 150.0f);
+  std::normal_distribution<float> direction;
+  std::vector<std::array<float, 6>> hits;
+  for (int i = 0; i < 5000; ++i) {
+    std::array<float, 6> h{coordinate(gen), coordinate(gen), coordinate(gen) * 0.1f,
+                           direction(gen),  direction(gen),  direction(gen)};
+    const float length = std::sqrt(h[3] * h[3] + h[4] * h[4] + h[5] * h[5]);
+    for (int k = 3; k < 6; ++k) h[k] /= length;
+    hits.push_back(h);
+  }
+  hits.push_back({0.3f, 0, 0, -1, 0, 0});
+  hits.push_back({120.0f, 0, 0, -1, 0, 0});
+  hits.push_back({120.0001f, 0, 0, -1, 0, 0});
+  hits.push_back({10.0f, 0, 0, -1e-7f, 1, 0});
+  hits.push_back({10.0f, 0, 0, 1, 0, 0});
+  hits.push_back({0, 0, 0, -1, 0, 0});
+  hits.push_back({std::numeric_limits<float>::quiet_NaN(), 1, 1, -1, 0, 0});
+  std::size_t accepted_count = 0;
+  for (const auto& h : hits) accepted_count += scalar(h).accepted;
+  CHECK(accepted_count > hits.size() / 5);  // both outcomes well represented
+  CHECK(accepted_count < hits.size() * 2 / 3);
+  const TargetGuard guard;
+  // Every hit alone in its plane (stride 1), and every third of a plane of three (stride 3, the
+  // layout of several rays per beam), runs of every length up to a few vectors.
+  for (const std::size_t stride : {std::size_t{1}, std::size_t{3}}) {
+    std::array<std::vector<float>, 6> planes;
+    for (auto& p : planes) p.assign(hits.size() * stride, 99.0f);
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      for (std::size_t k = 0; k < 6; ++k) planes[k][i * stride] = hits[i][k];
+    }
+    for (const auto& t : simd::available_targets()) {
+      simd::use_target(t);
+      std::size_t wrong = 0;
+      for (std::size_t first = 0, run = 1; first < hits.size(); first += run, run = run % 37 + 1) {
+        const std::size_t n = std::min(run, hits.size() - first);
+        std::vector<double> distance(n);
+        std::vector<float> range(n), cosine(n), extent(n);
+        std::vector<std::uint8_t> accepted(n);
+        const std::size_t at = first * stride;
+        simd::hit_geometry(
+            {&planes[0][at], &planes[1][at], &planes[2][at], &planes[3][at], &planes[4][at],
+             &planes[5][at], stride},
+            n, window,
+            {distance.data(), range.data(), cosine.data(), extent.data(), accepted.data()});
+        for (std::size_t i = 0; i < n; ++i) {
+          const Expected e = scalar(hits[first + i]);
+          const bool agrees =
+              (accepted[i] != 0) == e.accepted &&
+              (!e.accepted || (distance[i] == e.distance && range[i] == e.range &&
+                               cosine[i] == e.cos_incidence && extent[i] == e.extent));
+          if (!agrees && wrong++ == 0) {
+            UNSCOPED_INFO(std::setprecision(17)
+                          << "target " << t << ", stride " << stride << ": hit " << first + i
+                          << ": accepted, distance, cos, extent " << int(accepted[i]) << " "
+                          << distance[i] << " " << cosine[i] << " " << extent[i] << "; scalar "
+                          << e.accepted << " " << e.distance << " " << e.cos_incidence << " "
+                          << e.extent);
+          }
+        }
+      }
+      CHECK(wrong == 0);
     }
   }
 }

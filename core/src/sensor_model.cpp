@@ -319,6 +319,31 @@ double BeamGeometry::ouster_reported_range(const Eigen::Vector3d& point_in_senso
   return (along_beam_mm + model_.ouster.lidar_origin_to_beam_origin_mm) * 1e-3;
 }
 
+void BeamGeometry::range_offsets(std::uint32_t column, std::uint16_t first_channel,
+                                 const simd::HitPlanes& points, const double* distance_m,
+                                 const std::uint8_t* wanted, std::size_t count,
+                                 float* offset_m) const {
+  if (model_.family == SensorFamily::kOuster) {
+    simd::OusterRange range;
+    for (int i = 0; i < 3; ++i) {
+      for (int k = 0; k < 3; ++k)
+        range.lidar_from_sensor[i * 3 + k] = lidar_to_sensor_rotation_(k, i);
+      range.translation_mm[i] = lidar_to_sensor_translation_mm_[i];
+      range.beam_origin_mm[i] = beam_origins_lidar_mm_[column][i];
+    }
+    range.origin_to_beam_origin_mm = model_.ouster.lidar_origin_to_beam_origin_mm;
+    simd::ouster_range_offsets(range, points, distance_m, count, offset_m);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!wanted[i]) continue;
+    const std::size_t at = i * points.stride;
+    const Eigen::Vector3d p(points.x[at], points.y[at], points.z[at]);
+    offset_m[i] = static_cast<float>(
+        reported_range(p, column, static_cast<std::uint16_t>(first_channel + i)) - distance_m[i]);
+  }
+}
+
 #pragma GCC diagnostic pop
 
 }  // namespace lidaremu::core

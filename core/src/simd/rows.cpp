@@ -11,32 +11,11 @@
 
 #include "lidaremu/core/simd.hpp"
 #include "simd/lanes-inl.h"
+#include "simd/vec3-inl.h"
 #include "simd/vector_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lidaremu::core::simd::HWY_NAMESPACE {
-namespace {
-
-struct Vec3 {
-  F64Vec x, y, z;
-};
-
-// m (row-major 3x3) times v, each component as (m0 x + m1 y) + m2 z.
-HWY_INLINE Vec3 times(const double* m, const Vec3& v) {
-  const F64Tag d;
-  const auto row = [&](const double* r) {
-    return hn::Add(hn::Add(hn::Mul(hn::Set(d, r[0]), v.x), hn::Mul(hn::Set(d, r[1]), v.y)),
-                   hn::Mul(hn::Set(d, r[2]), v.z));
-  };
-  return {row(m), row(m + 3), row(m + 6)};
-}
-
-// |v| as sqrt((x^2 + y^2) + z^2).
-HWY_INLINE F64Vec length(const Vec3& v) {
-  return hn::Sqrt(hn::Add(hn::Add(hn::Mul(v.x, v.x), hn::Mul(v.y, v.y)), hn::Mul(v.z, v.z)));
-}
-
-}  // namespace
 
 void rows_to_sensor_impl(const RowsToSensor& t, const float* rows, std::size_t floats_per_row,
                          std::size_t count, const SensorRows& out) {

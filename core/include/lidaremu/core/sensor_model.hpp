@@ -14,6 +14,7 @@
 
 #include "lidaremu/core/return_mode.hpp"
 #include "lidaremu/core/scan_table.hpp"
+#include "lidaremu/core/simd.hpp"
 
 namespace lidaremu::core {
 
@@ -356,6 +357,12 @@ class BeamGeometry {
   // its per-laser corrections).
   [[nodiscard]] double reported_range(const Eigen::Vector3d& point_in_sensor, std::uint32_t column,
                                       std::uint16_t channel) const;
+  // offset_m[i] = reported_range(point i) - distance_m[i], as float, for `count` hits of one
+  // column on channels first_channel, first_channel + 1, ..., where wanted[i]: in SIMD lanes for an
+  // Ouster (every i; the same floats), one at a time otherwise.
+  void range_offsets(std::uint32_t column, std::uint16_t first_channel,
+                     const simd::HitPlanes& points, const double* distance_m,
+                     const std::uint8_t* wanted, std::size_t count, float* offset_m) const;
   // Azimuth of a column in degrees, [0, 360): clockwise from +x (Velodyne) or from +y (Hesai),
   // the block azimuth the packets carry.
   [[nodiscard]] double velodyne_column_azimuth_deg(std::uint32_t column) const;

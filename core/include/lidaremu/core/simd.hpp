@@ -100,4 +100,52 @@ struct SensorRows {
 void rows_to_sensor(const RowsToSensor& transform, const float* rows, std::size_t floats_per_row,
                     std::size_t count, const SensorRows& out);
 
+// Hits in float planes (FrameHits): hit i of a run at [i * stride] of each.
+struct HitPlanes {
+  const float* x = nullptr;
+  const float* y = nullptr;
+  const float* z = nullptr;
+  const float* nx = nullptr;
+  const float* ny = nullptr;
+  const float* nz = nullptr;
+  std::size_t stride = 1;
+};
+// The sensor's range window and beam cone (physics::BeamCone) the geometry stage judges a hit by.
+struct HitWindow {
+  double min_range_m = 0;
+  double max_range_m = 0;
+  double beam_exit_radius_m = 0;
+  double beam_tan_half_angle = 0;
+  double max_extent_m = 10;  // a footprint's range extent at grazing incidence, at most
+};
+// Where hit_geometry writes hit i's: element i of each.
+struct HitGeometry {
+  double* distance_m = nullptr;
+  float* range_m = nullptr;
+  float* cos_incidence = nullptr;
+  float* extent_m = nullptr;
+  std::uint8_t* accepted = nullptr;  // 1: faces the sensor, within the range window
+};
+// The geometry stage's arithmetic (PHYSICS.md 1) on `count` hits, in double lanes: distance |p|,
+// cos_incidence -(p . n) / |p|, accepted when that is > 0 and min <= |p| <= max, and the
+// footprint's range extent min(2 (exit radius + |p| tan half-angle) tan(theta), max_extent_m) with
+// tan(theta) = sqrt(max(1 - cos^2, 0)) / cos (meaningful where accepted). The same floats as the
+// scalar double expressions ((a.x b.x + a.y b.y) + a.z b.z for a dot product) on every target.
+void hit_geometry(const HitPlanes& hits, std::size_t count, const HitWindow& window,
+                  const HitGeometry& out);
+// Ouster's reported range of points of one column (BeamGeometry::reported_range, FORMATS.md):
+// ((|R (1000 p - t) - o| + n) / 1000, R the sensor-to-lidar rotation (row-major), t the
+// lidar-to-sensor translation (mm), o the column's beam origin (mm, lidar frame), n the lidar
+// origin to beam origin offset (mm); multiplied by 1e-3, as the scalar expression is).
+struct OusterRange {
+  double lidar_from_sensor[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double translation_mm[3] = {0, 0, 0};
+  double beam_origin_mm[3] = {0, 0, 0};
+  double origin_to_beam_origin_mm = 0;
+};
+// offset_m[i] = float(the reported range of points[i] - distance_m[i]), for `count` points, the
+// same floats as the scalar double expression on every target.
+void ouster_range_offsets(const OusterRange& range, const HitPlanes& points,
+                          const double* distance_m, std::size_t count, float* offset_m);
+
 }  // namespace lidaremu::core::simd
