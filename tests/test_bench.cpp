@@ -1,10 +1,18 @@
 // lidaremu-bench against the real daemon: every frame accounted for, raw rows on schedule.
 
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "daemon_process.hpp"
 #include "lidaremu/clients/bench.hpp"
@@ -26,7 +34,87 @@ clients::BenchOptions short_bench(const std::vector<std::string>& sensors, doubl
   return o;
 }
 
+// A process's command name, state and parent (/proc/PID/stat); none once it is gone.
+struct ProcessStatus {
+  std::string command;
+  char state = '?';
+  pid_t parent = 0;
+};
+std::optional<ProcessStatus> process_status(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  // "pid (command) state ppid ...": the command may hold spaces and parentheses.
+  const auto open = line.find('(');
+  const auto close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return std::nullopt;
+  ProcessStatus s;
+  s.command = line.substr(open + 1, close - open - 1);
+  std::istringstream rest(line.substr(close + 1));
+  rest >> s.state >> s.parent;
+  return s;
+}
+
+// The child of `parent` running `command`, if it has one.
+std::optional<pid_t> child_named(pid_t parent, const std::string& command) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    if (const auto s = process_status(pid); s && s->parent == parent && s->command == command) {
+      return pid;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+TEST_CASE("A daemon dies with the bench that started it, killed mid-run", "[e2e][bench]") {
+  // A bench (or a test) killed mid-run by a timeout or a user must not leave its daemon running,
+  // holding its ports for whatever runs next (a CI job's next step once failed on that).
+  const std::string bench_path = LIDAREMU_TEST_BENCH;
+  const std::string daemon = test::daemon_path();
+  const pid_t bench = ::fork();
+  if (bench == 0) {
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::dup2(null_fd, STDERR_FILENO);
+    ::execl(bench_path.c_str(), "lidaremu-bench", "--daemon", daemon.c_str(), "--sensor", "vlp16",
+            "--seconds", "60", "--ceiling-seconds", "0", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  REQUIRE(bench > 0);
+  std::optional<pid_t> daemon_pid;
+  for (int i = 0; i < 200 && !daemon_pid; ++i) {
+    std::this_thread::sleep_for(50ms);
+    daemon_pid = child_named(bench, "lidaremud");
+  }
+  if (!daemon_pid) {
+    ::kill(bench, SIGKILL);
+    ::waitpid(bench, nullptr, 0);
+  }
+  REQUIRE(daemon_pid);
+  // The bench stopped first, so that its sending ends and the daemon says what it says about
+  // that while the bench can still read it: a daemon that writes to its dead parent's pipe dies
+  // of SIGPIPE anyway; the one that outlived its test was quiet.
+  ::kill(bench, SIGSTOP);
+  std::this_thread::sleep_for(2s);
+  ::kill(bench, SIGKILL);
+  ::waitpid(bench, nullptr, 0);
+  // Gone, or a zombie its new parent has yet to reap, within five seconds.
+  const auto dead = [&] {
+    const auto s = process_status(*daemon_pid);
+    return !s || s->state == 'Z' || s->command != "lidaremud";
+  };
+  bool died = false;
+  for (int i = 0; i < 100 && !died; ++i) {
+    std::this_thread::sleep_for(50ms);
+    died = dead();
+  }
+  if (!died) ::kill(*daemon_pid, SIGKILL);  // a failed run leaves nothing behind
+  CHECK(died);
+}
 
 TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "[e2e][bench]") {
   // One sensor of each family; the Bpearl v3 stamps YMD time, which the bench must read to tell

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +23,13 @@ DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::str
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   for (const int cpu : cpus) CPU_SET(cpu, &allowed);
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
+    // The daemon dies with the process that started it: a test or bench killed mid-run would
+    // otherwise leave it running, holding its ports, for whatever runs next. The parent may have
+    // died before the request took effect.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(125);
     if (!cpus.empty() && ::sched_setaffinity(0, sizeof allowed, &allowed) != 0) ::_exit(126);
     ::dup2(pipe_fds[1], STDOUT_FILENO);
     ::dup2(pipe_fds[1], STDERR_FILENO);

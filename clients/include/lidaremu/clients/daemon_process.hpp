@@ -13,7 +13,9 @@ class DaemonProcess {
  public:
   // Starts the daemon executable with these arguments and waits (up to start_deadline) for its
   // first "hits" line; throws std::runtime_error with what it said if it never comes. cpus: the
-  // CPUs it may run on (empty: the caller's); TBB sizes its workers to them.
+  // CPUs it may run on (empty: the caller's); TBB sizes its workers to them. The daemon is
+  // killed when the thread that started it ends (PR_SET_PDEATHSIG), its process killed or not:
+  // start it on a thread that outlives it.
   DaemonProcess(const std::string& executable, std::vector<std::string> args,
                 const std::vector<int>& cpus = {},
                 std::chrono::seconds start_deadline = std::chrono::seconds(10));
