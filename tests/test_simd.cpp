@@ -313,6 +313,21 @@ TEST_CASE("Range units in lanes are std::round's on every instruction set, halve
                                 << scalar(ranges[i], unit_m));
       }
       CHECK(every_one_agrees);
+      // The wide form (Velodyne) is std::lround's, below its cap; the field keeps its low bits.
+      std::vector<std::uint32_t> wide(ranges.size());
+      simd::range_units_u32(ranges, unit_m, wide);
+      std::size_t wide_wrong = 0;
+      for (std::size_t k = 0; k < ranges.size(); ++k) {
+        const double quotient = ranges[k] / unit_m;
+        const long expected = ranges[k] < 0              ? 0
+                              : quotient >= 2147483647.0 ? 2147483647L
+                                                         : std::lround(quotient);
+        if (wide[k] != static_cast<std::uint32_t>(expected) && wide_wrong++ == 0) {
+          UNSCOPED_INFO("target " << t << ": " << ranges[k] << " m in units of " << unit_m
+                                  << " m gave " << wide[k] << " wide, std::lround " << expected);
+        }
+      }
+      CHECK(wide_wrong == 0);
     }
   }
 }

@@ -45,28 +45,44 @@ void atan2_impl(const double* y, const double* x, double* out, std::size_t n) {
   }
 }
 
-void range_units_u16_impl(const float* range_m, double unit_m, std::uint16_t* out, std::size_t n) {
+// std::round(range / unit) (halves away from zero) for ranges at or above zero, kept within
+// [0, most], a vector of ranges at a time: the division an IEEE division in double lanes, then
+// the truncation and one more where the part cut off is a half or more (the truncation and the
+// subtraction are exact).
+template <typename Store>
+HWY_INLINE void range_units(const float* range_m, double unit_m, double most, std::size_t n,
+                            const Store& store) {
   const F64Tag d;
   const hn::Rebind<float, F64Tag> df;
-  const hn::Rebind<std::int32_t, F64Tag> di;
-  const hn::Rebind<std::uint16_t, F64Tag> du;
   const std::size_t lanes = hn::Lanes(d);
   const auto unit = hn::Set(d, unit_m);
   const auto half = hn::Set(d, 0.5);
   const auto one = hn::Set(d, 1.0);
   const auto zero = hn::Zero(d);
-  const auto most = hn::Set(d, 65535.0);
+  const auto cap = hn::Set(d, most);
   for (std::size_t i = 0; i < n; i += lanes) {
     const std::size_t c = std::min(lanes, n - i);
     const auto quotient = hn::Div(hn::PromoteTo(d, load_first(df, range_m + i, c)), unit);
-    // std::round: the truncation, one more where the part cut off is a half or more (for a
-    // quotient at or above zero; the truncation and the subtraction are exact).
     const auto cut = hn::Trunc(quotient);
     const auto rounded =
         hn::IfThenElse(hn::Ge(hn::Sub(quotient, cut), half), hn::Add(cut, one), cut);
-    const auto kept = hn::Min(hn::Max(rounded, zero), most);
-    store_first(du, hn::DemoteTo(du, hn::DemoteTo(di, kept)), out + i, c);
+    store(hn::DemoteTo(hn::Rebind<std::int32_t, F64Tag>(), hn::Min(hn::Max(rounded, zero), cap)), i,
+          c);
   }
+}
+
+void range_units_u16_impl(const float* range_m, double unit_m, std::uint16_t* out, std::size_t n) {
+  const hn::Rebind<std::uint16_t, F64Tag> du;
+  range_units(range_m, unit_m, 65535.0, n, [&](auto units, std::size_t i, std::size_t c) {
+    store_first(du, hn::DemoteTo(du, units), out + i, c);
+  });
+}
+
+void range_units_u32_impl(const float* range_m, double unit_m, std::uint32_t* out, std::size_t n) {
+  const hn::Rebind<std::uint32_t, F64Tag> du;
+  range_units(range_m, unit_m, 2147483647.0, n, [&](auto units, std::size_t i, std::size_t c) {
+    store_first(du, hn::BitCast(du, units), out + i, c);
+  });
 }
 
 }  // namespace lidaremu::core::simd::HWY_NAMESPACE
@@ -79,6 +95,7 @@ HWY_EXPORT(exp_impl);
 HWY_EXPORT(asin_impl);
 HWY_EXPORT(atan2_impl);
 HWY_EXPORT(range_units_u16_impl);
+HWY_EXPORT(range_units_u32_impl);
 
 void exp_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(exp_impl)(x.data(), x.size()); }
 void asin_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(asin_impl)(x.data(), x.size()); }
@@ -89,6 +106,10 @@ void atan2_each(std::span<const double> y, std::span<const double> x, std::span<
 void range_units_u16(std::span<const float> range_m, double unit_m, std::span<std::uint16_t> out) {
   const std::size_t n = std::min(range_m.size(), out.size());
   HWY_DYNAMIC_DISPATCH(range_units_u16_impl)(range_m.data(), unit_m, out.data(), n);
+}
+void range_units_u32(std::span<const float> range_m, double unit_m, std::span<std::uint32_t> out) {
+  const std::size_t n = std::min(range_m.size(), out.size());
+  HWY_DYNAMIC_DISPATCH(range_units_u32_impl)(range_m.data(), unit_m, out.data(), n);
 }
 
 }  // namespace lidaremu::core::simd

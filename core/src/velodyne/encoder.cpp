@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "lidaremu/core/nmea.hpp"
+#include "lidaremu/core/simd.hpp"
 #include "lidaremu/core/utc.hpp"
 #include "lidaremu/core/velodyne.hpp"
 
@@ -38,7 +39,9 @@ VelodyneEncoder::VelodyneEncoder(const ScanPattern& pattern, const SensorIdentit
       geometry_(pattern),
       identity_(identity),
       echoes_(echoes),
-      blocks_per_azimuth_(echoes == ReturnMode::kDual ? 2 : 1) {}
+      blocks_per_azimuth_(echoes == ReturnMode::kDual ? 2 : 1) {
+  for (auto& units : column_units_) units.resize(static_cast<std::size_t>(pattern.model->channels));
+}
 
 int VelodyneEncoder::sequences_per_packet() const {
   const auto& v = geometry_.pattern().model->velodyne;
@@ -62,6 +65,15 @@ void VelodyneEncoder::append_column(const FrameReturns* returns, std::uint32_t c
   const int sequence = sequences_in_packet_ % v.sequences_per_block;
   const auto azimuth = static_cast<std::uint16_t>(
       std::lround(geometry_.velodyne_column_azimuth_deg(column) * 100.0) % 36000);
+  if (returns) {
+    const std::size_t first_beam = returns->shape.beam(column, 0);
+    for (int plane = 0; plane < blocks_per_azimuth_; ++plane) {
+      const auto p = static_cast<std::size_t>(plane);
+      simd::range_units_u32(
+          {&returns->range_m[returns->slot(first_beam, plane)], column_units_[p].size()},
+          model.range_unit_m, column_units_[p]);
+    }
+  }
   for (int bank = 0; bank < v.banks; ++bank) {
     for (int copy = 0; copy < blocks_per_azimuth_; ++copy) {
       const std::size_t block_at =
@@ -156,8 +168,9 @@ void VelodyneEncoder::write_firing(const FrameReturns* returns, std::uint32_t co
     const std::size_t slot =
         blocks_per_azimuth_ == 2 ? dual_block_slot(*returns, beam, copy) : returns->slot(beam, 0);
     const std::size_t at = kDataPacket.record_at(block_at, sequence * lasers_per_block + position);
+    const std::size_t plane = slot == returns->slot(beam, 0) ? 0 : 1;
     const auto units =
-        static_cast<std::uint16_t>(std::lround(returns->range_m[slot] / model.range_unit_m));
+        static_cast<std::uint16_t>(column_units_[plane][static_cast<std::size_t>(laser)]);
     store_raw(packet_, at, kDataPacket.distance, units);
     store_raw(packet_, at, kDataPacket.reflectivity, units ? returns->reflectivity[slot] : 0);
   }

@@ -60,6 +60,9 @@ void atan2_each(std::span<const double> y, std::span<const double> x, std::span<
 // sizes. The same integers as that scalar expression on every target: the quotient is one
 // IEEE division in double lanes, and its fraction past the truncation is exact.
 void range_units_u16(std::span<const float> range_m, double unit_m, std::span<std::uint16_t> out);
+// The same rounding for wider fields, capped at 2^31 - 1 (4,295 km in Velodyne's 2 mm units):
+// a field of 16 bits keeps the low 16 bits of these, as it kept those of std::lround's.
+void range_units_u32(std::span<const float> range_m, double unit_m, std::span<std::uint32_t> out);
 
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),

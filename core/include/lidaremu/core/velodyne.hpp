@@ -46,6 +46,9 @@ class VelodyneEncoder final : public ColumnEncoder {
   SensorIdentity identity_;
   ReturnMode echoes_;
   int blocks_per_azimuth_ = 1;  // 2 in dual mode
+  // The column being appended: each echo plane's range units by laser, in SIMD lanes a column at
+  // a time (simd::range_units_u32); a record keeps their low 16 bits.
+  std::array<std::vector<std::uint32_t>, 2> column_units_;
   std::array<std::uint8_t, kDataPacketSize> packet_{};
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
