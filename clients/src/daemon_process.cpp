@@ -26,7 +26,7 @@ DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::str
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
-    // The daemon dies with the process that started it: a test or bench killed mid-run would
+    // The daemon dies with the thread that started it: a test or bench killed mid-run would
     // otherwise leave it running, holding its ports, for whatever runs next. The parent may have
     // died before the request took effect.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(125);

@@ -137,9 +137,9 @@ struct HitGeometry {
 void hit_geometry(const HitPlanes& hits, std::size_t count, const HitWindow& window,
                   const HitGeometry& out);
 // Ouster's reported range of points of one column (BeamGeometry::reported_range, FORMATS.md):
-// ((|R (1000 p - t) - o| + n) / 1000, R the sensor-to-lidar rotation (row-major), t the
+// (|R (1000 p - t) - o| + n) x 1e-3, R the sensor-to-lidar rotation (row-major), t the
 // lidar-to-sensor translation (mm), o the column's beam origin (mm, lidar frame), n the lidar
-// origin to beam origin offset (mm); multiplied by 1e-3, as the scalar expression is).
+// origin to beam origin offset (mm).
 struct OusterRange {
   double lidar_from_sensor[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   double translation_mm[3] = {0, 0, 0};
