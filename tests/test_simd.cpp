@@ -332,6 +332,53 @@ TEST_CASE("Range units in lanes are std::round's on every instruction set, halve
   }
 }
 
+TEST_CASE(
+    "Scaled range units in lanes are the Ouster encoder's std::lround on every instruction set",
+    "[simd][determinism]") {
+  // The encoder's scalar expression (millimetres over 2^shift): the reference, written out.
+  // Past the cap (2^31 - 1, where std::lround of a huge quotient has no value to give) the cap:
+  // the encoder sends both as no return, past every field's mask.
+  const auto scalar = [](float range_m, double unit_mm) -> std::uint32_t {
+    const double quotient = range_m * 1000.0 / unit_mm;
+    if (range_m < 0) return 0u;
+    if (quotient >= 2147483647.0) return 2147483647u;
+    return static_cast<std::uint32_t>(std::lround(quotient));
+  };
+  std::mt19937 gen(12);
+  std::uniform_real_distribution<float> metres(0.0f, 1100.0f);
+  for (const int shift : {0, 1, 2, 3}) {
+    const double unit_mm = static_cast<double>(1u << shift);
+    std::vector<float> ranges;
+    for (int i = 0; i < 20000; ++i) ranges.push_back(metres(gen));
+    // Exact halves: range x 1000 / 2^shift is k + 0.5 for the ranges 2^shift x j / 16, j odd
+    // (x 1000 is exact in double); the float nearest other halves; their float neighbours; the
+    // widest field's top (20 bits) and past it, zero, negatives, huge.
+    for (int j = 1; j < 300000; j += 2) ranges.push_back(static_cast<float>(unit_mm * j / 16.0));
+    for (int k = 0; k < 1100000; k += 997) {
+      const auto tie = static_cast<float>((k + 0.5) * unit_mm / 1000.0);
+      ranges.insert(ranges.end(), {tie, std::nextafter(tie, 0.0f), std::nextafter(tie, 1e9f)});
+    }
+    ranges.insert(ranges.end(), {0.0f, -0.0f, -0.0004f, -5.0f, 1e-30f,
+                                 static_cast<float>(1048575.4 * unit_mm / 1000.0),
+                                 static_cast<float>(1048575.6 * unit_mm / 1000.0), 1e6f, 3e38f});
+    const TargetGuard guard;
+    for (const auto& t : simd::available_targets()) {
+      simd::use_target(t);
+      std::vector<std::uint32_t> got(ranges.size());
+      simd::scaled_range_units_u32(ranges, 1000.0, unit_mm, got);
+      std::size_t wrong = 0;
+      for (std::size_t k = 0; k < ranges.size(); ++k) {
+        if (got[k] != scalar(ranges[k], unit_mm) && wrong++ == 0) {
+          UNSCOPED_INFO("target " << t << ": " << ranges[k] << " m in units of " << unit_mm
+                                  << " mm gave " << got[k] << ", std::lround "
+                                  << scalar(ranges[k], unit_mm));
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("Hit geometry in lanes is the scalar expressions' on every instruction set",
           "[simd][determinism]") {
   // The geometry stage's scalar arithmetic (PHYSICS.md 1), written out: the reference.

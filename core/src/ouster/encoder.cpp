@@ -7,6 +7,7 @@
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/packet_field.hpp"
+#include "lidaremu/core/simd.hpp"
 
 namespace lidaremu::core::ouster {
 namespace {
@@ -17,12 +18,10 @@ std::uint64_t to_ns(double seconds) {
 
 static_assert(kProfileFormats.size() == 4, "write_pixel instantiates one writer per profile");
 
-// A return's range in the field's units; a range the field cannot hold is sent as no return,
-// never wrapped.
+// A return's range in the field's units (rounded a column at a time: OusterEncoder::write_column);
+// a range the field cannot hold is sent as no return, never wrapped.
 template <PacketField<PixelField> F>
-std::uint64_t range_units(float range_m) {
-  const auto units = static_cast<std::uint64_t>(
-      std::lround(range_m * 1000.0 / static_cast<double>(1u << F.unit_shift)));
+std::uint64_t range_field(std::uint32_t units) {
   return units > F.mask ? 0u : units;
 }
 
@@ -57,17 +56,18 @@ void write_pixel_field(std::span<std::uint8_t> packet, const FrameReturns& retur
 // compile time.
 template <std::size_t Index>
 void write_pixel_fields(std::span<std::uint8_t> packet, const FrameReturns& returns,
-                        std::size_t beam, std::size_t px) {
+                        std::size_t beam, std::size_t px,
+                        const std::array<std::uint32_t, 2>& units) {
   constexpr const ProfileFormat& kFormat = kProfileFormats[Index];
   std::array<std::size_t, 2> slot{returns.slot(beam, 0), 0};
   std::array<std::uint64_t, 2> range{0, 0};
   [&]<std::size_t... K>(std::index_sequence<K...>) {
     const auto take_range = [&]<PacketField<PixelField> F>() {
       if constexpr (F.name == PixelField::kRange) {
-        range[0] = range_units<F>(returns.range_m[slot[0]]);
+        range[0] = range_field<F>(units[0]);
       } else if constexpr (F.name == PixelField::kRange2) {
         slot[1] = returns.slot(beam, 1);
-        range[1] = range_units<F>(returns.range_m[slot[1]]);
+        range[1] = range_field<F>(units[1]);
       }
     };
     (take_range.template operator()<kFormat.pixel[K]>(), ...);
@@ -114,7 +114,16 @@ OusterEncoder::OusterEncoder(const ScanPattern& pattern, const SensorIdentity& i
       layout_(format_.layout),
       write_pixel_(pixel_writer(profile_index(output.profile))),
       packet_(
-          layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {}
+          layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {
+  for (const PixelField range : {PixelField::kRange, PixelField::kRange2}) {
+    for (const auto& f : format_.pixel) {
+      if (f.name != range) continue;
+      range_planes_.push_back(
+          {static_cast<double>(1u << f.unit_shift),
+           std::vector<std::uint32_t>(static_cast<std::size_t>(pattern.model->channels))});
+    }
+  }
+}
 
 double OusterEncoder::data_packet_period_s() const {
   return pattern_.column_period_s * pattern_.model->ouster.columns_per_packet;
@@ -229,9 +238,23 @@ void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t colu
     store_raw(packet_, footer, f, column_field(f.name, column, timestamp_ns, valid));
   }
   if (!valid) return;
+  // The range fields' units a column at a time, in lanes: std::lround(range x 1000 / 2^shift),
+  // the expression a pixel at a time computed (simd::scaled_range_units_u32).
+  const std::size_t first_beam = returns.shape.beam(column, 0);
+  for (std::size_t plane = 0; plane < range_planes_.size(); ++plane) {
+    auto& units = range_planes_[plane].column_units;
+    simd::scaled_range_units_u32(
+        {&returns.range_m[returns.slot(first_beam, static_cast<int>(plane))], units.size()}, 1000.0,
+        range_planes_[plane].unit_mm, units);
+  }
+  std::array<std::uint32_t, 2> units{0, 0};
   for (int row = 0; row < model.channels; ++row) {
-    write_pixel_(packet_, returns, returns.shape.beam(column, static_cast<std::uint16_t>(row)),
-                 at + layout_.column_header + row * layout_.pixel);
+    const auto r = static_cast<std::size_t>(row);
+    for (std::size_t plane = 0; plane < range_planes_.size(); ++plane) {
+      units[plane] = range_planes_[plane].column_units[r];
+    }
+    write_pixel_(packet_, returns, first_beam + r, at + layout_.column_header + r * layout_.pixel,
+                 units);
   }
 }
 

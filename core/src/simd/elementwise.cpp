@@ -45,16 +45,18 @@ void atan2_impl(const double* y, const double* x, double* out, std::size_t n) {
   }
 }
 
-// std::round(range / unit) (halves away from zero) for ranges at or above zero, kept within
-// [0, most], a vector of ranges at a time: the division an IEEE division in double lanes, then
+// std::round(range x scale / unit) (halves away from zero) for ranges at or above zero, kept
+// within [0, most], a vector of ranges at a time: the product and the division IEEE operations
+// in double lanes (a scale of 1 multiplies exactly), then
 // the truncation and one more where the part cut off is a half or more (the truncation and the
 // subtraction are exact).
 template <typename Store>
-HWY_INLINE void range_units(const float* range_m, double unit_m, double most, std::size_t n,
-                            const Store& store) {
+HWY_INLINE void range_units(const float* range_m, double scale, double unit_m, double most,
+                            std::size_t n, const Store& store) {
   const F64Tag d;
   const hn::Rebind<float, F64Tag> df;
   const std::size_t lanes = hn::Lanes(d);
+  const auto metres_scale = hn::Set(d, scale);
   const auto unit = hn::Set(d, unit_m);
   const auto half = hn::Set(d, 0.5);
   const auto one = hn::Set(d, 1.0);
@@ -62,7 +64,8 @@ HWY_INLINE void range_units(const float* range_m, double unit_m, double most, st
   const auto cap = hn::Set(d, most);
   for (std::size_t i = 0; i < n; i += lanes) {
     const std::size_t c = std::min(lanes, n - i);
-    const auto quotient = hn::Div(hn::PromoteTo(d, load_first(df, range_m + i, c)), unit);
+    const auto quotient =
+        hn::Div(hn::Mul(hn::PromoteTo(d, load_first(df, range_m + i, c)), metres_scale), unit);
     const auto cut = hn::Trunc(quotient);
     const auto rounded =
         hn::IfThenElse(hn::Ge(hn::Sub(quotient, cut), half), hn::Add(cut, one), cut);
@@ -73,16 +76,18 @@ HWY_INLINE void range_units(const float* range_m, double unit_m, double most, st
 
 void range_units_u16_impl(const float* range_m, double unit_m, std::uint16_t* out, std::size_t n) {
   const hn::Rebind<std::uint16_t, F64Tag> du;
-  range_units(range_m, unit_m, 65535.0, n, [&](auto units, std::size_t i, std::size_t c) {
+  range_units(range_m, 1.0, unit_m, 65535.0, n, [&](auto units, std::size_t i, std::size_t c) {
     store_first(du, hn::DemoteTo(du, units), out + i, c);
   });
 }
 
-void range_units_u32_impl(const float* range_m, double unit_m, std::uint32_t* out, std::size_t n) {
+void range_units_u32_impl(const float* range_m, double scale, double unit_m, std::uint32_t* out,
+                          std::size_t n) {
   const hn::Rebind<std::uint32_t, F64Tag> du;
-  range_units(range_m, unit_m, 2147483647.0, n, [&](auto units, std::size_t i, std::size_t c) {
-    store_first(du, hn::BitCast(du, units), out + i, c);
-  });
+  range_units(range_m, scale, unit_m, 2147483647.0, n,
+              [&](auto units, std::size_t i, std::size_t c) {
+                store_first(du, hn::BitCast(du, units), out + i, c);
+              });
 }
 
 }  // namespace lidaremu::core::simd::HWY_NAMESPACE
@@ -109,7 +114,12 @@ void range_units_u16(std::span<const float> range_m, double unit_m, std::span<st
 }
 void range_units_u32(std::span<const float> range_m, double unit_m, std::span<std::uint32_t> out) {
   const std::size_t n = std::min(range_m.size(), out.size());
-  HWY_DYNAMIC_DISPATCH(range_units_u32_impl)(range_m.data(), unit_m, out.data(), n);
+  HWY_DYNAMIC_DISPATCH(range_units_u32_impl)(range_m.data(), 1.0, unit_m, out.data(), n);
+}
+void scaled_range_units_u32(std::span<const float> range_m, double scale, double unit,
+                            std::span<std::uint32_t> out) {
+  const std::size_t n = std::min(range_m.size(), out.size());
+  HWY_DYNAMIC_DISPATCH(range_units_u32_impl)(range_m.data(), scale, unit, out.data(), n);
 }
 
 }  // namespace lidaremu::core::simd

@@ -35,9 +35,11 @@ std::optional<OusterTimestampMode> timestamp_mode_from_name(std::string_view nam
 // PTP runs on TAI, 37 s ahead of UTC since 2017 (ouster-ros' ptp_utc_tai_offset is -37).
 inline constexpr double kTaiMinusUtcS = 37.0;
 
-// Writes one pixel of a profile's packet (instantiated per profile from its table).
+// Writes one pixel of a profile's packet (instantiated per profile from its table), given its
+// returns' ranges in the range fields' units (first and second return).
 using PixelWriter = void (*)(std::span<std::uint8_t> packet, const FrameReturns& returns,
-                             std::size_t beam, std::size_t px);
+                             std::size_t beam, std::size_t px,
+                             const std::array<std::uint32_t, 2>& range_units);
 
 // Lidar packets in any profile (packet header with init_id and serial, CRC-64 footer as
 // firmware 3.x), with IMU packets at 100 Hz interleaved in time order.
@@ -68,6 +70,13 @@ class OusterEncoder final : public Encoder {
   const ProfileFormat& format_;
   const ProfileLayout& layout_;
   PixelWriter write_pixel_;  // the profile's, chosen once (not per pixel)
+  // Per return the profile has a range field for: the field's unit (millimetres x 2^shift), and
+  // the column's ranges in it, rounded together.
+  struct RangePlane {
+    double unit_mm;
+    std::vector<std::uint32_t> column_units;
+  };
+  std::vector<RangePlane> range_planes_;
   std::vector<std::uint8_t> packet_;
   std::uint16_t frame_id_ = 0;
   std::uint32_t next_packet_column_ = 0;  // the frame being encoded: its next packet's column

@@ -63,6 +63,11 @@ void range_units_u16(std::span<const float> range_m, double unit_m, std::span<st
 // The same rounding for wider fields, capped at 2^31 - 1 (4,295 km in Velodyne's 2 mm units):
 // a field of 16 bits keeps the low 16 bits of these, as it kept those of std::lround's.
 void range_units_u32(std::span<const float> range_m, double unit_m, std::span<std::uint32_t> out);
+// The same for a field whose unit is written as a scale and a divisor (Ouster: millimetres over
+// 2^shift): out[i] = std::lround(double(range_m[i]) * scale / unit), the product and the quotient
+// rounded as that expression rounds them; the same cap, 0 for a negative range.
+void scaled_range_units_u32(std::span<const float> range_m, double scale, double unit,
+                            std::span<std::uint32_t> out);
 
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
