@@ -1,6 +1,8 @@
 // The vector kernel's draws: the same Philox words as the scalar generator, the samplers'
 // distributions against their closed forms, and the same bits on every instruction set this build
 // dispatches to and this CPU runs (PHYSICS.md section 10: a draw is a function of its key only).
+#include <sleef.h>
+
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
@@ -12,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lidaremu/core/counter_rng.hpp"
@@ -375,6 +378,101 @@ TEST_CASE(
         }
       }
       CHECK(wrong == 0);
+    }
+  }
+}
+
+TEST_CASE("The surface's returns in lanes are the scalar expressions' on every instruction set",
+          "[simd][determinism]") {
+  // PHYSICS.md 2b as physics.hpp writes it (lambertian_brdf + glossy_backscatter with Walter's
+  // masking, times the gain; the coaxial crossover; the range equation), written out, with
+  // SLEEF's scalar exp for the gloss lobe: the reference, to the bit.
+  const auto reference = [](float range_f, float cos_f, float gain_f, double reflectivity,
+                            double f0, double roughness, double weight, double k,
+                            double full_overlap) {
+    const double cos_theta = cos_f;
+    const double range = range_f;
+    const double lambertian = reflectivity * std::max(cos_theta, 0.0) / std::numbers::pi;
+    double gloss = 0;
+    if (f0 > 0 && cos_theta > 0 && roughness > 0) {
+      const double c2 = cos_theta * cos_theta;
+      const double exponent = (1.0 - c2) / c2 / (roughness * roughness);
+      if (!(exponent > 700)) {
+        const double sin_theta = std::sqrt(std::max(1.0 - cos_theta * cos_theta, 0.0));
+        double masking = 1.0;
+        const double a = cos_theta / (roughness * sin_theta);
+        if (sin_theta > 0 && a < 1.6) {
+          masking = (3.535 * a + 2.181 * a * a) / (1.0 + 2.276 * a + 2.577 * a * a);
+        }
+        const double m2 = roughness * roughness;
+        gloss = f0 * Sleef_cinz_expd1_u10purec(-exponent) * masking /
+                (4.0 * std::numbers::pi * m2 * c2 * c2 * cos_theta);
+      }
+    }
+    const double brdf = (lambertian + gloss) * gain_f;
+    double crossover = 1.0;
+    if (full_overlap > 0 && range < full_overlap)
+      crossover = (range / full_overlap) * (range / full_overlap);
+    return std::pair{static_cast<float>(brdf * std::numbers::pi),
+                     static_cast<float>(k * brdf * crossover / (range * range) * weight)};
+  };
+  std::mt19937 gen(13);
+  std::uniform_real_distribution<float> metres(0.05f, 250.0f);
+  std::uniform_real_distribution<float> cosines(-0.2f, 1.0f);
+  std::uniform_real_distribution<float> gains(0.3f, 1.0f);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const std::array<double, 6> f0s{0.0, 0.02, 0.04, 0.58, 0.87, 1.0};
+  const std::array<double, 6> roughnesses{0.0, 0.02, 0.1, 0.3, 0.6, 1.0};
+  constexpr std::size_t kCount = 5000;
+  std::vector<float> range(kCount), cos_theta(kCount), gain(kCount);
+  std::vector<double> reflectivity(kCount), f0(kCount), roughness(kCount), weight(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    range[i] = metres(gen);
+    cos_theta[i] = cosines(gen);
+    gain[i] = gains(gen);
+    reflectivity[i] = unit(gen);
+    f0[i] = f0s[i % f0s.size()];
+    roughness[i] = roughnesses[(i / f0s.size()) % roughnesses.size()];
+    weight[i] = i % 3 == 0 ? 1.0 : 0.42;
+  }
+  // The edges: normal and grazing incidence (the masking's 1.6 and the lobe's 700), zero and
+  // negative zero cosines, the crossover's full overlap and just below.
+  const std::array<float, 9> edge_cos{1.0f, 0.0f, -0.0f, 1e-6f, 0.03f, 0.16f, 0.15f, 0.5f, 0.999f};
+  for (std::size_t e = 0; e < edge_cos.size(); ++e) {
+    cos_theta[e] = edge_cos[e];
+    f0[e] = 0.04;
+    roughness[e] = 0.1;
+  }
+  range[20] = 5.0f;
+  range[21] = std::nextafter(5.0f, 0.0f);
+  const double k = 3.7e-7;
+  for (const double full_overlap : {0.0, 5.0}) {
+    std::vector<std::pair<float, float>> expected;
+    for (std::size_t i = 0; i < kCount; ++i) {
+      expected.push_back(reference(range[i], cos_theta[i], gain[i], reflectivity[i], f0[i],
+                                   roughness[i], weight[i], k, full_overlap));
+    }
+    const TargetGuard guard;
+    for (const auto& t : simd::available_targets()) {
+      simd::use_target(t);
+      for (const std::size_t n : {kCount, std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
+        std::vector<float> lambertian(n), power(n);
+        simd::surface_returns(
+            {range.data(), cos_theta.data(), gain.data(), reflectivity.data(), f0.data(),
+             roughness.data(), weight.data(), lambertian.data(), power.data()},
+            n, {k, full_overlap});
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          if ((lambertian[i] != expected[i].first || power[i] != expected[i].second) &&
+              wrong++ == 0) {
+            UNSCOPED_INFO("target " << t << ", candidate " << i << " (cos " << cos_theta[i]
+                                    << ", f0 " << f0[i] << ", roughness " << roughness[i]
+                                    << "): " << lambertian[i] << ", " << power[i] << " against "
+                                    << expected[i].first << ", " << expected[i].second);
+          }
+        }
+        CHECK(wrong == 0);
+      }
     }
   }
 }

@@ -31,6 +31,8 @@ __m256 Sleef_cinz_asinf8_u10avx(__m256);
 __m512 Sleef_cinz_asinf16_u10avx512fnofma(__m512);
 __m256d Sleef_cinz_atan2d4_u10avx(__m256d, __m256d);
 __m512d Sleef_cinz_atan2d8_u10avx512fnofma(__m512d, __m512d);
+__m256d Sleef_cinz_expd4_u10avx(__m256d);
+__m512d Sleef_cinz_expd8_u10avx512fnofma(__m512d);
 }
 #endif
 
@@ -102,6 +104,19 @@ HWY_INLINE F64Vec atan2_lanes(F64Vec y, F64Vec x) {
   return hn::Load(d, ys);
 #else
   return F64Vec{LIDAREMU_SLEEF_D(atan2)(y.raw, x.raw)};
+#endif
+}
+
+// exp on double lanes (the surface's gloss lobe).
+HWY_INLINE F64Vec exp_lanes(F64Vec v) {
+#ifdef LIDAREMU_SLEEF_PER_LANE
+  const F64Tag d;
+  HWY_ALIGN double xs[hn::MaxLanes(d)];
+  hn::Store(v, d, xs);
+  for (std::size_t i = 0; i < hn::Lanes(d); ++i) xs[i] = LIDAREMU_SLEEF_D(exp)(xs[i]);
+  return hn::Load(d, xs);
+#else
+  return F64Vec{LIDAREMU_SLEEF_D(exp)(v.raw)};
 #endif
 }
 

@@ -69,6 +69,30 @@ void range_units_u32(std::span<const float> range_m, double unit_m, std::span<st
 void scaled_range_units_u32(std::span<const float> range_m, double scale, double unit,
                             std::span<std::uint32_t> out);
 
+// The default surface's returns (PHYSICS.md 2b) of candidates on coaxial optics, from materials
+// without retroreflection: element i of each array. The BRDF x cos(theta) is the Lambertian
+// term plus the gloss lobe (physics::lambertian_brdf, physics::glossy_backscatter) times the
+// path's gain; lambertian = float(brdf x pi); power = float(K brdf xi / r^2 x ray_weight), xi
+// the coaxial crossover (physics::crossover). The scalar expressions operation for operation in
+// double lanes, save the gloss lobe's exp: SLEEF's (1 ulp), the same bits on every target.
+struct SurfaceCandidates {
+  const float* range_m = nullptr;
+  const float* cos_incidence = nullptr;
+  const float* gain = nullptr;
+  const double* reflectivity = nullptr;
+  const double* fresnel_f0 = nullptr;
+  const double* roughness = nullptr;
+  const double* ray_weight = nullptr;
+  float* lambertian = nullptr;
+  float* power_w = nullptr;
+};
+struct SurfaceOptics {
+  double system_constant = 0;  // K, W m^2 sr
+  double full_overlap_m = 0;   // BistaticOptics::full_overlap_m (0: xi = 1)
+};
+void surface_returns(const SurfaceCandidates& candidates, std::size_t count,
+                     const SurfaceOptics& optics);
+
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
 // divided by its length. Matrices row-major. A row is implausible unless min_range_m <= |p| <
