@@ -382,6 +382,53 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("Two-way attenuation in lanes is the scalar expression's on every instruction set",
+          "[simd][determinism]") {
+  // physics::two_way_transmission applied as the atmosphere stages apply it, with SLEEF's scalar
+  // exp: the reference, to the bit; libm's exp gives the same floats but where a double's last
+  // bit tips one.
+  const auto reference = [](double extinction, float range, float power) {
+    return power * static_cast<float>(Sleef_cinz_expd1_u10purec(-2.0 * extinction * range));
+  };
+  std::mt19937 gen(14);
+  std::uniform_real_distribution<float> metres(0.0f, 400.0f);
+  std::uniform_real_distribution<float> watts(1e-12f, 1e-5f);
+  std::vector<float> range, power;
+  for (int i = 0; i < 5000; ++i) {
+    range.push_back(metres(gen));
+    power.push_back(watts(gen));
+  }
+  range.insert(range.end(), {0.0f, -0.0f, 1e-30f, 3e38f});
+  power.insert(power.end(), {1e-6f, 1e-6f, 0.0f, 1e-6f});
+  // Clear air at 23 km, fog at 50 m, heavy rain; none.
+  for (const double extinction : {1.2e-4, 0.078, 5.5e-3, 0.0}) {
+    std::vector<float> expected;
+    std::size_t off_libm = 0;
+    for (std::size_t i = 0; i < range.size(); ++i) {
+      expected.push_back(reference(extinction, range[i], power[i]));
+      const float libm = power[i] * static_cast<float>(std::exp(-2.0 * extinction * range[i]));
+      if (libm != expected.back()) ++off_libm;
+    }
+    CHECK(off_libm <= range.size() / 1000);
+    const TargetGuard guard;
+    for (const auto& t : simd::available_targets()) {
+      simd::use_target(t);
+      for (const std::size_t n : {range.size(), std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
+        std::vector<float> got(power.begin(), power.begin() + static_cast<std::ptrdiff_t>(n));
+        simd::attenuate_two_way(extinction, std::span(range.data(), n), got);
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (got[i] != expected[i] && wrong++ == 0) {
+            UNSCOPED_INFO("target " << t << ": " << range[i] << " m at " << extinction
+                                    << " /m gave " << got[i] << " against " << expected[i]);
+          }
+        }
+        CHECK(wrong == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("The surface's returns in lanes are the scalar expressions' on every instruction set",
           "[simd][determinism]") {
   // PHYSICS.md 2b as physics.hpp writes it (lambertian_brdf + glossy_backscatter with Walter's

@@ -36,6 +36,19 @@ void exp_impl(float* x, std::size_t n) {
 void asin_impl(float* x, std::size_t n) {
   each_in_place(x, n, [](F32Vec v) { return asin_lanes(v); });
 }
+void attenuate_two_way_impl(double extinction_per_m, const float* range_m, float* power_w,
+                            std::size_t n) {
+  const F64Tag d;
+  const hn::Rebind<float, F64Tag> df;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto minus_two_extinction = hn::Set(d, -2.0 * extinction_per_m);
+  for (std::size_t i = 0; i < n; i += lanes) {
+    const std::size_t c = std::min(lanes, n - i);
+    const auto range = hn::PromoteTo(d, load_first(df, range_m + i, c));
+    const auto transmission = hn::DemoteTo(df, exp_lanes(hn::Mul(minus_two_extinction, range)));
+    store_first(df, hn::Mul(load_first(df, power_w + i, c), transmission), power_w + i, c);
+  }
+}
 void atan2_impl(const double* y, const double* x, double* out, std::size_t n) {
   const F64Tag d;
   const std::size_t lanes = hn::Lanes(d);
@@ -99,11 +112,17 @@ namespace lidaremu::core::simd {
 HWY_EXPORT(exp_impl);
 HWY_EXPORT(asin_impl);
 HWY_EXPORT(atan2_impl);
+HWY_EXPORT(attenuate_two_way_impl);
 HWY_EXPORT(range_units_u16_impl);
 HWY_EXPORT(range_units_u32_impl);
 
 void exp_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(exp_impl)(x.data(), x.size()); }
 void asin_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(asin_impl)(x.data(), x.size()); }
+void attenuate_two_way(double extinction_per_m, std::span<const float> range_m,
+                       std::span<float> power_w) {
+  const std::size_t n = std::min(range_m.size(), power_w.size());
+  HWY_DYNAMIC_DISPATCH(attenuate_two_way_impl)(extinction_per_m, range_m.data(), power_w.data(), n);
+}
 void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out) {
   const std::size_t n = std::min({y.size(), x.size(), out.size()});
   HWY_DYNAMIC_DISPATCH(atan2_impl)(y.data(), x.data(), out.data(), n);

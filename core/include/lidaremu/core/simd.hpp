@@ -51,6 +51,12 @@ void poissons(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
 // In place, element by element: SLEEF's exp and asin (1 ulp; the same bits on every target).
 void exp_each(std::span<float> x);
 void asin_each(std::span<float> x);
+// Two-way Beer-Lambert in place (physics::two_way_transmission, PHYSICS.md 4a):
+// power_w[i] *= float(exp(-2 extinction range_m[i])), for the first min of the two sizes; the
+// product in double as the scalar expression takes it, the exp SLEEF's (1 ulp; the same bits on
+// every target).
+void attenuate_two_way(double extinction_per_m, std::span<const float> range_m,
+                       std::span<float> power_w);
 // out[i] = atan2(y[i], x[i]) in double (SLEEF, 1 ulp, the same bits on every target), for the
 // first min of the three sizes.
 void atan2_each(std::span<const double> y, std::span<const double> x, std::span<double> out);
