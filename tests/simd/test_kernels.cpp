@@ -14,9 +14,11 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "lidaremu/core/physics.hpp"
 #include "lidaremu/core/simd.hpp"
 #include "target_guard.hpp"
 
@@ -358,5 +360,189 @@ TEST_CASE("Hit geometry in lanes is the scalar expressions' on every instruction
       }
       CHECK(wrong == 0);
     }
+  }
+}
+
+TEST_CASE("The report's echoes in lanes are the scalar expressions' on every instruction set",
+          "[simd][determinism]") {
+  // What the report stage computed an echo at a time, with physics.hpp's expressions (as the
+  // stage called them before): the reference, to the bit.
+  const physics::Receiver receiver;
+  const double wavelength_nm = 905;
+  const double tau_h = 2.5e-9;
+  const double watts_per_unit = 0.37;
+  simd::ReportScales scales{.range_unit_m = 0.004,
+                            .max_range_m = 200,
+                            .system_constant = 3.7e-7,
+                            .full_overlap_m = 0,
+                            .min_overlap = 1e-3,
+                            .pulse_half_width_s = tau_h,
+                            .signal = {.watts_per_unit = watts_per_unit,
+                                       .seconds = tau_h,
+                                       .photon_energy_j = physics::photon_energy_j(wavelength_nm),
+                                       .quantum_efficiency = receiver.quantum_efficiency,
+                                       .fewest = 1}};
+  struct Echo {
+    float range, offset, power, threshold, noise, extent, transmission, asin_ratio;
+    double crossover;
+  };
+  std::mt19937 gen(15);
+  std::uniform_real_distribution<float> metres(0.05f, 260.0f);
+  std::uniform_real_distribution<float> offsets(-0.05f, 0.05f);
+  std::uniform_real_distribution<double> brightness(0.0, 1.6);   // of the white target's power
+  std::uniform_real_distribution<float> thresholds(0.2f, 1.5f);  // of the power
+  std::uniform_real_distribution<float> extents(0.0f, 3.0f);
+  std::uniform_real_distribution<float> transmissions(0.95f, 1.0f);
+  std::uniform_real_distribution<double> crossovers(0.0, 1.0);
+  std::vector<Echo> echoes;
+  for (int i = 0; i < 5000; ++i) {
+    Echo e{};
+    e.range = metres(gen);
+    e.offset = i % 2 == 0 ? 0.0f : offsets(gen);
+    e.transmission = transmissions(gen);
+    e.crossover = i % 5 == 0 ? 1e-4 : crossovers(gen);
+    const double white = physics::received_power(scales.system_constant, 1 / std::numbers::pi,
+                                                 e.range, e.transmission, 1.0);
+    e.power = static_cast<float>(white * brightness(gen));
+    e.threshold = e.power * thresholds(gen);
+    e.noise = e.threshold / 3.0f;
+    e.extent = extents(gen);
+    echoes.push_back(e);
+  }
+  // The edges: the quantisation's halves (exact in units of 2^-7 m: 384.5 and 385.5 of them; the
+  // floats nearest them in 4 mm units) and its limits, ranges the offset takes to zero or below,
+  // no power, power at the threshold, the photon count's clamps, a dark white target.
+  const std::array<float, 14> edge_range{3.00390625f, 3.01171875f, 3.002f, 3.006f,  200.0f,
+                                         200.003f,    200.01f,     0.001f, 0.0015f, 0.02f,
+                                         0.0f,        -0.0f,       1e-30f, 3e38f};
+  for (std::size_t i = 0; i < edge_range.size(); ++i) {
+    echoes[i].range = edge_range[i];
+    echoes[i].offset = i == 9 ? -0.02f : 0.0f;
+  }
+  echoes[20].power = 0.0f;
+  echoes[21].threshold = echoes[21].power;
+  echoes[22].power = 1e-30f;             // fewer than one photon: one
+  echoes[23].power = 3e30f;              // more than 65535: 65535
+  echoes[24].transmission = 0.0f;        // a white target that returns nothing
+  echoes[25].power = -echoes[25].power;  // a power below zero reads dark
+  for (Echo& e : echoes) {
+    e.asin_ratio = e.power > e.threshold ? std::asin(std::sqrt(e.threshold / e.power)) : 0.0f;
+  }
+  const auto column = [&](auto field) {
+    std::vector<std::remove_cvref_t<decltype(echoes[0].*field)>> v;
+    v.reserve(echoes.size());
+    for (const Echo& e : echoes) v.push_back(e.*field);
+    return v;
+  };
+  const auto range = column(&Echo::range), offset = column(&Echo::offset),
+             power = column(&Echo::power), threshold = column(&Echo::threshold),
+             extent = column(&Echo::extent), transmission = column(&Echo::transmission),
+             asin_ratio = column(&Echo::asin_ratio);
+  const auto crossover = column(&Echo::crossover);
+  std::size_t brighter = 0, reported = 0;
+  for (const auto optics : {"coaxial", "form factor", "bistatic", "coaxial, 2^-7 m units"}) {
+    const bool bistatic = std::string(optics) == "bistatic";
+    scales.range_unit_m = std::string(optics) == "coaxial, 2^-7 m units" ? 0.0078125 : 0.004;
+    scales.full_overlap_m = std::string(optics) == "form factor" ? 12.0 : 0.0;
+    struct Expected {
+      float range;
+      int reflectivity;
+      std::uint16_t photons;
+      float width;
+      bool operator==(const Expected&) const = default;
+    };
+    std::vector<Expected> expected;
+    for (const Echo& e : echoes) {
+      const double r = e.range;
+      const double xi =
+          bistatic ? e.crossover : physics::crossover({.full_overlap_m = scales.full_overlap_m}, r);
+      const double white = physics::received_power(scales.system_constant, 1.0 / std::numbers::pi,
+                                                   r, e.transmission, std::max(xi, 1e-3));
+      expected.push_back(
+          {static_cast<float>(physics::quantise_range(e.range + e.offset, scales.range_unit_m,
+                                                      scales.max_range_m)),
+           physics::estimated_reflectivity(e.power, white, e.noise),
+           static_cast<std::uint16_t>(std::clamp(
+               receiver.photons(e.power * watts_per_unit, tau_h, wavelength_nm), 1.0, 65535.0)),
+           e.power > e.threshold
+               ? static_cast<float>(
+                     physics::echo_pulse_width_from_asin_s(e.asin_ratio, tau_h, e.extent) * 1e9)
+               : 0.0f});
+      if (expected.back().range != 0) ++reported;
+      if (e.power > white) ++brighter;
+    }
+    const TargetGuard guard;
+    for (const auto& t : simd::available_targets()) {
+      simd::use_target(t);
+      for (const std::size_t n : {echoes.size(), std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
+        std::vector<float> got_range(n), got_width(n);
+        std::vector<double> white(n);
+        std::vector<std::int32_t> reflectivity(n);
+        std::vector<std::uint16_t> photons(n);
+        simd::report_echoes(
+            {range.data(), offset.data(), power.data(), threshold.data(), extent.data(),
+             transmission.data(), asin_ratio.data(), bistatic ? crossover.data() : nullptr,
+             got_range.data(), white.data(), reflectivity.data(), photons.data(), got_width.data()},
+            n, scales);
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          // Above the white target's power the lanes leave the reflectivity to the scalar
+          // expression, from the white power they give.
+          const int got_reflectivity =
+              reflectivity[i] >= 0
+                  ? reflectivity[i]
+                  : physics::estimated_reflectivity(echoes[i].power, white[i], echoes[i].noise);
+          const Expected got{got_range[i], got_reflectivity, photons[i], got_width[i]};
+          if (got.range == 0 && expected[i].range == 0) continue;  // the stage clears the rest
+          if (!(got == expected[i]) && wrong++ == 0) {
+            UNSCOPED_INFO(optics << ", target " << t << ", echo " << i << " at " << range[i]
+                                 << " m: range " << got.range << " / " << expected[i].range
+                                 << ", reflectivity " << got.reflectivity << " / "
+                                 << expected[i].reflectivity << ", photons " << got.photons << " / "
+                                 << expected[i].photons << ", width " << got.width << " / "
+                                 << expected[i].width);
+          }
+        }
+        CHECK(wrong == 0);
+      }
+    }
+  }
+  // The draws reach both sides of the white target and of the range window.
+  CHECK(brighter > 300);
+  CHECK(reported > std::size_t{4} * 3000);
+}
+
+TEST_CASE("Photon counts in lanes are Receiver::photons' on every instruction set",
+          "[simd][determinism]") {
+  const physics::Receiver receiver;
+  const simd::PhotonCounting near_ir{.seconds = 2.0 * 160 / physics::kSpeedOfLight,
+                                     .photon_energy_j = physics::photon_energy_j(865),
+                                     .quantum_efficiency = receiver.quantum_efficiency};
+  std::mt19937 gen(16);
+  std::uniform_real_distribution<float> decades(-16.0f, -4.0f);
+  std::vector<float> watts(5000);
+  for (float& w : watts) w = std::pow(10.0f, decades(gen));
+  watts.insert(watts.end(), {0.0f, -0.0f, 1e-30f, 3e38f});
+  std::vector<std::uint16_t> expected;
+  std::size_t clamped = 0;
+  for (const float w : watts) {
+    const double photons = receiver.photons(w, near_ir.seconds, 865);
+    expected.push_back(static_cast<std::uint16_t>(std::min(photons, 65535.0)));
+    if (photons > 65535) ++clamped;
+  }
+  CHECK(clamped > 100);  // the draws reach the clamp as well as single photons
+  const TargetGuard guard;
+  for (const auto& t : simd::available_targets()) {
+    simd::use_target(t);
+    std::vector<std::uint16_t> got(watts.size());
+    simd::photon_counts(watts, near_ir, got);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < watts.size(); ++i) {
+      if (got[i] != expected[i] && wrong++ == 0) {
+        UNSCOPED_INFO("target " << t << ": " << watts[i] << " W gave " << got[i] << ", expected "
+                                << expected[i]);
+      }
+    }
+    CHECK(wrong == 0);
   }
 }

@@ -99,6 +99,56 @@ struct SurfaceOptics {
 void surface_returns(const SurfaceCandidates& candidates, std::size_t count,
                      const SurfaceOptics& optics);
 
+// Photons a detector counts (physics::Receiver::photons): power_w[i] x watts_per_unit, over
+// `seconds`, divided by the photon's energy, times the quantum efficiency, the double operations
+// in that order, clamped to [fewest, 65535] and truncated.
+struct PhotonCounting {
+  double watts_per_unit = 1;  // the power's unit in watts
+  double seconds = 0;
+  double photon_energy_j = 1;  // physics::photon_energy_j(wavelength)
+  double quantum_efficiency = 1;
+  double fewest = 0;
+};
+void photon_counts(std::span<const float> power_w, const PhotonCounting& counting,
+                   std::span<std::uint16_t> out);
+
+// What the report stage (PHYSICS.md 2b, 3, 8) derives from echo i, element i of each array:
+// - reported_range_m: physics::quantise_range(double(range_m + range_offset_m)) (the float sum);
+// - white_w: the Lambertian white target's power at range_m (physics::received_power of the BRDF
+//   1/pi, the given two-way transmission and the crossover, at least min_overlap): the coaxial
+//   form factor, or crossover[i] where that array is given (bistatic optics);
+// - reflectivity: physics::estimated_reflectivity(power, white) where the echo is no brighter
+//   than the white target, -1 where it is (the caller takes the scalar expression and its log10);
+// - signal_photons: photon_counts of the power over the pulse (fewest 1);
+// - pulse_width_ns: physics::echo_pulse_width_from_asin_s x 1e9 as a float where power exceeds
+//   threshold, else 0.
+// The scalar expressions operation for operation in double lanes, the same bits on every target.
+struct ReportEchoes {
+  const float* range_m = nullptr;
+  const float* range_offset_m = nullptr;
+  const float* power_w = nullptr;
+  const float* threshold_w = nullptr;
+  const float* extent_m = nullptr;
+  const float* transmission = nullptr;  // two-way, at the calibration visibility
+  const float* asin_ratio = nullptr;    // asin(sqrt(threshold / power)) where power > threshold
+  const double* crossover = nullptr;    // optional: the crossover factor per echo
+  float* reported_range_m = nullptr;
+  double* white_w = nullptr;
+  std::int32_t* reflectivity = nullptr;
+  std::uint16_t* signal_photons = nullptr;
+  float* pulse_width_ns = nullptr;
+};
+struct ReportScales {
+  double range_unit_m = 0;
+  double max_range_m = 0;
+  double system_constant = 0;  // K, W m^2 sr
+  double full_overlap_m = 0;   // BistaticOptics::full_overlap_m (0: xi = 1)
+  double min_overlap = 0;      // the least crossover the calibration divides by
+  double pulse_half_width_s = 0;
+  PhotonCounting signal;  // seconds: the pulse half width; fewest: 1
+};
+void report_echoes(const ReportEchoes& echoes, std::size_t count, const ReportScales& scales);
+
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
 // divided by its length. Matrices row-major. A row is implausible unless min_range_m <= |p| <
