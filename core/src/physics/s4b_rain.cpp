@@ -101,16 +101,28 @@ class RainStage final : public Stage {
     std::array<std::uint32_t, stage_kit::kDrawRun> detectable;
     std::array<std::uint32_t, stage_kit::kDrawRun> rest;
     stage_kit::RunNormals jitter;
+    // The run's candidates in order (beam, slot), their ranges and their powers through the
+    // rain's two-way extinction, computed together in SIMD lanes before any drop is added: a
+    // beam's drops may replace its weakest candidate, judged on the attenuated powers.
+    std::array<float, stage_kit::RunNormals::kCapacity> range_m;
+    std::array<float, stage_kit::RunNormals::kCapacity> power_w;
     stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
       const std::size_t n = last - first;
       const auto first_beam = static_cast<std::uint32_t>(first);
       jitter.clear();
+      std::size_t candidates = 0;
       for (std::size_t beam = first; beam < last; ++beam) {
         const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         const int targets = b.work.pulse_count[beam];
-        for (int k = 0; k < targets; ++k) jitter.ask(beam, k);
         double reach = 0;
-        for (int k = 0; k < targets; ++k) reach = std::max<double>(reach, pulses[k].range_m);
+        for (int k = 0; k < targets; ++k) {
+          jitter.ask(beam, k);
+          const PulseRef p = pulses[k];
+          range_m[candidates] = p.range_m;
+          power_w[candidates] = p.power_w;
+          ++candidates;
+          reach = std::max<double>(reach, p.range_m);
+        }
         if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
         const double all = c.rain_drops_per_m3 * c.beam.volume_m3(0.0, reach);
         const double seen = std::min(drops_.expected_within(reach), all);
@@ -122,6 +134,9 @@ class RainStage final : public Stage {
       simd::poissons(count_key, first_beam, 1, std::span(mu_rest.data(), n),
                      std::span(rest.data(), n));
       jitter.draw_all(jitter_key);
+      simd::attenuate_two_way(c.rain_extinction_per_m, std::span(range_m.data(), candidates),
+                              std::span(power_w.data(), candidates));
+      std::size_t candidate = 0;
       for (std::size_t beam = first; beam < last; ++beam) {
         const std::size_t i = beam - first;
         const std::uint32_t crossed = detectable[i] + rest[i];
@@ -132,8 +147,7 @@ class RainStage final : public Stage {
         const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
           PulseRef p = pulses[k];
-          p.power_w *=
-              static_cast<float>(physics::two_way_transmission(c.rain_extinction_per_m, p.range_m));
+          p.power_w = power_w[candidate++];
           p.range_m += static_cast<float>(sigma * jitter.take());
         }
         add_drops(b, beam, detectable[i], mu_detectable[i]);
