@@ -546,3 +546,52 @@ TEST_CASE("Photon counts in lanes are Receiver::photons' on every instruction se
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("Range noise in lanes is physics::range_noise_sigma_m's on every instruction set",
+          "[simd][determinism]") {
+  // The range noise stage's expression (sigma from physics::range_noise_sigma_m times the draw,
+  // as a float): the reference, to the bit. The OS1's floor and pulse (PHYSICS.md 3).
+  const double floor = 0.015, pulse = 0.45;
+  std::mt19937 gen(18);
+  std::uniform_real_distribution<float> snr_decades(-1.0f, 4.0f);
+  std::normal_distribution<float> normal;
+  constexpr std::size_t kCount = 5000;
+  std::vector<float> power(kCount), noise(kCount), z(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    noise[i] = i % 7 == 0 ? 0.0f : 1e-9f;  // ideal detection: no noise figure, the floor
+    power[i] = 1e-9f * std::pow(10.0f, snr_decades(gen));
+    z[i] = normal(gen);
+  }
+  // The edges: no power, negative power, SNR where the floor takes over (450) and either side.
+  power[1] = 0.0f;
+  power[2] = -1e-9f;
+  power[3] = 450e-9f;
+  power[4] = std::nextafter(450e-9f, 0.0f);
+  power[5] = std::nextafter(450e-9f, 1.0f);
+  std::vector<float> expected;
+  std::size_t floored = 0;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    const double sigma = physics::range_noise_sigma_m(power[i], noise[i], floor, pulse);
+    expected.push_back(static_cast<float>(sigma * z[i]));
+    floored += sigma == floor ? 1 : 0;
+  }
+  CHECK(floored > kCount / 5);  // both the floor and the pulse's share
+  CHECK(floored < kCount * 4 / 5);
+  const TargetGuard guard;
+  for (const auto& t : simd::available_targets()) {
+    simd::use_target(t);
+    for (const std::size_t n : {kCount, std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
+      std::vector<float> shift(n);
+      simd::range_noise_shifts({power.data(), noise.data(), z.data(), shift.data()}, n, floor,
+                               pulse);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (shift[i] != expected[i] && wrong++ == 0) {
+          UNSCOPED_INFO("target " << t << ", echo " << i << ": " << shift[i] << " m against "
+                                  << expected[i]);
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}

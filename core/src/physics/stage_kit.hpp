@@ -59,6 +59,8 @@ class RunNormals {
                      std::span(values_.data(), size_));
   }
   float take() { return values_[taken_++]; }
+  // Every draw, in the order asked (after draw_all).
+  [[nodiscard]] std::span<const float> drawn() const { return {values_.data(), size_}; }
 
  private:
   std::array<std::uint32_t, kCapacity> beams_;

@@ -149,6 +149,19 @@ struct ReportScales {
 };
 void report_echoes(const ReportEchoes& echoes, std::size_t count, const ReportScales& scales);
 
+// Range noise (PHYSICS.md 3, seed 002): shift_m[i] = float(sigma x z[i]), sigma
+// physics::range_noise_sigma_m(power_w[i], noise_w[i], floor_m, pulse_m) (the floor without a
+// noise figure or power), for the first `count` of each; the caller adds it to the range. The
+// scalar expressions in double lanes, the same bits on every target.
+struct RangeNoiseEchoes {
+  const float* power_w = nullptr;
+  const float* noise_w = nullptr;
+  const float* z = nullptr;
+  float* shift_m = nullptr;
+};
+void range_noise_shifts(const RangeNoiseEchoes& echoes, std::size_t count, double floor_m,
+                        double pulse_m);
+
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
 // divided by its length. Matrices row-major. A row is implausible unless min_range_m <= |p| <
