@@ -5,7 +5,6 @@
 #include <array>
 #include <cmath>
 #include <memory>
-#include <numbers>
 #include <span>
 
 #include "lidaremu/core/simd.hpp"

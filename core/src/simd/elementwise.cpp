@@ -60,9 +60,7 @@ void atan2_impl(const double* y, const double* x, double* out, std::size_t n) {
 
 // std::round(range x scale / unit) (halves away from zero) for ranges at or above zero, kept
 // within [0, most], a vector of ranges at a time: the product and the division IEEE operations
-// in double lanes (a scale of 1 multiplies exactly), then
-// the truncation and one more where the part cut off is a half or more (the truncation and the
-// subtraction are exact).
+// in double lanes (a scale of 1 multiplies exactly), then round_up_halves.
 template <typename Store>
 HWY_INLINE void range_units(const float* range_m, double scale, double unit_m, double most,
                             std::size_t n, const Store& store) {
@@ -71,19 +69,15 @@ HWY_INLINE void range_units(const float* range_m, double scale, double unit_m, d
   const std::size_t lanes = hn::Lanes(d);
   const auto metres_scale = hn::Set(d, scale);
   const auto unit = hn::Set(d, unit_m);
-  const auto half = hn::Set(d, 0.5);
-  const auto one = hn::Set(d, 1.0);
   const auto zero = hn::Zero(d);
   const auto cap = hn::Set(d, most);
   for (std::size_t i = 0; i < n; i += lanes) {
     const std::size_t c = std::min(lanes, n - i);
     const auto quotient =
         hn::Div(hn::Mul(hn::PromoteTo(d, load_first(df, range_m + i, c)), metres_scale), unit);
-    const auto cut = hn::Trunc(quotient);
-    const auto rounded =
-        hn::IfThenElse(hn::Ge(hn::Sub(quotient, cut), half), hn::Add(cut, one), cut);
-    store(hn::DemoteTo(hn::Rebind<std::int32_t, F64Tag>(), hn::Min(hn::Max(rounded, zero), cap)), i,
-          c);
+    store(hn::DemoteTo(hn::Rebind<std::int32_t, F64Tag>(),
+                       hn::Min(hn::Max(round_up_halves(quotient), zero), cap)),
+          i, c);
   }
 }
 

@@ -23,16 +23,6 @@ HWY_BEFORE_NAMESPACE();
 namespace lidaremu::core::simd::HWY_NAMESPACE {
 namespace {
 
-// std::round(x) for x >= 0 (halves away from zero): the truncation, and one more where the part
-// cut off is a half or more (the truncation and the subtraction are exact). Below zero it may
-// differ from std::round by one, which only ever meets a test for <= 0 here.
-HWY_INLINE F64Vec round_up_halves(F64Vec x) {
-  const F64Tag d;
-  const auto cut = hn::Trunc(x);
-  return hn::IfThenElse(hn::Ge(hn::Sub(x, cut), hn::Set(d, 0.5)), hn::Add(cut, hn::Set(d, 1.0)),
-                        cut);
-}
-
 // Receiver::photons(watts x watts_per_unit, seconds), clamped to [fewest, 65535], as int32 lanes
 // (truncated, as the cast to an unsigned 16-bit count truncates).
 HWY_INLINE hn::Vec<hn::Rebind<std::int32_t, F64Tag>> photon_count(F64Vec watts,

@@ -120,6 +120,17 @@ HWY_INLINE F64Vec exp_lanes(F64Vec v) {
 #endif
 }
 
+// std::round on double lanes for x >= 0 (halves away from zero, as std::round and std::lround
+// round them): the truncation, and one more where the part cut off is a half or more (the
+// truncation and the subtraction are exact). Below zero it never rounds away from zero: callers
+// clamp or test such values to zero.
+HWY_INLINE F64Vec round_up_halves(F64Vec x) {
+  const F64Tag d;
+  const auto cut = hn::Trunc(x);
+  return hn::IfThenElse(hn::Ge(hn::Sub(x, cut), hn::Set(d, 0.5)), hn::Add(cut, hn::Set(d, 1.0)),
+                        cut);
+}
+
 }  // namespace lidaremu::core::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
