@@ -23,7 +23,7 @@
 #include "target_guard.hpp"
 
 using namespace lidaremu::core;
-using simd_test::TargetGuard;
+using simd_test::on_every_target;
 
 TEST_CASE("Range units in lanes are std::round's on every instruction set, halves and limits",
           "[simd][determinism]") {
@@ -47,9 +47,7 @@ TEST_CASE("Range units in lanes are std::round's on every instruction set, halve
     ranges.insert(ranges.end(),
                   {0.0f, -0.0f, -0.001f, -5.0f, 1e-30f, static_cast<float>(65535.4 * unit_m),
                    static_cast<float>(65535.5 * unit_m), 1e6f, 3e38f});
-    const TargetGuard guard;
-    for (const auto& t : simd::available_targets()) {
-      simd::use_target(t);
+    on_every_target([&](const std::string& t) {
       std::vector<std::uint16_t> got(ranges.size());
       simd::range_units_u16(ranges, unit_m, got);
       std::size_t i = 0;
@@ -76,7 +74,7 @@ TEST_CASE("Range units in lanes are std::round's on every instruction set, halve
         }
       }
       CHECK(wide_wrong == 0);
-    }
+    });
   }
 }
 
@@ -110,9 +108,7 @@ TEST_CASE(
     ranges.insert(ranges.end(), {0.0f, -0.0f, -0.0004f, -5.0f, 1e-30f,
                                  static_cast<float>(1048575.4 * unit_mm / 1000.0),
                                  static_cast<float>(1048575.6 * unit_mm / 1000.0), 1e6f, 3e38f});
-    const TargetGuard guard;
-    for (const auto& t : simd::available_targets()) {
-      simd::use_target(t);
+    on_every_target([&](const std::string& t) {
       std::vector<std::uint32_t> got(ranges.size());
       simd::scaled_range_units_u32(ranges, 1000.0, unit_mm, got);
       std::size_t wrong = 0;
@@ -124,7 +120,7 @@ TEST_CASE(
         }
       }
       CHECK(wrong == 0);
-    }
+    });
   }
 }
 
@@ -156,9 +152,7 @@ TEST_CASE("Two-way attenuation in lanes is the scalar expression's on every inst
       if (libm != expected.back()) ++off_libm;
     }
     CHECK(off_libm <= range.size() / 1000);
-    const TargetGuard guard;
-    for (const auto& t : simd::available_targets()) {
-      simd::use_target(t);
+    on_every_target([&](const std::string& t) {
       for (const std::size_t n : {range.size(), std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
         std::vector<float> got(power.begin(), power.begin() + static_cast<std::ptrdiff_t>(n));
         simd::attenuate_two_way(extinction, std::span(range.data(), n), got);
@@ -171,7 +165,7 @@ TEST_CASE("Two-way attenuation in lanes is the scalar expression's on every inst
         }
         CHECK(wrong == 0);
       }
-    }
+    });
   }
 }
 
@@ -245,9 +239,7 @@ TEST_CASE("The surface's returns in lanes are the scalar expressions' on every i
       expected.push_back(reference(range[i], cos_theta[i], gain[i], reflectivity[i], f0[i],
                                    roughness[i], weight[i], k, full_overlap));
     }
-    const TargetGuard guard;
-    for (const auto& t : simd::available_targets()) {
-      simd::use_target(t);
+    on_every_target([&](const std::string& t) {
       for (const std::size_t n : {kCount, std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
         std::vector<float> lambertian(n), power(n);
         simd::surface_returns(
@@ -266,7 +258,7 @@ TEST_CASE("The surface's returns in lanes are the scalar expressions' on every i
         }
         CHECK(wrong == 0);
       }
-    }
+    });
   }
 }
 
@@ -319,7 +311,6 @@ TEST_CASE("Hit geometry in lanes is the scalar expressions' on every instruction
   for (const auto& h : hits) accepted_count += scalar(h).accepted;
   CHECK(accepted_count > hits.size() / 5);  // both outcomes well represented
   CHECK(accepted_count < hits.size() * 2 / 3);
-  const TargetGuard guard;
   // Every hit alone in its plane (stride 1), and every third of a plane of three (stride 3, the
   // layout of several rays per beam), runs of every length up to a few vectors.
   for (const std::size_t stride : {std::size_t{1}, std::size_t{3}}) {
@@ -328,8 +319,7 @@ TEST_CASE("Hit geometry in lanes is the scalar expressions' on every instruction
     for (std::size_t i = 0; i < hits.size(); ++i) {
       for (std::size_t k = 0; k < 6; ++k) planes[k][i * stride] = hits[i][k];
     }
-    for (const auto& t : simd::available_targets()) {
-      simd::use_target(t);
+    on_every_target([&](const std::string& t) {
       std::size_t wrong = 0;
       for (std::size_t first = 0, run = 1; first < hits.size(); first += run, run = run % 37 + 1) {
         const std::size_t n = std::min(run, hits.size() - first);
@@ -359,7 +349,7 @@ TEST_CASE("Hit geometry in lanes is the scalar expressions' on every instruction
         }
       }
       CHECK(wrong == 0);
-    }
+    });
   }
 }
 
@@ -471,9 +461,7 @@ TEST_CASE("The report's echoes in lanes are the scalar expressions' on every ins
       if (expected.back().range != 0) ++reported;
       if (e.power > white) ++brighter;
     }
-    const TargetGuard guard;
-    for (const auto& t : simd::available_targets()) {
-      simd::use_target(t);
+    on_every_target([&](const std::string& t) {
       for (const std::size_t n : {echoes.size(), std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
         std::vector<float> got_range(n), got_width(n);
         std::vector<double> white(n);
@@ -505,7 +493,7 @@ TEST_CASE("The report's echoes in lanes are the scalar expressions' on every ins
         }
         CHECK(wrong == 0);
       }
-    }
+    });
   }
   // The draws reach both sides of the white target and of the range window.
   CHECK(brighter > 300);
@@ -531,9 +519,7 @@ TEST_CASE("Photon counts in lanes are Receiver::photons' on every instruction se
     if (photons > 65535) ++clamped;
   }
   CHECK(clamped > 100);  // the draws reach the clamp as well as single photons
-  const TargetGuard guard;
-  for (const auto& t : simd::available_targets()) {
-    simd::use_target(t);
+  on_every_target([&](const std::string& t) {
     std::vector<std::uint16_t> got(watts.size());
     simd::photon_counts(watts, near_ir, got);
     std::size_t wrong = 0;
@@ -544,7 +530,7 @@ TEST_CASE("Photon counts in lanes are Receiver::photons' on every instruction se
       }
     }
     CHECK(wrong == 0);
-  }
+  });
 }
 
 TEST_CASE("Range noise in lanes is physics::range_noise_sigma_m's on every instruction set",
@@ -577,9 +563,7 @@ TEST_CASE("Range noise in lanes is physics::range_noise_sigma_m's on every instr
   }
   CHECK(floored > kCount / 5);  // both the floor and the pulse's share
   CHECK(floored < kCount * 4 / 5);
-  const TargetGuard guard;
-  for (const auto& t : simd::available_targets()) {
-    simd::use_target(t);
+  on_every_target([&](const std::string& t) {
     for (const std::size_t n : {kCount, std::size_t{1}, std::size_t{7}, std::size_t{37}}) {
       std::vector<float> shift(n);
       simd::range_noise_shifts({power.data(), noise.data(), z.data(), shift.data()}, n, floor,
@@ -593,5 +577,5 @@ TEST_CASE("Range noise in lanes is physics::range_noise_sigma_m's on every instr
       }
       CHECK(wrong == 0);
     }
-  }
+  });
 }
