@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numbers>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <tuple>
@@ -227,6 +228,95 @@ TEST_CASE("Beam geometry: many hits found at once are the beams found one by one
     }
     simd::use_target(first_target);
   }
+}
+
+TEST_CASE("Beam geometry: the beam origins' reach bounds every beam's origin, and is reached",
+          "[sensor]") {
+  // The early end of locate's refinements rests on it: no beam leaves farther from the origin
+  // its hits are located from (an Ouster's lidar origin, the sensor's otherwise).
+  std::size_t off_axis_models = 0;
+  for (const SensorModel* model : all_sensor_models()) {
+    if (model->family == SensorFamily::kLivox || model->hesai.mirror != nullptr) continue;
+    const std::string name(model->name);
+    const auto pattern = rpm_driven(*model)
+                             ? *make_rpm_scan(*model, model->spin.default_rpm).pattern
+                             : *make_ouster_scan(*model, 1024, 10).pattern;
+    const BeamGeometry g(pattern);
+    const auto& m = model->ouster.lidar_to_sensor;
+    const Eigen::Vector3d centre = model->family == SensorFamily::kOuster
+                                       ? Eigen::Vector3d(Eigen::Vector3d(m[3], m[7], m[11]) * 1e-3)
+                                       : Eigen::Vector3d::Zero();
+    double farthest = 0;
+    for (std::uint32_t c = 0; c < static_cast<std::uint32_t>(pattern.columns_per_frame); ++c) {
+      for (std::uint16_t ch = 0; ch < model->channels; ++ch) {
+        farthest = std::max(farthest, (g.ray(c, ch).origin - centre).norm());
+      }
+    }
+    INFO(name << ": farthest origin " << farthest << " m, reach " << g.beam_origin_reach_m());
+    CHECK(farthest <= g.beam_origin_reach_m() * (1 + 1e-12));
+    CHECK(farthest >= g.beam_origin_reach_m() * (1 - 1e-12));
+    off_axis_models += farthest > 0 ? 1 : 0;
+  }
+  CHECK(off_axis_models >= 10);  // every Ouster, RoboSense and corrected Velodyne
+}
+
+TEST_CASE("Beam geometry: refinements ended early find the beams every refinement finds",
+          "[sensor]") {
+  // A hit ends its refinements early when no beam origin could move it across a boundary
+  // (BeamGeometry::Refinement). The hits that test it: sweeps across every boundary between
+  // neighbouring beams (columns and channels), close in, where an origin's offset turns a hit by
+  // more than a beam's spacing, and far; and points anywhere around the sensor.
+  std::size_t models = 0;
+  for (const SensorModel* model : all_sensor_models()) {
+    if (model->family == SensorFamily::kLivox || model->hesai.mirror != nullptr) continue;
+    const auto pattern = rpm_driven(*model)
+                             ? *make_rpm_scan(*model, model->spin.default_rpm).pattern
+                             : *make_ouster_scan(*model, 2048, 10).pattern;
+    const BeamGeometry g(pattern);
+    if (g.beam_origin_reach_m() == 0) continue;  // one refinement: nothing to end early
+    ++models;
+    const auto columns = static_cast<std::uint32_t>(pattern.columns_per_frame);
+    std::vector<Eigen::Vector3d> hits;
+    const auto sweep = [&](const BeamRay& a, const BeamRay& b, double range) {
+      constexpr int kSteps = 48;
+      for (int k = 0; k <= kSteps; ++k) {
+        const double t = static_cast<double>(k) / kSteps;
+        const Eigen::Vector3d origin = a.origin * (1 - t) + b.origin * t;
+        hits.push_back(origin + range * (a.direction * (1 - t) + b.direction * t).normalized());
+      }
+    };
+    for (std::uint32_t c = 0; c < columns; c += 53) {
+      for (std::uint16_t ch = 0; ch + 1 < model->channels; ch += 3) {
+        for (const double range : {0.4, 1.5, 6.0, 30.0, 150.0}) {
+          sweep(g.ray(c, ch), g.ray((c + 1) % columns, ch), range);
+          sweep(g.ray(c, ch), g.ray(c, static_cast<std::uint16_t>(ch + 1)), range);
+        }
+      }
+    }
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<double> coordinate(-60.0, 60.0);
+    for (int i = 0; i < 20000; ++i) {
+      const double scale = i % 4 == 0 ? 0.02 : 1.0;  // a quarter within 1.2 m
+      hits.emplace_back(coordinate(gen) * scale, coordinate(gen) * scale,
+                        coordinate(gen) * scale * 0.3);
+    }
+    std::vector<BeamIndex> early(hits.size()), every(hits.size());
+    g.locate_many(hits, early);
+    g.locate_many(hits, every, BeamGeometry::Refinement::kEveryRefinement);
+    std::size_t unlike = 0;
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      if ((early[i].column != every[i].column || early[i].channel != every[i].channel) &&
+          unlike++ == 0) {
+        UNSCOPED_INFO(model->name << ": hit " << hits[i].transpose() << " m: column "
+                                  << early[i].column << " channel " << early[i].channel
+                                  << " ended early, column " << every[i].column << " channel "
+                                  << every[i].channel << " refined to the end");
+      }
+    }
+    INFO(model->name << ", " << hits.size() << " hits");
+    CHECK(unlike == 0);
+  }
+  CHECK(models >= 10);
 }
 
 TEST_CASE("Beam geometry: range offsets in lanes are the reported ranges one by one, on every ISA",

@@ -111,6 +111,7 @@ BeamGeometry::BeamGeometry(const ScanPattern& pattern) : pattern_(pattern), mode
     }
   }
   if (pattern_.table == nullptr) build_elevation_index();
+  beam_origin_reach_m_ = farthest_beam_origin_m();
 }
 
 double BeamGeometry::column_time_s(std::uint32_t column) const {

@@ -349,9 +349,20 @@ class BeamGeometry {
   // The beam a hit belongs to (raw rows carry no beam). Not for table scans (the daemon takes
   // only batches for them): every hit is then column 0, channel 0. locate_many finds many at once,
   // their angles in SIMD lanes; locate is locate_many of one point, so the two always agree.
+  //
+  // A beam leaving off the axis (an Ouster's ring, a RoboSense lens, a corrected Velodyne laser) is
+  // found by refinements: from the frame's origin first, then from the found beam's own origin,
+  // until the beam stays. kSettledEarly stops after the first when no beam origin (none is
+  // farther than beam_origin_reach_m()) could move the hit's angles across a channel's or a
+  // column's boundary: the next refinement would find the same beam. kEveryRefinement always
+  // takes the next one; the two give the same beams (test_sensor_models compares them).
+  enum class Refinement : std::uint8_t { kSettledEarly, kEveryRefinement };
   [[nodiscard]] BeamIndex locate(const Eigen::Vector3d& point_in_sensor) const;
-  void locate_many(std::span<const Eigen::Vector3d> points_in_sensor,
-                   std::span<BeamIndex> out) const;
+  void locate_many(std::span<const Eigen::Vector3d> points_in_sensor, std::span<BeamIndex> out,
+                   Refinement refinement = Refinement::kSettledEarly) const;
+  // The farthest any beam leaves from the origin its hits are located from (the sensor's, an
+  // Ouster's lidar origin), metres; 0 when every beam leaves from it.
+  [[nodiscard]] double beam_origin_reach_m() const { return beam_origin_reach_m_; }
   // Range the format must carry so that the spec decoder reproduces `point_in_sensor`
   // for this beam (metres; the Ouster convention includes the beam-origin offset, the HDL-64E's
   // its per-laser corrections).
@@ -392,9 +403,16 @@ class BeamGeometry {
   // The channel whose elevation is nearest, in O(1): a table of bins narrower than half the
   // smallest gap between channels gives where to start a short forward scan.
   void build_elevation_index();
-  [[nodiscard]] std::uint16_t nearest_channel(double elevation_deg) const;
+  // The channel, and how far the elevation may move before another channel is nearest.
+  struct NearestChannel {
+    std::uint16_t channel = 0;
+    double margin_deg = 0;
+  };
+  [[nodiscard]] NearestChannel nearest_channel(double elevation_deg) const;
+  [[nodiscard]] double farthest_beam_origin_m() const;
   template <std::size_t kChunk>
-  void locate_chunk(const Eigen::Vector3d* points, BeamIndex* out, std::size_t n) const;
+  void locate_chunk(const Eigen::Vector3d* points, BeamIndex* out, std::size_t n,
+                    Refinement refinement) const;
 
   ScanPattern pattern_;
   const SensorModel& model_;
@@ -408,6 +426,7 @@ class BeamGeometry {
   // lower edge.
   std::vector<std::uint16_t> first_channel_in_bin_;
   std::vector<Eigen::Vector3d> beam_origins_lidar_mm_;  // Ouster, by column
+  double beam_origin_reach_m_ = 0;
 };
 
 }  // namespace lidaremu::core
