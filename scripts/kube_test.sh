@@ -44,13 +44,23 @@ pod image exists localhost/lidaremu:ci || fail "no image localhost/lidaremu:ci: 
 image=$(awk '$1 == "image:" { print $2; exit }' "$manifests/vehicle.yaml")
 pod tag localhost/lidaremu:ci "$image"
 
-# 0. The manifests against the Kubernetes API's schemas, offline (tests/kubernetes/validate.mjs;
-# kubectl's client-side check needs an API server to fetch the schema from).
+# 0. The manifests against the Kubernetes API's schemas, offline, unknown fields refused
+# (tests/kubernetes/validate.mjs; kubectl's client-side check needs an API server to fetch the
+# schema from).
 (cd tests/kubernetes && npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1) \
   || fail "npm ci in tests/kubernetes: $(tail -5 "$work/npm.log")"
 node tests/kubernetes/validate.mjs "$manifests"/*.yaml >"$work/schema.log" 2>&1 \
   || fail "the manifests do not match the Kubernetes schemas: $(grep -v ': valid$' "$work/schema.log")"
-echo "kube: $(grep -c ': valid$' "$work/schema.log") objects match the Kubernetes API's schemas"
+echo "kube: $(grep -c ': valid$' "$work/schema.log") objects match the Kubernetes API's schemas, no field unknown"
+# The check refuses what a cluster would silently drop: a misspelt field deep in the Deployment.
+sed 's/imagePullPolicy:/imagePulPolicy:/' "$manifests/vehicle.yaml" >"$work/misspelt.yaml"
+grep -q imagePulPolicy "$work/misspelt.yaml" || fail "vehicle.yaml has no imagePullPolicy to misspell"
+if node tests/kubernetes/validate.mjs "$work/misspelt.yaml" >"$work/misspelt.log" 2>&1; then
+  fail "the schema check passed a misspelt field (imagePulPolicy)"
+fi
+grep -q "Deployment lidaremu-vehicle: .*imagePulPolicy" "$work/misspelt.log" \
+  || fail "the schema check did not name the misspelt field: $(cat "$work/misspelt.log")"
+echo "kube: a misspelt field (imagePulPolicy) is refused, named"
 
 # 1. One daemon per vehicle.
 for port in 9880 9870 9871; do
