@@ -286,16 +286,73 @@ class RowWindow {
 
 }  // namespace
 
+namespace {
+
+// One row a beam, one hit a beam (a ray, no multi-bounce path: the common case): a column's rows
+// are its beams' hits, side by side in the frame's planes, so the lanes write them there at once.
+// A refused row leaves what it converted to; its material 0 says there is no hit, and nothing
+// reads a hit without one (as nothing read what the frame held there before).
+RowCounts store_single_hit_rows(const BatchView& batch, const core::simd::RowsToSensor& transform,
+                                const core::MaterialTable& materials, core::FrameHits& frame,
+                                ColumnClaim claim) {
+  RowCounts counts;
+  const std::uint16_t channels = frame.shape.channels;
+  constexpr std::size_t kRowsAtOnce = 256;
+  std::array<std::uint8_t, kRowsAtOnce> flaws{};
+  for (std::uint32_t c = 0; c < batch.column_count; ++c) {
+    const std::uint32_t column = batch.first_column + c;
+    if (!claim.keeps(column)) continue;
+    for (std::size_t first = 0; first < channels; first += kRowsAtOnce) {
+      const std::size_t count = std::min<std::size_t>(kRowsAtOnce, channels - first);
+      const std::size_t beam = frame.shape.beam(column, 0) + first;
+      const std::size_t row = std::size_t{c} * channels + first;
+      core::simd::rows_to_sensor(transform, batch.rows.data() + row * batch.floats_per_row,
+                                 batch.floats_per_row, count,
+                                 {.x = frame.x.data() + beam,
+                                  .y = frame.y.data() + beam,
+                                  .z = frame.z.data() + beam,
+                                  .nx = frame.nx.data() + beam,
+                                  .ny = frame.ny.data() + beam,
+                                  .nz = frame.nz.data() + beam,
+                                  .flaws = flaws.data()});
+      for (std::size_t i = 0; i < count; ++i) {
+        const float* values = batch.rows.data() + (row + i) * batch.floats_per_row;
+        const float angle = batch.floats_per_row == 8 ? values[7] : 0.0f;
+        std::uint16_t material = 0;
+        if (keep_converted_row(values, flaws[i], materials, counts)) {
+          if (std::isfinite(angle)) {
+            material = static_cast<std::uint16_t>(values[6]);
+            ++counts.stored;
+          } else {
+            ++counts.non_finite;
+          }
+        }
+        frame.material[beam + i] = material;
+        if (material == 0) continue;
+        frame.angle_deg[beam + i] = angle;
+        frame.object_id[beam + i] = batch.object_ids.empty() ? 0u : batch.object_ids[row + i];
+      }
+    }
+  }
+  return counts;
+}
+
+}  // namespace
+
 RowCounts store_batch_rows(const BatchView& batch, const EngineConventions& engine,
                            const core::MaterialTable& materials, core::FrameHits& frame,
                            ColumnClaim claim) {
-  RowCounts counts;
   Eigen::Isometry3d world_to_sensor;
   if (batch.world_frame) {
     world_to_sensor = engine.pose(batch.pose_position, batch.pose_orientation).inverse();
   }
   const core::simd::RowsToSensor transform =
       rows_to_sensor_transform(engine, batch.world_frame ? &world_to_sensor : nullptr);
+  if (batch.rays_per_beam == 1 && batch.segments_per_path == 1 &&
+      frame.layout.hits_per_beam() == 1) {
+    return store_single_hit_rows(batch, transform, materials, frame, claim);
+  }
+  RowCounts counts;
   RowWindow window(transform, batch);
   const std::uint16_t channels = frame.shape.channels;
   const std::size_t batch_rays = batch.rays_per_beam;
