@@ -284,10 +284,6 @@ class RowWindow {
   std::size_t size_ = 0;
 };
 
-}  // namespace
-
-namespace {
-
 // One row a beam, one hit a beam (a ray, no multi-bounce path: the common case): a column's rows
 // are its beams' hits, side by side in the frame's planes, so the lanes write them there at once.
 // A refused row leaves what it converted to; its material 0 says there is no hit, and nothing
