@@ -263,9 +263,10 @@ TEST_CASE("Beam geometry: the beam origins' reach bounds every beam's origin, an
 TEST_CASE("Beam geometry: refinements ended early find the beams every refinement finds",
           "[sensor]") {
   // A hit ends its refinements early when no beam origin could move it across a boundary
-  // (BeamGeometry::Refinement). The hits that test it: sweeps across every boundary between
-  // neighbouring beams (columns and channels), close in, where an origin's offset turns a hit by
-  // more than a beam's spacing, and far; and points anywhere around the sensor.
+  // (BeamGeometry::Refinement). The hits that test it: sweeps across the boundaries between
+  // neighbouring beams (columns and channels; every 53rd column, every 3rd channel), close in,
+  // where an origin's offset turns a hit by more than a beam's spacing, and far; and points
+  // anywhere around the sensor.
   std::size_t models = 0;
   for (const SensorModel* model : all_sensor_models()) {
     if (model->family == SensorFamily::kLivox || model->hesai.mirror != nullptr) continue;
