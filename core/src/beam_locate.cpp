@@ -104,7 +104,8 @@ void BeamGeometry::build_elevation_index() {
   }
 }
 
-BeamGeometry::NearestChannel BeamGeometry::nearest_channel(double elevation_deg) const {
+BeamGeometry::NearestChannel BeamGeometry::nearest_channel(double elevation_deg,
+                                                           Margin margin) const {
   // The first channel at or above the elevation (what a binary search finds): from the bin's
   // first one (every channel before it is below the bin, so below the elevation), forward.
   const double bin = (elevation_deg - elevation_bins_from_deg_) / elevation_bin_deg_;
@@ -117,10 +118,13 @@ BeamGeometry::NearestChannel BeamGeometry::nearest_channel(double elevation_deg)
   // The choice changes where the elevation crosses the midpoint of two neighbouring elevations
   // (of two equal ones: that elevation, where the scan above steps past one of them). Those
   // nearest below and above it are among the three around `above`.
-  double margin_deg = std::numeric_limits<double>::infinity();
-  for (std::size_t i = above > 2 ? above - 2 : 0; i <= above && i + 1 < n; ++i) {
-    const double boundary = 0.5 * (sorted_elevation_deg_[i] + sorted_elevation_deg_[i + 1]);
-    margin_deg = std::min(margin_deg, std::fabs(elevation_deg - boundary));
+  double margin_deg = 0;
+  if (margin == Margin::kMeasure) {
+    margin_deg = std::numeric_limits<double>::infinity();
+    for (std::size_t i = above > 2 ? above - 2 : 0; i <= above && i + 1 < n; ++i) {
+      const double boundary = 0.5 * (sorted_elevation_deg_[i] + sorted_elevation_deg_[i + 1]);
+      margin_deg = std::min(margin_deg, std::fabs(elevation_deg - boundary));
+    }
   }
   if (above == 0) return {channels_by_elevation_.front(), margin_deg};
   if (above == n) return {channels_by_elevation_.back(), margin_deg};
@@ -197,10 +201,12 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out, s
     simd::atan2_each({azimuth_y.data(), n_active}, {azimuth_x.data(), n_active},
                      {azimuth.data(), n_active});
     const bool refine_next = iteration + 1 < refinements;
+    const bool may_settle = settle_early && iteration == 0;
     std::size_t still_active = 0;
     for (std::size_t k = 0; k < n_active; ++k) {
       const std::size_t i = active[k];
-      const NearestChannel found = nearest_channel(elevation[k] / kDeg);
+      const NearestChannel found =
+          nearest_channel(elevation[k] / kDeg, may_settle ? Margin::kMeasure : Margin::kSkip);
       const std::uint16_t channel = found.channel;
       std::uint32_t column = 0;
       double column_float = 0;
@@ -236,7 +242,7 @@ void BeamGeometry::locate_chunk(const Eigen::Vector3d* points, BeamIndex* out, s
       if (iteration > 0 && channel == out[i].channel && column == out[i].column) continue;
       out[i] = {column, channel};
       if (!refine_next) continue;
-      if (settle_early && iteration == 0 &&
+      if (may_settle &&
           settled(reach, elevation_x[k], elevation_y[k], found.margin_deg,
                   0.5 - std::fabs(column_float - std::round(column_float)), columns_per_radian)) {
         continue;

@@ -403,12 +403,14 @@ class BeamGeometry {
   // The channel whose elevation is nearest, in O(1): a table of bins narrower than half the
   // smallest gap between channels gives where to start a short forward scan.
   void build_elevation_index();
-  // The channel, and how far the elevation may move before another channel is nearest.
+  // The channel, and how far the elevation may move before another channel is nearest (0, no
+  // room known, unless measured: only the search's first refinement of an off-axis model asks).
   struct NearestChannel {
     std::uint16_t channel = 0;
     double margin_deg = 0;
   };
-  [[nodiscard]] NearestChannel nearest_channel(double elevation_deg) const;
+  enum class Margin : bool { kSkip, kMeasure };
+  [[nodiscard]] NearestChannel nearest_channel(double elevation_deg, Margin margin) const;
   [[nodiscard]] double farthest_beam_origin_m() const;
   template <std::size_t kChunk>
   void locate_chunk(const Eigen::Vector3d* points, BeamIndex* out, std::size_t n,
