@@ -515,8 +515,11 @@ BenchReport run_bench(const BenchOptions& o) {
         }
       }
     } else {
+      // Raw rows carry no frame end: a frame ends when the next one's rows come, the run's last
+      // one only after the idle timeout (the bench's, 1 s). That wait is the run's end, not the
+      // daemon's latency: frames whose successor was sent count, the last does not.
       for (std::size_t f = frames_out_at_warmup[i];
-           f < l.frame_out_s.size() && f < l.last_input_s.size(); ++f) {
+           f < l.frame_out_s.size() && f + 1 < l.last_input_s.size(); ++f) {
         latencies.push_back(l.frame_out_s[f] - l.last_input_s[f]);
       }
     }
