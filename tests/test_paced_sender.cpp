@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -176,4 +177,94 @@ TEST_CASE("A lane whose send fails loses its own packets only; its end is still 
   // Every slot of the failed lane came back: the queue holds nothing, and takes a full load again
   // without waiting.
   CHECK(failing_queue.queued() == 0);
+}
+
+namespace {
+// How often this process's thread `name` has given up its CPU to wait
+// (voluntary_ctxt_switches in /proc/self/task/TID/status): each is a wake-up.
+std::uint64_t wake_ups_of(const std::string& name) {
+  std::uint64_t total = 0;
+  DIR* tasks = ::opendir("/proc/self/task");
+  REQUIRE(tasks != nullptr);
+  while (const dirent* entry = ::readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string task = std::string("/proc/self/task/") + entry->d_name;
+    std::ifstream comm(task + "/comm");
+    std::string thread_name;
+    std::getline(comm, thread_name);
+    if (thread_name != name) continue;
+    std::ifstream status(task + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stoull(line.substr(24));
+    }
+  }
+  ::closedir(tasks);
+  return total;
+}
+
+void busy_for(std::chrono::microseconds span) {
+  const auto until = Clock::now() + span;
+  while (Clock::now() < until) {
+  }
+}
+}  // namespace
+
+TEST_CASE("Packets queued in one wake batch wake the sender once, not once each",
+          "[daemon][pacing]") {
+  // An encoding step queues a few packets some tens of microseconds apart (the encoding between
+  // them); the sender, woken by each, sent one and slept again.
+  constexpr int kBatches = 40;
+  constexpr int kPerBatch = 8;
+  daemon::PacketQueue queue(kBatches * kPerBatch + 1, 128);
+  auto lane = std::make_shared<RecordingLane>(queue, 0.0);  // every packet due at once
+  PacedSender::shared().add(lane);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::uint64_t before = wake_ups_of("lre-send");
+  const std::vector<std::uint8_t> bytes(100, 0xab);
+  for (int batch = 0; batch < kBatches; ++batch) {
+    {
+      const daemon::PacketQueue::WakeBatch one_wake(queue);
+      for (int i = 0; i < kPerBatch; ++i) {
+        REQUIRE(queue.put(bytes, {.sensor_time_s = 0}));
+        busy_for(std::chrono::microseconds(100));  // the encoding of the next packet
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the next step's physics
+  }
+  const std::uint64_t woken = wake_ups_of("lre-send") - before;
+  queue.end();
+  lane->wait_ended();
+  CHECK(lane->sent().size() == std::size_t{kBatches * kPerBatch});
+  INFO("the sender woke " << woken << " times for " << kBatches << " batches of " << kPerBatch);
+  // One wake-up a batch, and room for a stray one; a wake-up a packet would be 320.
+  CHECK(woken <= std::uint64_t{2 * kBatches});
+}
+
+TEST_CASE("A wake batch longer than the queue's slots wakes the sender for the slots it needs",
+          "[daemon][pacing]") {
+  // Back-pressure inside a batch: the packets held unwoken are what the sender must send to free
+  // a slot, so the producer wakes it before waiting (without that, both would wait for ever).
+  auto queue = std::make_shared<daemon::PacketQueue>(4, 128);
+  auto lane = std::make_shared<RecordingLane>(*queue, 0.0);
+  PacedSender::shared().add(lane);
+  // The sender has found the lane empty and sleeps: only the producer can wake it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::promise<void> finished;
+  std::future<void> done = finished.get_future();
+  std::thread producer([queue, finished = std::move(finished)]() mutable {
+    const std::vector<std::uint8_t> bytes(100, 0xcd);
+    {
+      const daemon::PacketQueue::WakeBatch one_wake(*queue);
+      // Fewer than kWakeBatchPackets: no wake-up but the one before waiting for a slot.
+      for (int i = 0; i < 12; ++i) (void)queue->put(bytes, {.sensor_time_s = 0});
+    }
+    queue->end();
+    finished.set_value();
+  });
+  const bool in_time = done.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  if (!in_time) producer.detach();  // stuck for good: the queue it holds stays alive with it
+  REQUIRE(in_time);
+  producer.join();
+  lane->wait_ended();
+  CHECK(lane->sent().size() == 12);
 }

@@ -21,7 +21,10 @@ PacketQueue::PacketQueue(int slots, std::size_t slot_bytes) : slot_bytes_(slot_b
 bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag) {
   if (bytes.size() > slot_bytes_) return false;
   PacketSlot* slot = nullptr;
-  free_.pop(slot);  // blocks while the sender is behind: back-pressure
+  if (!free_.try_pop(slot)) {
+    wake_sender();    // the packets a batch holds unwoken are what the sender must free
+    free_.pop(slot);  // blocks while the sender is behind: back-pressure
+  }
   std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
   slot->size = bytes.size();
   slot->sensor_time_s = tag.sensor_time_s;
@@ -32,6 +35,7 @@ bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag)
                         std::chrono::steady_clock::now().time_since_epoch())
                         .count();
   ready_.push(slot);
+  if (batching_ && ++unwoken_ < kWakeBatchPackets) return true;
   wake_sender();
   return true;
 }
@@ -42,6 +46,7 @@ void PacketQueue::end() {
 }
 
 void PacketQueue::wake_sender() {
+  unwoken_ = 0;
   // Ordered after the push, as the sender's request is before its second look: either it sees
   // the packet or this sees its request (both sequentially consistent).
   std::atomic_thread_fence(std::memory_order_seq_cst);

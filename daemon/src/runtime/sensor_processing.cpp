@@ -343,6 +343,7 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
     }
     if (final_columns > encoded) {
       const std::int64_t cpu_before_ns = thread_cpu_ns();
+      const PacketQueue::WakeBatch one_wake(*packets_);
       encoder_->encode_columns(returns_, start, final_columns, *out);
       counters_.encoding_cpu_ns += static_cast<std::uint64_t>(thread_cpu_ns() - cpu_before_ns);
       encoded = final_columns;
