@@ -206,18 +206,18 @@ TEST_CASE("Packets queued in one wake batch wake the sender once, not once each"
           "[daemon][pacing]") {
   // An encoding step queues a few packets some tens of microseconds apart (the encoding between
   // them); the sender, woken by each, sent one and slept again.
-  constexpr int kBatches = 40;
-  constexpr int kPerBatch = 8;
-  daemon::PacketQueue queue(kBatches * kPerBatch + 1, 128);
+  constexpr std::size_t kBatches = 40;
+  constexpr std::size_t kPerBatch = 8;
+  daemon::PacketQueue queue(static_cast<int>(kBatches * kPerBatch) + 1, 128);
   auto lane = std::make_shared<RecordingLane>(queue, 0.0);  // every packet due at once
   PacedSender::shared().add(lane);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const std::uint64_t before = wake_ups_of("lre-send");
   const std::vector<std::uint8_t> bytes(100, 0xab);
-  for (int batch = 0; batch < kBatches; ++batch) {
+  for (std::size_t batch = 0; batch < kBatches; ++batch) {
     {
       const daemon::PacketQueue::WakeBatch one_wake(queue);
-      for (int i = 0; i < kPerBatch; ++i) {
+      for (std::size_t i = 0; i < kPerBatch; ++i) {
         CHECK(queue.put(bytes, {.sensor_time_s = 0}));  // no REQUIRE: the lane must still end
         busy_for(std::chrono::microseconds(100));       // the encoding of the next packet
       }
@@ -227,10 +227,10 @@ TEST_CASE("Packets queued in one wake batch wake the sender once, not once each"
   const std::uint64_t woken = wake_ups_of("lre-send") - before;
   queue.end();
   lane->wait_ended();
-  CHECK(lane->sent().size() == std::size_t{kBatches * kPerBatch});
+  CHECK(lane->sent().size() == kBatches * kPerBatch);
   INFO("the sender woke " << woken << " times for " << kBatches << " batches of " << kPerBatch);
   // One wake-up a batch, and room for a stray one; a wake-up a packet would be 320.
-  CHECK(woken <= std::uint64_t{2 * kBatches});
+  CHECK(woken <= 2 * kBatches);
 }
 
 TEST_CASE("A wake batch longer than the queue's slots wakes the sender for the slots it needs",
