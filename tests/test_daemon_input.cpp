@@ -471,15 +471,12 @@ TEST_CASE("Each column keeps its first copy, whichever thread converts its batch
 }
 
 namespace {
-// How often a thread has given up its CPU to wait (voluntary_ctxt_switches in
-// /proc/PID/task/TID/status): each is a wake-up.
+// How often a thread of the daemon has woken (test::wake_ups).
 std::uint64_t wake_ups(int pid, int tid) {
-  const std::string status =
-      test::slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
-  const std::string field = "\nvoluntary_ctxt_switches:";
-  const auto at = status.find(field);
-  REQUIRE(at != std::string::npos);
-  return std::stoull(status.substr(at + field.size()));
+  const auto woken =
+      test::wake_ups("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid));
+  REQUIRE(woken.has_value());
+  return *woken;
 }
 }  // namespace
 

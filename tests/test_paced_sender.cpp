@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon_process.hpp"
 #include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/paced_sender.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
@@ -182,16 +183,10 @@ TEST_CASE("A lane whose send fails loses its own packets only; its end is still 
 }
 
 namespace {
-// How often this process's threads named `name` have given up their CPU to wait
-// (voluntary_ctxt_switches): each is a wake-up.
+// How often this process's threads named `name` have woken (test::wake_ups).
 std::uint64_t wake_ups_of(const std::string& name) {
   std::uint64_t total = 0;
-  for (const std::string& task : tasks_named(name)) {
-    std::ifstream status(task + "/status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stoull(line.substr(24));
-    }
-  }
+  for (const std::string& task : tasks_named(name)) total += test::wake_ups(task).value_or(0);
   return total;
 }
 

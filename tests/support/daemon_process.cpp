@@ -140,4 +140,12 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+std::optional<std::uint64_t> wake_ups(const std::string& task) {
+  const std::string status = slurp(task + "/status");
+  const std::string field = "\nvoluntary_ctxt_switches:";
+  const auto at = status.find(field);
+  if (at == std::string::npos) return std::nullopt;
+  return std::stoull(status.substr(at + field.size()));
+}
+
 }  // namespace lidaremu::test

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,5 +79,9 @@ TcpReply tcp_exchange(const std::string& ip, std::uint16_t port, const std::stri
 
 // A whole file's bytes ("" when it cannot be read).
 std::string slurp(const std::string& path);
+
+// How often the thread whose /proc directory is `task` (/proc/PID/task/TID) has given up its CPU
+// to wait (voluntary_ctxt_switches): each is a wake-up. Nothing when it cannot be read.
+std::optional<std::uint64_t> wake_ups(const std::string& task);
 
 }  // namespace lidaremu::test
