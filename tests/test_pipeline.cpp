@@ -13,6 +13,7 @@
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
+#include "lidaremu/core/physics/stage_registry.hpp"
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/core/velodyne.hpp"
 #include "pipeline_run.hpp"
@@ -90,6 +91,24 @@ TEST_CASE("Rain, divergence, blooming and two echoes: the same bytes with 1 and 
   REQUIRE(one.size() == two.size());
   REQUIRE(one.size() > 60);
   for (std::size_t i = 0; i < one.size(); ++i) REQUIRE(one[i].bytes == two[i].bytes);
+}
+
+TEST_CASE("A frame stage always follows per-beam stages: a chain cannot start with one",
+          "[pipeline]") {
+  // The pipeline runs a frame stage's per-beam part (Stage::prepare_beams, blooming's choice of
+  // each beam's brightest candidate) at the end of the per-beam stages before it; a chain with
+  // none there would leave that part unrun. check_chain refuses such a chain because every frame
+  // stage reads something only a per-beam stage writes.
+  std::size_t frame_stages = 0;
+  for (const StageRow& row : stage_registry()) {
+    if (!row.whole_frame) continue;
+    ++frame_stages;
+    INFO(row.name);
+    CHECK((row.reads & ~std::uint32_t{kHitsIn}) != 0);
+    const std::vector<std::string> chain{std::string(row.name), "echoes", "report"};
+    CHECK_THROWS_WITH(check_chain(chain), Catch::Contains("which no earlier stage provides"));
+  }
+  CHECK(frame_stages >= 1);
 }
 
 TEST_CASE("A warmed-up pipeline gives the same returns; a frame of another size still works",

@@ -24,6 +24,9 @@ Pipeline::Pipeline(const ScanPattern& pattern, const MaterialTable& materials,
       std::find_if(stages_.begin(), stages_.end(),
                    [](const ChainLink& link) { return link.row->whole_frame; }) -
       stages_.begin());
+  // A frame stage's per-beam part (prepare_beams) runs at the end of the per-beam stages before
+  // it: check_chain puts some there, since every frame stage reads what only they write
+  // (test_pipeline holds the registry to it).
 }
 
 std::vector<std::string_view> Pipeline::stage_names() const {
@@ -174,6 +177,8 @@ void Pipeline::run_columns(std::size_t first, std::size_t last, std::uint32_t be
                     [&](const tbb::blocked_range<std::size_t>& r) {
                       const BlockContext block = context(r.begin(), r.end());
                       for (std::size_t k = first; k < fused_end; ++k) stages_[k].stage->run(block);
+                      if (fused_end < stages_.size())
+                        stages_[fused_end].stage->prepare_beams(block);
                     });
     first = fused_end;
   }

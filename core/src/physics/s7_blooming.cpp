@@ -106,6 +106,31 @@ class BloomingStage final : public Stage {
                       scatter(b, r.begin(), r.end(), sources);
                     });
   }
+  // Each beam's brightest candidate, kept when it can reach a neighbour above the noise. Read
+  // here, in cache after the per-beam stages, rather than in scatter, which reads each beam once
+  // per block its reach overlaps from slots that lie in tiles a page apart (most of blooming's
+  // time was waiting on those loads).
+  void prepare_beams(const BlockContext& b) const override {
+    const double noise = b.constants.noise_w;
+    for (std::size_t beam = b.begin; beam < b.end; ++beam) {
+      const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
+      int brightest_slot = -1;
+      for (int k = 0; k < b.work.pulse_count[beam]; ++k) {
+        if (pulses[k].kind != ReturnKind::kNone &&
+            (brightest_slot < 0 || pulses[k].power_w > pulses[brightest_slot].power_w)) {
+          brightest_slot = k;
+        }
+      }
+      Bloom& source = b.work.bloom_source[beam];
+      source.present =
+          brightest_slot >= 0 && !(pulses[brightest_slot].power_w * strongest_neighbour_ < noise);
+      if (!source.present) continue;
+      const PulseRef brightest = pulses[brightest_slot];
+      source.range_m = brightest.range_m;
+      source.power_w = brightest.power_w;
+      source.lambertian = brightest.lambertian;
+    }
+  }
   [[nodiscard]] int column_reach() const override { return column_reach(columns_); }
   // Two blocks a run: both cores of the smallest machine busy, and each block's reach read for
   // 128 columns written rather than for a streaming step's (64 for an OS1-128: one block, run
@@ -136,17 +161,8 @@ class BloomingStage final : public Stage {
         for (int channel = 0; channel < shape.channels; ++channel) {
           const std::size_t src =
               shape.beam(static_cast<std::uint32_t>(column), static_cast<std::uint16_t>(channel));
-          const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, src);
-          int brightest_slot = -1;
-          for (int k = 0; k < b.work.pulse_count[src]; ++k) {
-            if (pulses[k].kind != ReturnKind::kNone &&
-                (brightest_slot < 0 || pulses[k].power_w > pulses[brightest_slot].power_w)) {
-              brightest_slot = k;
-            }
-          }
-          if (brightest_slot < 0) continue;
-          const Pulse brightest = pulses[brightest_slot];
-          if (brightest.power_w * strongest_neighbour_ < noise) continue;
+          const Bloom brightest = b.work.bloom_source[src];  // prepare_beams
+          if (!brightest.present) continue;
           const Reached* reached_begin = reached_.data() + reach_begin_[std::size_t(channel)];
           const Reached* reached_end = reached_.data() + reach_begin_[std::size_t(channel) + 1];
           // A source adds at most once to each bin, so the order of its own deposits does not
@@ -184,7 +200,7 @@ class BloomingStage final : public Stage {
     }
   }
 
-  static void deposit(Bloom& bin, const Pulse& source, double power, double resolution) {
+  static void deposit(Bloom& bin, const Bloom& source, double power, double resolution) {
     if (bin.present && std::fabs(bin.range_m - source.range_m) < resolution) {
       bin.power_w += static_cast<float>(power);
       return;

@@ -55,7 +55,7 @@ void PulsePlanes::fault_in() {
 
 std::size_t BeamWork::bytes_for(std::size_t beams) {
   return PulsePlanes::bytes_for(beams) +
-         beams * (sizeof(std::uint8_t) + sizeof(float) + sizeof(std::uint16_t) + sizeof(Bloom) +
+         beams * (sizeof(std::uint8_t) + sizeof(float) + sizeof(std::uint16_t) + 2 * sizeof(Bloom) +
                   sizeof(float) + FrameReturns::kMaxEchoes * sizeof(std::int8_t));
 }
 
@@ -65,6 +65,7 @@ void BeamWork::resize(std::size_t beams) {
   range_offset_m.assign(beams, 0);
   drops_crossed.assign(beams, 0);
   bloom.assign(beams, Bloom{});
+  bloom_source.assign(beams, Bloom{});
   ambient_w.assign(beams, 0.0f);
   echo_pick.assign(beams * FrameReturns::kMaxEchoes, -1);
 }

@@ -182,8 +182,11 @@ struct BeamWork {
   std::vector<float> range_offset_m;         // reported minus geometric range (Ouster origin)
   std::vector<std::uint16_t> drops_crossed;  // rain drops the beam went through
   std::vector<Bloom> bloom;                  // per beam, from blooming
-  std::vector<float> ambient_w;              // per beam: the sunlight the channel sees
-  std::vector<std::int8_t> echo_pick;        // beams x kMaxEchoes: index of the pulse, -1 none
+  // Per beam: the candidate blooming spreads (present when it can reach a neighbour above the
+  // noise), picked at the end of the per-beam stages while the beam's slots are in cache.
+  std::vector<Bloom> bloom_source;
+  std::vector<float> ambient_w;        // per beam: the sunlight the channel sees
+  std::vector<std::int8_t> echo_pick;  // beams x kMaxEchoes: index of the pulse, -1 none
   void resize(std::size_t beams);
   // What resize allocates (the daemon's memory estimate).
   static std::size_t bytes_for(std::size_t beams);
@@ -248,6 +251,10 @@ class Stage {
   // runs on a range of whole columns at a time, [begin, end) in beams, and may parallelise
   // inside: what it writes for those columns is the same whatever the ranges.
   virtual void run(const BlockContext& block) const = 0;
+  // A frame stage: its per-beam part, run on each block of the per-beam stages just before it,
+  // as their last step, while the block's candidates are still in cache (a frame stage reads
+  // every beam of its reach again, and the candidate slots lie in tiles a page apart).
+  virtual void prepare_beams(const BlockContext& /*block*/) const {}
   // A frame stage: how many columns either side of a column it reads (wrapping round the
   // frame), so that a frame streamed in columns can run it before the frame is complete; -1
   // when it needs the whole frame at once.
