@@ -43,6 +43,36 @@ TEST_CASE("5: several rays per beam merge, and mixed pixels give two echoes",
     CHECK(out.range_m[out.slot(10, 0)] == Approx(20.0).margin(0.002));
     CHECK(out.range_m[out.slot(10, 1)] == 0);  // one return, not two
   }
+  SECTION("two candidates merge or stay apart by range, whichever ray is nearer") {
+    // The detector sorts a beam's candidates by range before merging: the merged return takes
+    // the leading edge's range and the stronger (centre) ray's identity, in either order.
+    const auto run_pair = [](double centre_m, double ring_m, ReturnMode mode) {
+      Bench bench("vlp16", {2, 1});
+      const Eigen::Vector3d d = bench.direction(10);
+      bench.set(10, 0, 0, d * centre_m, -d, kConcrete, 0, 7);
+      bench.set(10, 1, 0, d * ring_m, -d, kConcrete, 0, 9);
+      auto s = bench.settings(PhysicsMode::kIdeal);
+      s.return_mode = mode;
+      return bench.run(s);
+    };
+    const auto centre_nearer = run_pair(20.00, 20.05, ReturnMode::kDual);
+    const auto ring_nearer = run_pair(20.05, 20.00, ReturnMode::kDual);
+    for (const auto* out : {&centre_nearer, &ring_nearer}) {
+      CHECK(out->range_m[out->slot(10, 0)] == Approx(20.0).margin(0.002));
+      CHECK(out->range_m[out->slot(10, 1)] == 0);
+      CHECK(out->object_id[out->slot(10, 0)] == 7);
+    }
+    // Both rays' powers, each by its own range (the centre ray, 88 % of the beam, 0.25 % further
+    // in one: 0.4 % less power).
+    CHECK(ring_nearer.power_w[ring_nearer.slot(10, 0)] ==
+          Approx(centre_nearer.power_w[centre_nearer.slot(10, 0)]).epsilon(0.01));
+    // Apart: the last return is the far one, whichever slot it came in.
+    for (const auto& [centre_m, ring_m] : {std::pair{10.0, 30.0}, std::pair{30.0, 10.0}}) {
+      const auto last = run_pair(centre_m, ring_m, ReturnMode::kLast);
+      CHECK(last.range_m[10] == Approx(30).margin(0.01));
+      CHECK(last.object_id[10] == (centre_m > ring_m ? 7u : 9u));
+    }
+  }
   SECTION("an object edge: near object in the centre, far wall on two ring rays") {
     Bench bench("vlp16", {5, 1});
     const std::size_t beam = 10;
