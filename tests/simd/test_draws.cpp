@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -191,6 +192,66 @@ TEST_CASE("Vector Poisson counts take hostile means without looping or overflowi
   CHECK(k[5] <= 1000000000u);
   CHECK(k[6] <= 1u);
   CHECK(k[7] < 128u);
+}
+
+TEST_CASE("A Poisson count depends on its own lane only, whatever the others' means",
+          "[simd]") {
+  // A vector whose means are all under the inversion limit skips the normal approximation; one
+  // large mean beside them must not change their counts (nor theirs its count).
+  constexpr std::size_t kBeams = 67;
+  std::vector<float> small(kBeams);
+  for (std::size_t i = 0; i < kBeams; ++i) small[i] = 0.05f * static_cast<float>(i % 200);
+  std::vector<float> mixed = small;
+  mixed[17] = 40.0f;
+  mixed[48] = 3e9f;
+  std::vector<std::uint32_t> k_small(kBeams), k_mixed(kBeams);
+  const TargetGuard guard;
+  for (const auto& t : simd::available_targets()) {
+    simd::use_target(t);
+    INFO("target " << t);
+    simd::poissons(kKey, kFirstBeam, 4, small, k_small);
+    simd::poissons(kKey, kFirstBeam, 4, mixed, k_mixed);
+    for (std::size_t i = 0; i < kBeams; ++i) {
+      if (i == 17 || i == 48) continue;
+      INFO("beam " << i << ", mean " << small[i]);
+      REQUIRE(k_small[i] == k_mixed[i]);
+    }
+    CHECK(k_mixed[17] > 10u);  // N(40, 40): beyond 10 by 4.7 sigma
+    CHECK(k_mixed[48] > 999'000'000u);  // capped at 1e9, less its draw
+  }
+}
+
+TEST_CASE("The root ratio's asin is the scalar form's, lane by lane", "[simd]") {
+  // The report's asin(sqrt(T / A)) for a detected echo (A > T), 0 otherwise: equal powers, a
+  // threshold above the power, a zero power and NaNs included.
+  std::vector<float> threshold, power;
+  for (int i = 0; i < 300; ++i) {
+    threshold.push_back(1e-9f * static_cast<float>(1 + i % 17));
+    power.push_back(1e-9f * static_cast<float>(i) * 0.37f);
+  }
+  for (const auto& [t, a] : std::vector<std::pair<float, float>>{
+           {1.0f, 1.0f}, {2.0f, 1.0f}, {1.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 5.0f},
+           {std::numeric_limits<float>::quiet_NaN(), 1.0f},
+           {1.0f, std::numeric_limits<float>::quiet_NaN()}}) {
+    threshold.push_back(t);
+    power.push_back(a);
+  }
+  std::vector<float> expected(threshold.size());
+  for (std::size_t i = 0; i < threshold.size(); ++i) {
+    expected[i] = power[i] > threshold[i] ? std::sqrt(threshold[i] / power[i]) : 0.0f;
+  }
+  simd::asin_each(expected);
+  const TargetGuard guard;
+  for (const auto& t : simd::available_targets()) {
+    simd::use_target(t);
+    INFO("target " << t);
+    std::vector<float> got(threshold.size());
+    simd::asin_root_ratio(threshold, power, got);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("T " << threshold[i] << ", A " << power[i]);
+      REQUIRE(std::bit_cast<std::uint32_t>(got[i]) == std::bit_cast<std::uint32_t>(expected[i]));
+    }
+  }
 }
 
 TEST_CASE("Elementwise exp and asin are within 1 ulp of libm's, tails included", "[simd]") {

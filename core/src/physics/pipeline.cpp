@@ -173,10 +173,17 @@ void Pipeline::run_columns(std::size_t first, std::size_t last, std::uint32_t be
     }
     std::size_t fused_end = first;
     while (fused_end < last && !stages_[fused_end].row->whole_frame) ++fused_end;
+    // After a frame stage, the candidates were last written a whole range ago.
+    const bool after_frame_stage = first > 0 && stages_[first - 1].row->whole_frame;
     parallel_blocks(tbb::blocked_range<std::size_t>(beam_begin, beam_end, kBeamsPerBlock), &out,
                     [&](const tbb::blocked_range<std::size_t>& r) {
-                      const BlockContext block = context(r.begin(), r.end());
-                      for (std::size_t k = first; k < fused_end; ++k) stages_[k].stage->run(block);
+                      BlockContext block = context(r.begin(), r.end());
+                      block.candidates_cold = after_frame_stage;
+                      stages_[first].stage->run(block);
+                      block.candidates_cold = false;
+                      for (std::size_t k = first + 1; k < fused_end; ++k) {
+                        stages_[k].stage->run(block);
+                      }
                       if (fused_end < stages_.size())
                         stages_[fused_end].stage->prepare_beams(block);
                     });

@@ -112,14 +112,14 @@ class ReportStage final : public Stage {
           echoes.threshold_w[n] = p.threshold_w;
           echoes.extent_m[n] = p.extent_m;
           echoes.transmission[n] = static_cast<float>(-2.0 * calibration_extinction * p.range_m);
-          echoes.asin_ratio[n] =
-              p.power_w > p.threshold_w ? std::sqrt(p.threshold_w / p.power_w) : 0.0f;
           if (bistatic) echoes.crossover[n] = physics::crossover(b.params.optics, p.range_m);
           ++n;
         }
       }
       simd::exp_each(std::span(echoes.transmission.data(), n));
-      simd::asin_each(std::span(echoes.asin_ratio.data(), n));
+      simd::asin_root_ratio(std::span(echoes.threshold_w.data(), n),
+                            std::span(echoes.power_w.data(), n),
+                            std::span(echoes.asin_ratio.data(), n));
       simd::report_echoes(lanes, n, scales);
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t slot = echoes.slot[i];

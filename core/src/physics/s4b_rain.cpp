@@ -38,7 +38,8 @@ double detectable_drop_diameter_m(const FrameConstants& c, const PhysicsParams& 
 struct RainDropTable {
   static constexpr int kSteps = 300;
   double start_m = 0;
-  double step_m = 0.5;
+  // A power of two: dividing by it is an exact multiply, which the compiler then uses.
+  static constexpr double kStepM = 0.5;
   std::array<double, kSteps + 1> cumulative{};
 
   void build(const FrameConstants& c, const PhysicsParams& p) {
@@ -54,15 +55,15 @@ struct RainDropTable {
     };
     double previous = density(start_m);
     for (int i = 1; i <= kSteps; ++i) {
-      const double here = density(start_m + i * step_m);
+      const double here = density(start_m + i * kStepM);
       cumulative[static_cast<std::size_t>(i)] =
-          cumulative[static_cast<std::size_t>(i - 1)] + 0.5 * (previous + here) * step_m;
+          cumulative[static_cast<std::size_t>(i - 1)] + 0.5 * (previous + here) * kStepM;
       previous = here;
     }
   }
 
   [[nodiscard]] double expected_within(double range_m) const {
-    const double x = (range_m - start_m) / step_m;
+    const double x = (range_m - start_m) / kStepM;
     if (!(x > 0)) return 0.0;
     if (x >= kSteps) return cumulative.back();
     const auto i = static_cast<std::size_t>(x);
@@ -73,11 +74,11 @@ struct RainDropTable {
   [[nodiscard]] double range_at(double expected) const {
     const auto above = std::upper_bound(cumulative.begin(), cumulative.end(), expected);
     if (above == cumulative.begin()) return start_m;
-    if (above == cumulative.end()) return start_m + kSteps * step_m;
+    if (above == cumulative.end()) return start_m + kSteps * kStepM;
     const auto i = static_cast<std::size_t>(above - cumulative.begin()) - 1;
     const double span = cumulative[i + 1] - cumulative[i];
     const double f = span > 0 ? (expected - cumulative[i]) / span : 0.0;
-    return start_m + (static_cast<double>(i) + f) * step_m;
+    return start_m + (static_cast<double>(i) + f) * kStepM;
   }
 };
 

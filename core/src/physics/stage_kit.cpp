@@ -53,6 +53,15 @@ void PulsePlanes::fault_in() {
   for (std::size_t at = 0; at < memory_.size(); at += kPage) bytes[at] = std::byte{0};
 }
 
+void PulsePlanes::prefetch(std::size_t first, std::size_t last, int slots) const {
+  constexpr std::size_t kLine = 64;
+  for (std::size_t tile = first / kTileBeams; tile * kTileBeams < last; ++tile) {
+    const std::byte* slot = memory_.data() + tile * kSlots * kBlockBytes;
+    const std::byte* end = slot + static_cast<std::size_t>(slots) * kBlockBytes;
+    for (; slot < end; slot += kLine) __builtin_prefetch(slot, 1, 3);
+  }
+}
+
 std::size_t BeamWork::bytes_for(std::size_t beams) {
   return PulsePlanes::bytes_for(beams) +
          beams * (sizeof(std::uint8_t) + sizeof(float) + sizeof(std::uint16_t) + 2 * sizeof(Bloom) +

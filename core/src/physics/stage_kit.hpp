@@ -35,11 +35,25 @@ inline DrawKey key_for(const BlockContext& block, StageId stage) {
 // runs of at most kDrawRun beams, small enough for buffers on the stack.
 inline constexpr std::size_t kDrawRun = 256;
 
-// Calls body(first, last) for consecutive runs [first, last) covering the block.
+// Asks the cache for the candidates of beams [first, last), as many slots as the most any of
+// them has.
+inline void prefetch_candidates(const BlockContext& b, std::size_t first, std::size_t last) {
+  if (first >= last) return;
+  const auto counts = std::span(b.work.pulse_count).subspan(first, last - first);
+  const int slots = *std::max_element(counts.begin(), counts.end());
+  b.work.pulses.prefetch(first, last, slots);
+}
+
+// Calls body(first, last) for consecutive runs [first, last) covering the block; when the
+// block's candidates are out of cache, the next run's are asked for while the body works on
+// this one's.
 template <typename Body>
 void for_each_run(const BlockContext& b, Body&& body) {
+  if (b.candidates_cold) prefetch_candidates(b, b.begin, std::min(b.begin + kDrawRun, b.end));
   for (std::size_t first = b.begin; first < b.end; first += kDrawRun) {
-    body(first, std::min(first + kDrawRun, b.end));
+    const std::size_t last = std::min(first + kDrawRun, b.end);
+    if (b.candidates_cold) prefetch_candidates(b, last, std::min(last + kDrawRun, b.end));
+    body(first, last);
   }
 }
 

@@ -67,6 +67,10 @@ HWY_INLINE U32Vec poisson_lanes(F32Vec mean, const PhiloxWords& w) {
     active =
         hn::And(active, hn::And(hn::Gt(u, cdf), hn::Gt(term, hn::Mul(cdf, hn::Set(df, 0x1p-24f)))));
   }
+  // Rain's and the detector's means sit far below the limit: the normal's log and cos are paid
+  // only by a vector that has a lane above it.
+  const auto large = hn::AndNot(small, positive);
+  if (hn::AllFalse(df, large)) return hn::BitCast(du, hn::ConvertTo(di, k));
   // Above the limit: N(mu, mu) rounded, within [0, 1e9] (the mean is capped first, so an
   // infinite one cannot make a NaN nor a count overflow).
   const F32Vec ceiling = hn::Set(df, 1e9f);

@@ -36,6 +36,19 @@ void exp_impl(float* x, std::size_t n) {
 void asin_impl(float* x, std::size_t n) {
   each_in_place(x, n, [](F32Vec v) { return asin_lanes(v); });
 }
+void asin_root_ratio_impl(const float* numerator, const float* denominator, float* out,
+                          std::size_t n) {
+  const F32Tag d;
+  const std::size_t lanes = hn::Lanes(d);
+  for (std::size_t i = 0; i < n; i += lanes) {
+    const std::size_t c = std::min(lanes, n - i);
+    const F32Vec num = load_first(d, numerator + i, c);
+    const F32Vec den = load_first(d, denominator + i, c);
+    // Lanes where the ratio is 1 or more (or NaN) are 0 before the asin, as in the scalar form.
+    const F32Vec root = hn::IfThenElseZero(hn::Gt(den, num), hn::Sqrt(hn::Div(num, den)));
+    store_first(d, asin_lanes(root), out + i, c);
+  }
+}
 void attenuate_two_way_impl(double extinction_per_m, const float* range_m, float* power_w,
                             std::size_t n) {
   const F64Tag d;
@@ -105,6 +118,7 @@ namespace lidaremu::core::simd {
 
 HWY_EXPORT(exp_impl);
 HWY_EXPORT(asin_impl);
+HWY_EXPORT(asin_root_ratio_impl);
 HWY_EXPORT(atan2_impl);
 HWY_EXPORT(attenuate_two_way_impl);
 HWY_EXPORT(range_units_u16_impl);
@@ -112,6 +126,11 @@ HWY_EXPORT(range_units_u32_impl);
 
 void exp_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(exp_impl)(x.data(), x.size()); }
 void asin_each(std::span<float> x) { HWY_DYNAMIC_DISPATCH(asin_impl)(x.data(), x.size()); }
+void asin_root_ratio(std::span<const float> numerator, std::span<const float> denominator,
+                     std::span<float> out) {
+  const std::size_t n = std::min({numerator.size(), denominator.size(), out.size()});
+  HWY_DYNAMIC_DISPATCH(asin_root_ratio_impl)(numerator.data(), denominator.data(), out.data(), n);
+}
 void attenuate_two_way(double extinction_per_m, std::span<const float> range_m,
                        std::span<float> power_w) {
   const std::size_t n = std::min(range_m.size(), power_w.size());

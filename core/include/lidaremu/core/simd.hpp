@@ -51,6 +51,10 @@ void poissons(const DrawKey& key, std::uint32_t first_beam, std::uint32_t draw,
 // In place, element by element: SLEEF's exp and asin (1 ulp; the same bits on every target).
 void exp_each(std::span<float> x);
 void asin_each(std::span<float> x);
+// out[i] = asin(sqrt(numerator[i] / denominator[i])) where denominator[i] > numerator[i], else
+// asin(0) (0): the float division and root as std::sqrt takes them, then SLEEF's asin.
+void asin_root_ratio(std::span<const float> numerator, std::span<const float> denominator,
+                     std::span<float> out);
 // Two-way Beer-Lambert in place (physics::two_way_transmission, PHYSICS.md 4a):
 // power_w[i] *= float(exp(-2 extinction range_m[i])), for the first min of the two sizes; the
 // product in double as the scalar expression takes it, the exp SLEEF's (1 ulp; the same bits on

@@ -162,6 +162,10 @@ class PulsePlanes {
             field(kKindAt, static_cast<ReturnKind*>(nullptr))};
   }
   [[nodiscard]] PulseRef at(std::size_t beam, int slot) const { return at(index(beam, slot)); }
+  // Asks the cache for every field of the first `slots` slots of the tiles holding beams
+  // [first, last): a stage after a frame stage reads a frame's candidates long after they were
+  // written, and the hardware prefetcher does not follow the tiles' page-apart strides.
+  void prefetch(std::size_t first, std::size_t last, int slots) const;
 
  private:
   // One tile's slot: nine float fields, then object id, material, ray and kind.
@@ -220,6 +224,9 @@ struct BlockContext {
   const PhysicsParams& params;
   const FrameConstants& constants;
   DrawKey key;  // beam and stage filled in per draw
+  // The block's candidates were written before a frame stage ran on the whole range, so they
+  // are out of cache: the first stage after it asks for them ahead (stage_kit::for_each_run).
+  bool candidates_cold = false;
 };
 
 // What a stage reads and writes, checked when the chain is built.
