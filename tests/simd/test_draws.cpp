@@ -194,8 +194,7 @@ TEST_CASE("Vector Poisson counts take hostile means without looping or overflowi
   CHECK(k[7] < 128u);
 }
 
-TEST_CASE("A Poisson count depends on its own lane only, whatever the others' means",
-          "[simd]") {
+TEST_CASE("A Poisson count depends on its own lane only, whatever the others' means", "[simd]") {
   // A vector whose means are all under the inversion limit skips the normal approximation; one
   // large mean beside them must not change their counts (nor theirs its count).
   constexpr std::size_t kBeams = 67;
@@ -216,7 +215,7 @@ TEST_CASE("A Poisson count depends on its own lane only, whatever the others' me
       INFO("beam " << i << ", mean " << small[i]);
       REQUIRE(k_small[i] == k_mixed[i]);
     }
-    CHECK(k_mixed[17] > 10u);  // N(40, 40): beyond 10 by 4.7 sigma
+    CHECK(k_mixed[17] > 10u);           // N(40, 40): beyond 10 by 4.7 sigma
     CHECK(k_mixed[48] > 999'000'000u);  // capped at 1e9, less its draw
   }
 }
@@ -229,10 +228,14 @@ TEST_CASE("The root ratio's asin is the scalar form's, lane by lane", "[simd]") 
     threshold.push_back(1e-9f * static_cast<float>(1 + i % 17));
     power.push_back(1e-9f * static_cast<float>(i) * 0.37f);
   }
-  for (const auto& [t, a] : std::vector<std::pair<float, float>>{
-           {1.0f, 1.0f}, {2.0f, 1.0f}, {1.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 5.0f},
-           {std::numeric_limits<float>::quiet_NaN(), 1.0f},
-           {1.0f, std::numeric_limits<float>::quiet_NaN()}}) {
+  for (const auto& [t, a] :
+       std::vector<std::pair<float, float>>{{1.0f, 1.0f},
+                                            {2.0f, 1.0f},
+                                            {1.0f, 0.0f},
+                                            {0.0f, 0.0f},
+                                            {0.0f, 5.0f},
+                                            {std::numeric_limits<float>::quiet_NaN(), 1.0f},
+                                            {1.0f, std::numeric_limits<float>::quiet_NaN()}}) {
     threshold.push_back(t);
     power.push_back(a);
   }
