@@ -3,7 +3,6 @@
 // it), the signal, the echo pulse width and the ground truth.
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <memory>
 #include <span>
 
@@ -29,7 +28,7 @@ struct Echoes {
   std::array<float, kCapacity> threshold_w;
   std::array<float, kCapacity> extent_m;
   std::array<float, kCapacity> transmission;  // -2 alpha r, then exp of it
-  std::array<float, kCapacity> asin_ratio;    // sqrt(T / A), then asin of it
+  std::array<float, kCapacity> asin_ratio;    // asin(sqrt(T / A))
   std::array<double, kCapacity> crossover;    // bistatic optics only
   std::array<float, kCapacity> reported_range_m;
   std::array<double, kCapacity> white_w;
