@@ -218,22 +218,26 @@ void SensorRuntime::process_loop() {
         gate, gate.draw_ticket(frame_deadline_s(frame->hits, frame->progress().complete) -
                                share_.lead_s()));
     gate_wait_ns_ = 0;
+    // An admitted frame goes on into its physics under the pass it was admitted with: released
+    // in between, a frame admitted after it could take the gate while its thread was off the
+    // CPU for a moment, and run its whole step first (under overload, 50-80 ms a time).
+    std::optional<PhysicsGate::Pass> held;
     if (realtime) {
       const auto asked = Clock::now();
-      PhysicsGate::Pass pass(gate, commitment.ticket());
+      held.emplace(gate, commitment.ticket());
       gate_wait_ns_ += elapsed_ns(asked);
       const bool complete = frame->progress().complete;
       if (!admit_in_time(frame->hits, complete, commitment)) {
-        pass.release();
+        held.reset();
         free_frames_.push(frame);  // the input may still be filling it: it refills it after
         continue;
       }
-      commitment.expect(admission_.processing_estimate_s());
+      commitment.admit(admission_.processing_estimate_s());
       // A frame admitted on a prediction while it arrives is judged again once complete; one
       // let through for the sensor's silence (the probe) goes through whatever it predicts.
       judge_when_complete = !complete && !admission_.last_was_probe();
     }
-    process_frame(*frame, sink, commitment, judge_when_complete);  // hands it back to the input
+    process_frame(*frame, sink, commitment, held, judge_when_complete);  // hands it back
   }
   frames_ended_ = true;
   // What the encoder held for the next frame leaves now, as a frame of its own: the last frame's
@@ -272,16 +276,23 @@ void SensorRuntime::convert_pending(StreamedFrame& frame, std::uint32_t& convert
 }
 
 void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
-                                  PhysicsGate::Commitment& commitment, bool judge_when_complete) {
+                                  PhysicsGate::Commitment& commitment,
+                                  std::optional<PhysicsGate::Pass>& held,
+                                  bool judge_when_complete) {
   const core::FrameHits& hits = frame.hits;
   const std::uint32_t columns = hits.shape.columns;
   // What the input thread wrote before handing the frame on: its number, weather, pose and
   // simulation time (from its first batch).
   std::uint64_t physics_ns = 0;
+  // The physics under the gate, held from one step to the next until the thread leaves the
+  // physics (to encode, to wait for columns, done): its steps are not interleaved with a later
+  // frame's.
   const auto timed_physics = [&](auto&& work) {
-    const auto asked = Clock::now();
-    PhysicsGate::Pass pass(PhysicsGate::shared(), commitment.ticket());
-    gate_wait_ns_ += elapsed_ns(asked);
+    if (!held) {
+      const auto asked = Clock::now();
+      held.emplace(PhysicsGate::shared(), commitment.ticket());
+      gate_wait_ns_ += elapsed_ns(asked);
+    }
     const auto begin = Clock::now();
     core::execute_in(physics_arena(), &returns_, work);
     const auto step_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin);
@@ -342,6 +353,7 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
       free_frames_.push(&frame);  // the input refills it at once: nothing below reads it
     }
     if (final_columns > encoded) {
+      held.reset();  // the encoder may wait for the sender
       const std::int64_t cpu_before_ns = thread_cpu_ns();
       const PacketQueue::WakeBatch one_wake(*packets_);
       encoder_->encode_columns(returns_, start, final_columns, *out);
@@ -349,8 +361,10 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
       encoded = final_columns;
     }
     if (done) break;
+    held.reset();
     if (!progress.complete) frame.wait_past(progress);
   }
+  held.reset();
   if (live) tap_->submit(live, returns_);
   counters_.frame_gate_wait.observe(static_cast<double>(gate_wait_ns_) * 1e-9);
   store_max(counters_.processing_ns_max, physics_ns);

@@ -2,23 +2,37 @@
 // The physics' cores are one resource for every sensor of the process (one TBB arena): frames of
 // several sensors processed at once share it, and each then takes as long as all of them
 // together. Under overload that makes every frame late. The gate lets one piece of work at a
-// time into the physics, the frame due first first (earliest deadline first: a frame's deadline
+// time into the physics.
+//
+// Frames not yet admitted wait in line by deadline (earliest deadline first: a frame's deadline
 // is when its last packet must have left, so a 20 Hz sensor's frame goes before a 10 Hz one's
 // that arrived with it, and, sensors alike, the frame that arrived first goes first; a sensor
-// short of frames moves its frames ahead, FairShare). A frame draws a ticket when it asks to be
-// admitted and keeps it for every step of its physics, so a frame streamed in steps (the
-// processing thread waits for its columns between them) gets the cores back before any
-// later-due frame's step whenever it has columns to take, and later-due frames use the cores
-// while it waits. Without the kept ticket, eight streamed frames interleaved their steps first
-// come first served, each frame's physics spread over the others', and every frame left older.
-// A frame's admission by deadline (FrameAdmission) is decided once it holds the gate, when its
-// wait is known, so that frames queued behind others are dropped if they became stale there;
-// and since frames due earlier go first, an admitted frame's physics still to come (its
-// commitment) is a wait for every frame due after it: admission counts the commitments ahead of
-// a frame.
+// short of frames moves its frames ahead, FairShare). A frame's admission by deadline
+// (FrameAdmission) is decided once it holds the gate, when its wait is known, so that frames
+// queued behind others are dropped if they became stale there.
+//
+// An admitted frame goes before every frame not yet admitted, admitted frames in the order they
+// were admitted. Its admission predicted when it leaves from the physics admitted before it; a
+// frame admitted later and run first would make that prediction wrong. Ordered by deadline less
+// the FairShare lead alone, a frame of a sensor whose share had fallen a little more (a lead of
+// 20 periods per e-fold) overtook frames already admitted: under 8x overload, 30 % of the frames
+// that left were over three periods old, the oldest six. So an admitted frame's physics still to
+// come (its commitment) is a wait for every frame not yet admitted, and their admission counts
+// all of it.
+//
+// A frame keeps its ticket for every step of its physics, so a frame streamed in steps (the
+// processing thread waits for its columns between them) gets the cores back before any frame
+// behind it whenever it has columns to take, and the frames behind use them while it waits.
+// Without the kept ticket, eight streamed frames interleaved their steps first come first
+// served, each frame's physics spread over the others', and every frame left older. And its
+// thread keeps the gate itself from the admission through the steps that follow at once, until
+// it leaves the physics (to encode, to wait for columns): handed back in between, the gate went
+// to a frame admitted after it whenever its thread was off the CPU for a moment, and that
+// frame's whole step (50-80 ms under overload) came first.
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <tuple>
 
@@ -26,13 +40,17 @@ namespace lidaremu::daemon {
 
 class PhysicsGate {
  public:
-  // A frame's place in line: its deadline (steady-clock seconds, less its sensor's FairShare
-  // lead), then the order tickets were drawn in (tickets are unique).
+  // A frame's place in line: admitted frames first, in the order they were admitted; then its
+  // deadline (steady-clock seconds, less its sensor's FairShare lead), then the order tickets
+  // were drawn in (tickets are unique).
   struct Ticket {
+    static constexpr std::uint64_t kNotAdmitted = std::numeric_limits<std::uint64_t>::max();
     double deadline_s = 0;
     std::uint64_t sequence = 0;
+    std::uint64_t admission = kNotAdmitted;
     friend bool operator<(const Ticket& a, const Ticket& b) {
-      return std::tie(a.deadline_s, a.sequence) < std::tie(b.deadline_s, b.sequence);
+      return std::tie(a.admission, a.deadline_s, a.sequence) <
+             std::tie(b.admission, b.deadline_s, b.sequence);
     }
     friend bool operator==(const Ticket& a, const Ticket& b) = default;
   };
@@ -69,8 +87,9 @@ class PhysicsGate {
     PhysicsGate* gate_;
   };
 
-  // An admitted frame's physics still to come, known to every younger frame's admission. It
-  // lives, on its processing thread's stack, from the frame's admission to its last step.
+  // A frame's place in line and, once admitted, its physics still to come, known to the
+  // admission of every frame behind it. It lives, on its processing thread's stack, from the
+  // frame's first request for the gate to its last step.
   class Commitment {
    public:
     Commitment(PhysicsGate& gate, Ticket ticket) : gate_(gate), node_{ticket, 0.0, nullptr} {
@@ -92,11 +111,14 @@ class PhysicsGate {
     Commitment(Commitment&&) = delete;
     Commitment& operator=(Commitment&&) = delete;
 
+    // Changes once, when the frame is admitted (the processing thread's own).
     [[nodiscard]] Ticket ticket() const { return node_.ticket; }
-    // The frame's physics is expected to take this long (its sensor's running estimate).
-    void expect(double seconds) {
+    // The frame is admitted, its physics expected to take this long (its sensor's running
+    // estimate): from now on it goes before every frame not yet admitted.
+    void admit(double expected_s) {
       const std::lock_guard lock(gate_.mutex_);
-      node_.remaining_s = seconds;
+      node_.ticket.admission = gate_.next_admission_++;
+      node_.remaining_s = expected_s;
     }
     // A step of it took this long.
     void spend(double seconds) {
@@ -115,15 +137,15 @@ class PhysicsGate {
     return gate;
   }
 
-  // A frame's place in line, drawn once when it first asks for the gate: the earliest deadline
-  // goes first, and of equal deadlines the ticket drawn first.
+  // A frame's place in line, drawn once when it first asks for the gate: of the frames not yet
+  // admitted, the earliest deadline goes first, and of equal deadlines the ticket drawn first.
   Ticket draw_ticket(double deadline_s) {
     const std::lock_guard lock(mutex_);
     return {deadline_s, next_sequence_++};
   }
 
-  // The physics still to come of the admitted frames due before the one holding this ticket:
-  // they go first.
+  // The physics still to come of the admitted frames that go before the one holding this ticket:
+  // for a frame not yet admitted, every admitted frame's.
   [[nodiscard]] double work_ahead_s(Ticket ticket) {
     const std::lock_guard lock(mutex_);
     double seconds = 0;
@@ -178,6 +200,7 @@ class PhysicsGate {
   std::mutex mutex_;
   std::condition_variable turn_;
   std::uint64_t next_sequence_ = 0;
+  std::uint64_t next_admission_ = 0;
   bool busy_ = false;
   Waiter* waiting_ = nullptr;
   Committed* committed_ = nullptr;

@@ -147,9 +147,10 @@ class SensorRuntime {
   bool still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns);
   // Runs the physics on the frame's columns as they are published, encoding what is final;
   // judge_when_complete: the real-time admission judges the frame again once it is complete,
-  // before any of it is sent.
+  // before any of it is sent. held: the gate, when the admission holds it (the physics goes on
+  // under it; it is released whenever the thread leaves the physics).
   void process_frame(StreamedFrame& frame, QueueSink& sink, PhysicsGate::Commitment& commitment,
-                     bool judge_when_complete);
+                     std::optional<PhysicsGate::Pass>& held, bool judge_when_complete);
   // The frame's batches appended since `converted` turned into hits, many at once on the
   // physics' workers; `converted` moves on to what was appended.
   void convert_pending(StreamedFrame& frame, std::uint32_t& converted);
