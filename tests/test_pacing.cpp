@@ -116,6 +116,61 @@ TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jum
   CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"os1-64-0\"}") >= 1);
 }
 
+TEST_CASE("On the wall clock, frames the engine did not send leave their periods in the stamps",
+          "[e2e][pacing]") {
+  // A real sensor spins on whether or not a frame is read. The engine sends three frames at
+  // real time, pauses two periods, and sends three more: the first frame after the pause starts
+  // three periods after the one before it. Chained one period per frame sent, as it was, the
+  // stamps fell a period behind the wall clock for every frame not sent (the admission's drops
+  // under overload too), and the pacing then saw every later frame late.
+  test::UdpReceiver data, telemetry;
+  const std::string metadata = "/tmp/lidaremu-e2e-wall-gap-" + std::to_string(::getpid()) + ".json";
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--out",
+                              data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
+                              "--clock", "wall", "--pace", "realtime", "--api-port", "0",
+                              "--metadata-out", metadata});
+  const auto pattern = clients::scan_for("os1-64", 0, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  const auto column_ns = static_cast<std::uint64_t>(pattern.column_period_s * 1e9);
+  const int sent_at_periods[] = {0, 1, 2, 5, 6, 7};
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint32_t frame = 0;
+  for (const int at : sent_at_periods) {
+    std::this_thread::sleep_until(t0 + at * 100ms);
+    clients::BatchHeader h;
+    h.frame = ++frame;
+    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
+    for (const auto& d : clients::build_frame_batches(h, 64, rows, column_ns)) {
+      REQUIRE(sender.send(d));
+    }
+  }
+  // Every frame's packets: the last one's too, once its successor's absence ends the stream.
+  const auto packets = data.receive(std::size_t{6} * 64, 1s, 6s);
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() == std::size_t{6} * 64);
+  core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
+  std::remove(metadata.c_str());
+  std::map<std::uint16_t, std::uint64_t> frame_start_ns;  // by frame id: its first column
+  for (const auto& p : packets) {
+    std::vector<core::ouster::Column> columns;
+    REQUIRE(decoder.decode(p.bytes, columns) == core::ouster::DecodeError::kNone);
+    for (const auto& c : columns) {
+      if (c.measurement_id == 0) frame_start_ns[c.frame_id] = c.timestamp_ns;
+    }
+  }
+  REQUIRE(frame_start_ns.size() == 6);
+  std::vector<double> gaps_ms;
+  for (auto it = std::next(frame_start_ns.begin()); it != frame_start_ns.end(); ++it) {
+    gaps_ms.push_back(static_cast<double>(it->second - std::prev(it)->second) * 1e-6);
+  }
+  const std::vector<double> expected{100, 100, 300, 100, 100};
+  for (std::size_t i = 0; i < gaps_ms.size(); ++i) {
+    INFO("frame " << i + 2 << " starts " << gaps_ms[i] << " ms after the one before");
+    CHECK(gaps_ms[i] == Approx(expected[i]).margin(0.5));
+  }
+}
+
 TEST_CASE("A daemon that loses the CPU for 70 ms catches up and loses no frame", "[e2e][pacing]") {
   // SIGSTOP then SIGCONT: every thread of the daemon held off the CPU, as a loaded host does.
   // The packets due meanwhile leave late, and the ones after them at twice the pace until back

@@ -16,6 +16,7 @@
 #include "lidaremu/daemon/runtime/frame_admission.hpp"
 #include "lidaremu/daemon/runtime/pacing_schedule.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
+#include "lidaremu/daemon/runtime/wall_frame_clock.hpp"
 
 using namespace lidaremu;
 
@@ -504,4 +505,46 @@ TEST_CASE("Overloaded, the frames that leave are shared across sensors, none sta
   // With it, none below 90 % of the best served.
   const auto [fewest, most] = std::minmax_element(shared.begin(), shared.end());
   CHECK(*fewest >= 0.9 * *most);
+}
+
+TEST_CASE("On the wall clock, a frame sent after frames that were not starts periods later",
+          "[daemon][overload]") {
+  // A 10 Hz sensor. Frames' inputs begin every 100 ms (with a few ms of jitter), sent 250 ms
+  // after (UNIX time 1000 + ...).
+  constexpr double kPeriod = 0.1;
+  constexpr std::int64_t kMs = 1'000'000;
+  daemon::WallFrameClock clock(kPeriod);
+  const auto begun_ns = [](int frame, int jitter_ms = 0) {
+    return std::int64_t{5'000} * kMs + frame * 100 * kMs + jitter_ms * kMs;
+  };
+  const auto sent_s = [](int frame) { return 1000.0 + 0.25 + frame * kPeriod; };
+  const auto at = [](double s) { return Approx(s).epsilon(0).margin(1e-6); };  // UNIX seconds
+  // The first frame starts when it is sent.
+  double start = clock.next_start(sent_s(0), begun_ns(0));
+  CHECK(start == at(sent_s(0)));
+  clock.started(start, begun_ns(0));
+  // Sent one after the other: a period each, whatever the jitter of their arrival.
+  for (const auto& [frame, jitter] : {std::pair{1, 4}, std::pair{2, -6}, std::pair{3, 0}}) {
+    const double next = clock.next_start(sent_s(frame), begun_ns(frame, jitter));
+    CHECK(next == at(start + kPeriod));
+    start = next;
+    clock.started(start, begun_ns(frame, jitter));
+  }
+  // Frames 4 and 5 dropped (the admission, or an engine that paused): frame 6 starts three
+  // periods after frame 3, where the sensor's rotation is, not one (its stamps would fall a
+  // period behind the wall clock for every frame dropped).
+  const double after_drops = clock.next_start(sent_s(6), begun_ns(6, 3));
+  CHECK(after_drops == at(start + 3 * kPeriod));
+  clock.started(after_drops, begun_ns(6, 3));
+  // Input faster than the sensor spins (an engine ahead of real time): still a period a frame.
+  const double hurried = clock.next_start(sent_s(6) + 0.03, begun_ns(6, 30));
+  CHECK(hurried == at(after_drops + kPeriod));
+  clock.started(hurried, begun_ns(6, 30));
+  // The input paused for two minutes: the sensor spun on, 1,200 periods.
+  const double resumed = clock.next_start(sent_s(6) + 120.03, begun_ns(6, 30) + 120'000 * kMs);
+  CHECK(resumed == at(hurried + 1200 * kPeriod));
+  clock.started(resumed, begun_ns(6, 30) + 120'000 * kMs);
+  // Over a second from the wall clock (the host's clock stepped 5 s): it rejoins the wall clock.
+  const double stepped_now = sent_s(7) + 120.03 + 5.0;
+  CHECK(clock.next_start(stepped_now, begun_ns(7, 30) + 120'000 * kMs) == at(stepped_now));
 }

@@ -103,7 +103,9 @@ const SettingRow kRows[] = {
      .help = "packet timestamps from the wall clock or the batches' simulation time",
      .doc = "packet timestamps from the wall clock (Velodyne: UNIX time past the hour, wrapping "
             "at the hour; Ouster: per `--timestamp-mode`) or from the batches' simulation time "
-            "(reproducible bytes)",
+            "(reproducible bytes). On the wall clock a frame sent after frames that were not "
+            "(dropped under overload, never sent by the engine) starts as many periods after the "
+            "last one as its input began after that one's: the sensor spins on",
      .example = "sim"},
     {.key = "engine",
      .flag = "--engine",

@@ -85,13 +85,12 @@ double SensorRuntime::next_frame_start(const core::FrameHits& frame) const {
                               : (last_frame_start_ ? *last_frame_start_ + period : 0.0);
   }
   // UNIX time; the Ouster encoder turns it into its timestamp mode's clock.
-  const double now = unix_now_s();
-  const double start = last_frame_start_ ? *last_frame_start_ + period : now;
-  return std::fabs(start - now) > 1.0 ? now : start;  // input paused or raced ahead: rejoin
+  return wall_clock_.next_start(unix_now_s(), frame.input_begun_ns);
 }
 
 double SensorRuntime::frame_start_time(const core::FrameHits& frame) {
   last_frame_start_ = next_frame_start(frame);
+  wall_clock_.started(*last_frame_start_, frame.input_begun_ns);
   return *last_frame_start_;
 }
 

@@ -107,6 +107,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
       shared_weather_(settings.pipeline.params.weather),
       admission_(settings.pattern.frame_period_s, settings.pacing_margin(),
                  encoder_ ? encoder_->data_packet_period_s() : 0.0),
+      wall_clock_(settings.pattern.frame_period_s),
       share_(settings.pattern.frame_period_s),
       kept_(std::move(kept)),
       counters_(*kept_.sensor),

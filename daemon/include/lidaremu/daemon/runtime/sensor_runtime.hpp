@@ -32,6 +32,7 @@
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
 #include "lidaremu/daemon/runtime/streamed_frame.hpp"
+#include "lidaremu/daemon/runtime/wall_frame_clock.hpp"
 #include "lidaremu/daemon/view/live_view.hpp"
 #include "lidaremu/protocol/raw_rows.hpp"
 
@@ -220,6 +221,7 @@ class SensorRuntime {
   core::FrameReturns returns_;
   core::MotionEstimator motion_;  // from the engine's sensor poses, for the IMU
   std::optional<double> last_frame_start_;
+  WallFrameClock wall_clock_;       // frame starts, clock = "wall"
   std::uint64_t frames_begun_ = 0;  // the frame sequence the packets carry
   double arrival_estimate_s_ = 0;   // how long the last complete frame took to arrive
   std::uint64_t gate_wait_ns_ = 0;  // the frame's physics' waits for the cores
