@@ -538,3 +538,40 @@ TEST_CASE("A reload whose changed sensor cannot start brings it back as it ran, 
   ::close(holder);
   std::remove(config.c_str());
 }
+
+TEST_CASE("The daemon's output is read while nobody asks: a chatty daemon never blocks on it",
+          "[e2e]") {
+  // A stand-in for lidaremud (DaemonProcess runs any executable): it says where its hits go,
+  // then prints 1 MiB, sixteen times what a pipe holds, then leaves a mark. Read only when
+  // asked, its write blocked once the pipe was full, and the mark never came: a daemon logging
+  // that much during a bench run had whichever thread logged stalled until the run ended.
+  const std::string dir = "/tmp/lidaremu-e2e-chatty-" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0700);
+  const std::string script = dir + "/chatty.sh";
+  const std::string mark = dir + "/mark";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\n"
+           "echo \"sensor s: hits udp://127.0.0.1:5555 \"\n"
+           "head -c 1048576 /dev/zero | tr '\\0' x\n"
+           "echo\n"
+           "touch \"$1\"\n"
+           "echo chatty-done\n"
+           "exec sleep 30\n";
+  }
+  ::chmod(script.c_str(), 0700);
+  clients::DaemonProcess chatty(script, {mark});
+  CHECK(chatty.hits_port() == 5555);
+  bool marked = false;
+  for (int i = 0; i < 100 && !marked; ++i) {  // no read asked for meanwhile
+    std::this_thread::sleep_for(50ms);
+    marked = ::access(mark.c_str(), F_OK) == 0;
+  }
+  CHECK(marked);
+  CHECK(chatty.wait_for_output("chatty-done", 5s));
+  CHECK(chatty.output().size() > (std::size_t{1} << 20));
+  chatty.send_signal(SIGKILL);
+  std::remove(mark.c_str());
+  std::remove(script.c_str());
+  ::rmdir(dir.c_str());
+}

@@ -45,16 +45,24 @@ DaemonProcess::DaemonProcess(const std::string& executable, std::vector<std::str
   ::close(pipe_fds[1]);
   stdout_fd_ = pipe_fds[0];
   ::fcntl(stdout_fd_, F_SETFL, O_NONBLOCK);
+  reader_ = std::jthread([this](const std::stop_token& stop) { drain(stop); });
   const auto deadline = Clock::now() + start_deadline;
   while (Clock::now() < deadline) {
-    read_available(std::chrono::milliseconds(50));
+    read_output(std::chrono::milliseconds(50));
     if (const auto ports = hits_ports(); !ports.empty()) {
       hits_port_ = ports.front();
       return;
     }
     if (!running()) break;
   }
-  throw std::runtime_error("lidaremud did not start; it said: " + output_);
+  const std::string said = output();
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  stop_reading();
+  ::close(stdout_fd_);
+  throw std::runtime_error("lidaremud did not start; it said: " + said);
 }
 
 DaemonProcess::~DaemonProcess() {
@@ -62,32 +70,67 @@ DaemonProcess::~DaemonProcess() {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
+  stop_reading();
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
 }
 
+void DaemonProcess::drain(const std::stop_token& stop) {
+  while (!stop.stop_requested()) {
+    pollfd p{stdout_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    if (!read_available()) return;  // the daemon and its children are gone
+  }
+}
+
+bool DaemonProcess::read_available() {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+    if (n > 0) {
+      {
+        const std::lock_guard lock(output_mutex_);
+        output_.append(buf, static_cast<std::size_t>(n));
+      }
+      output_grew_.notify_all();
+      continue;
+    }
+    return n != 0;  // 0: the end; -1: nothing more for now (or an error, tried again later)
+  }
+}
+
+void DaemonProcess::stop_reading() {
+  if (!reader_.joinable()) return;
+  reader_.request_stop();
+  reader_.join();
+  read_available();  // whatever the reader had not taken yet
+}
+
+std::string DaemonProcess::output() const {
+  const std::lock_guard lock(output_mutex_);
+  return output_;
+}
+
+void DaemonProcess::read_output(std::chrono::milliseconds wait) {
+  std::unique_lock lock(output_mutex_);
+  const std::size_t before = output_.size();
+  output_grew_.wait_for(lock, wait, [&] { return output_.size() != before; });
+}
+
 std::vector<std::uint16_t> DaemonProcess::hits_ports() const {
+  const std::string said = output();
   std::vector<std::uint16_t> ports;
   constexpr std::string_view kMark = " hits udp://";
-  for (auto at = output_.find(kMark); at != std::string::npos;
-       at = output_.find(kMark, at + kMark.size())) {
-    const auto colon = output_.find(':', at + kMark.size());
-    const auto end = output_.find(' ', colon);
+  for (auto at = said.find(kMark); at != std::string::npos;
+       at = said.find(kMark, at + kMark.size())) {
+    const auto colon = said.find(':', at + kMark.size());
+    const auto end = said.find(' ', colon);
     if (colon == std::string::npos || end == std::string::npos) break;
-    ports.push_back(
-        static_cast<std::uint16_t>(std::stoi(output_.substr(colon + 1, end - colon - 1))));
+    ports.push_back(static_cast<std::uint16_t>(std::stoi(said.substr(colon + 1, end - colon - 1))));
   }
   return ports;
 }
 
 bool DaemonProcess::running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-
-void DaemonProcess::read_available(std::chrono::milliseconds wait) {
-  pollfd p{stdout_fd_, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(stdout_fd_, buf, sizeof buf)) > 0;)
-    output_.append(buf, static_cast<std::size_t>(n));
-}
 
 int DaemonProcess::stop() {
   ::kill(pid_, SIGTERM);
@@ -95,15 +138,16 @@ int DaemonProcess::stop() {
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   int waited = 0;
   while (Clock::now() < deadline && (waited = ::waitpid(pid_, &status, WNOHANG)) == 0) {
-    read_available(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (waited == 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, &status, 0);
   }
   pid_ = -1;
-  read_available(std::chrono::milliseconds(0));
-  std::istringstream lines(output_);
+  stop_reading();
+  const std::string said = output();
+  std::istringstream lines(said);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("lidaremu_", 0) != 0) continue;
     const auto space = line.rfind(' ');
@@ -114,32 +158,30 @@ int DaemonProcess::stop() {
   const int code =
       waited == 0 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   if (code != 0)
-    std::fprintf(stderr, "lidaremud exited with %d; it said:\n%s\n", code, output_.c_str());
+    std::fprintf(stderr, "lidaremud exited with %d; it said:\n%s\n", code, said.c_str());
   return code;
 }
 
 std::uint64_t DaemonProcess::counter(const std::string& name_with_labels) const {
   const auto it = counters_.find(name_with_labels);
   if (it == counters_.end())
-    throw std::runtime_error("no counter " + name_with_labels + " in:\n" + output_);
+    throw std::runtime_error("no counter " + name_with_labels + " in:\n" + output());
   return it->second;
 }
 
 double DaemonProcess::value(const std::string& name_with_labels) const {
   const auto it = values_.find(name_with_labels);
   if (it == values_.end())
-    throw std::runtime_error("no value " + name_with_labels + " in:\n" + output_);
+    throw std::runtime_error("no value " + name_with_labels + " in:\n" + output());
   return it->second;
 }
 
 void DaemonProcess::send_signal(int signal) const { ::kill(pid_, signal); }
 
 bool DaemonProcess::wait_for_output(const std::string& text, std::chrono::milliseconds deadline) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  while (output_.find(text) == std::string::npos && std::chrono::steady_clock::now() < until) {
-    read_available(std::chrono::milliseconds(20));
-  }
-  return output_.find(text) != std::string::npos;
+  std::unique_lock lock(output_mutex_);
+  return output_grew_.wait_for(lock, deadline,
+                               [&] { return output_.find(text) != std::string::npos; });
 }
 
 }  // namespace lidaremu::clients

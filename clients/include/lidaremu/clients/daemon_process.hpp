@@ -1,10 +1,18 @@
 #pragma once
 // lidaremud as a child process: started with arguments, its output read, signalled, stopped,
 // and the counters it prints on exit parsed. For tools (lidaremu-bench) and end-to-end tests.
+//
+// Its output is read all the time, on a thread of its own: read only when asked, a daemon that
+// printed more than the pipe holds (64 KiB) between two asks blocked on the write, whichever of
+// its threads logged (its sender, its processing), and the run measured the stall.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace lidaremu::clients {
@@ -31,21 +39,29 @@ class DaemonProcess {
   [[nodiscard]] std::uint64_t counter(const std::string& name_with_labels) const;
   // The same line's value as a number (seconds, sums: not whole).
   [[nodiscard]] double value(const std::string& name_with_labels) const;
-  [[nodiscard]] const std::string& output() const { return output_; }
+  // What the daemon printed so far (stdout and stderr).
+  [[nodiscard]] std::string output() const;
   void send_signal(int signal) const;
-  // Reads the daemon's stdout until `text` appears (true) or `deadline` passes (false).
+  // Waits until `text` appears in the output (true) or `deadline` passes (false).
   bool wait_for_output(const std::string& text, std::chrono::milliseconds deadline);
-  // Appends whatever the daemon printed within `wait` to output().
-  void read_output(std::chrono::milliseconds wait) { read_available(wait); }
+  // Waits up to `wait` for the daemon to print more.
+  void read_output(std::chrono::milliseconds wait);
   [[nodiscard]] bool running() const;
   [[nodiscard]] int pid() const { return pid_; }
 
  private:
-  void read_available(std::chrono::milliseconds wait);
+  // The reading thread: appends what the daemon prints until its end of the pipe closes.
+  void drain(const std::stop_token& stop);
+  // Appends what the pipe holds now; false at its end.
+  bool read_available();
+  void stop_reading();
   int pid_ = -1;
   int stdout_fd_ = -1;
   std::uint16_t hits_port_ = 0;
+  mutable std::mutex output_mutex_;
+  std::condition_variable output_grew_;
   std::string output_;
+  std::jthread reader_;
   std::map<std::string, std::uint64_t> counters_;
   std::map<std::string, double> values_;
 };
