@@ -43,6 +43,39 @@ std::vector<test::UdpReceiver::Datagram> stream_realtime(const char* model, std:
   return packets;
 }
 
+// Sends OS1-64 1024x10 frames of the demo scene whole, frame i + 1 at i's time in `sent_ms`
+// (from now) with i's simulation time in `sim_ms` (empty: none, the wall clock's case).
+void send_whole_frames(const test::DaemonProcess& daemon, const std::vector<int>& sent_ms,
+                       const std::vector<std::uint64_t>& sim_ms = {}) {
+  const auto pattern = clients::scan_for("os1-64", 0, "");
+  const auto rows = scene_rows(pattern);
+  clients::UdpSender sender(hits_url(daemon));
+  const auto column_ns = static_cast<std::uint64_t>(pattern.column_period_s * 1e9);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t f = 0; f < sent_ms.size(); ++f) {
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(sent_ms[f]));
+    clients::BatchHeader h;
+    h.frame = static_cast<std::uint32_t>(f + 1);
+    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
+    if (!sim_ms.empty()) h.sim_time_ns = sim_ms[f] * 1'000'000;
+    for (const auto& d : clients::build_frame_batches(h, 64, rows, column_ns)) {
+      REQUIRE(sender.send(d));
+    }
+  }
+}
+
+// Each packet's columns, decoded with the metadata the daemon wrote (removed after).
+std::vector<std::vector<core::ouster::Column>> decode_columns(
+    const std::vector<test::UdpReceiver::Datagram>& packets, const std::string& metadata) {
+  core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
+  std::remove(metadata.c_str());
+  std::vector<std::vector<core::ouster::Column>> decoded(packets.size());
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    REQUIRE(decoder.decode(packets[i].bytes, decoded[i]) == core::ouster::DecodeError::kNone);
+  }
+  return decoded;
+}
+
 }  // namespace
 
 TEST_CASE("Realtime pacing holds the real packet rates", "[e2e][pacing]") {
@@ -79,38 +112,20 @@ TEST_CASE("Real-time pacing does not hold a frame back when the sensor clock jum
                               data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
                               "--clock", "sim", "--pace", "realtime", "--api-port", "0",
                               "--metadata-out", metadata});
-  const auto pattern = clients::scan_for("os1-64", 0, "");
-  const auto rows = scene_rows(pattern);
-  clients::UdpSender sender(hits_url(daemon));
-  const auto column_ns = static_cast<std::uint64_t>(pattern.column_period_s * 1e9);
   // Frames at real time, 100 ms of simulation apart, except the last: 1.5 s further on.
-  const std::uint64_t starts_ms[] = {1000, 1100, 1200, 2700};
-  const auto t0 = std::chrono::steady_clock::now();
-  for (std::uint32_t f = 0; f < 4; ++f) {
-    std::this_thread::sleep_until(t0 + f * 100ms);
-    clients::BatchHeader h;
-    h.frame = f + 1;
-    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
-    h.sim_time_ns = starts_ms[f] * 1'000'000;
-    for (const auto& d : clients::build_frame_batches(h, 64, rows, column_ns)) {
-      REQUIRE(sender.send(d));
-    }
-  }
+  send_whole_frames(daemon, {0, 100, 200, 300}, {1000, 1100, 1200, 2700});
   // Arrival times count from here: the last frame's last datagram has just left.
   const auto packets = data.receive(std::size_t{4} * 64, 2s, 6s);
   REQUIRE(daemon.stop() == 0);
   REQUIRE(packets.size() == std::size_t{4} * 64);
   // The jumped frame's packets (their timestamps say 2.7 s on) left within the pacing margin
   // (one frame period) and the frame's own span of its last datagram, not 1.5 s later.
-  core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
-  std::remove(metadata.c_str());
+  const auto columns = decode_columns(packets, metadata);
   std::size_t jumped = 0;
-  for (const auto& p : packets) {
-    std::vector<core::ouster::Column> columns;
-    REQUIRE(decoder.decode(p.bytes, columns) == core::ouster::DecodeError::kNone);
-    if (columns.front().timestamp_ns < 2'700'000'000) continue;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    if (columns[i].front().timestamp_ns < 2'700'000'000) continue;
     ++jumped;
-    CHECK(p.arrival_s < 0.5);
+    CHECK(packets[i].arrival_s < 0.5);
   }
   CHECK(jumped == 64);
   CHECK(daemon.counter("lidaremu_pacing_resyncs_total{sensor=\"os1-64-0\"}") >= 1);
@@ -129,32 +144,14 @@ TEST_CASE("On the wall clock, frames the engine did not send leave their periods
                               data.url(), "--telemetry", telemetry.url(), "--physics", "ideal",
                               "--clock", "wall", "--pace", "realtime", "--api-port", "0",
                               "--metadata-out", metadata});
-  const auto pattern = clients::scan_for("os1-64", 0, "");
-  const auto rows = scene_rows(pattern);
-  clients::UdpSender sender(hits_url(daemon));
-  const auto column_ns = static_cast<std::uint64_t>(pattern.column_period_s * 1e9);
-  const int sent_at_periods[] = {0, 1, 2, 5, 6, 7};
-  const auto t0 = std::chrono::steady_clock::now();
-  std::uint32_t frame = 0;
-  for (const int at : sent_at_periods) {
-    std::this_thread::sleep_until(t0 + at * 100ms);
-    clients::BatchHeader h;
-    h.frame = ++frame;
-    h.column_count = static_cast<std::uint32_t>(pattern.columns_per_frame);
-    for (const auto& d : clients::build_frame_batches(h, 64, rows, column_ns)) {
-      REQUIRE(sender.send(d));
-    }
-  }
+  // Three frames at real time, a pause of two periods, three more.
+  send_whole_frames(daemon, {0, 100, 200, 500, 600, 700});
   // Every frame's packets: the last one's too, once its successor's absence ends the stream.
   const auto packets = data.receive(std::size_t{6} * 64, 1s, 6s);
   REQUIRE(daemon.stop() == 0);
   REQUIRE(packets.size() == std::size_t{6} * 64);
-  core::ouster::SpecDecoder decoder(core::ouster::parse_metadata(test::slurp(metadata)));
-  std::remove(metadata.c_str());
   std::map<std::uint16_t, std::uint64_t> frame_start_ns;  // by frame id: its first column
-  for (const auto& p : packets) {
-    std::vector<core::ouster::Column> columns;
-    REQUIRE(decoder.decode(p.bytes, columns) == core::ouster::DecodeError::kNone);
+  for (const auto& columns : decode_columns(packets, metadata)) {
     for (const auto& c : columns) {
       if (c.measurement_id == 0) frame_start_ns[c.frame_id] = c.timestamp_ns;
     }
