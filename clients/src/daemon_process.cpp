@@ -133,6 +133,7 @@ std::vector<std::uint16_t> DaemonProcess::hits_ports() const {
 bool DaemonProcess::running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
 
 int DaemonProcess::stop() {
+  if (pid_ <= 0) return exit_code_;  // stopped already: kill(-1) would signal every process
   ::kill(pid_, SIGTERM);
   int status = 0;
   const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -155,11 +156,11 @@ int DaemonProcess::stop() {
     values_[line.substr(0, space)] = std::stod(value);
     counters_[line.substr(0, space)] = static_cast<std::uint64_t>(std::stod(value));
   }
-  const int code =
+  exit_code_ =
       waited == 0 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-  if (code != 0)
-    std::fprintf(stderr, "lidaremud exited with %d; it said:\n%s\n", code, said.c_str());
-  return code;
+  if (exit_code_ != 0)
+    std::fprintf(stderr, "lidaremud exited with %d; it said:\n%s\n", exit_code_, said.c_str());
+  return exit_code_;
 }
 
 std::uint64_t DaemonProcess::counter(const std::string& name_with_labels) const {
@@ -176,7 +177,9 @@ double DaemonProcess::value(const std::string& name_with_labels) const {
   return it->second;
 }
 
-void DaemonProcess::send_signal(int signal) const { ::kill(pid_, signal); }
+void DaemonProcess::send_signal(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);  // stopped: no process of its own (-1 means every one)
+}
 
 bool DaemonProcess::wait_for_output(const std::string& text, std::chrono::milliseconds deadline) {
   std::unique_lock lock(output_mutex_);

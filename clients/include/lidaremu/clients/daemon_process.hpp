@@ -34,7 +34,8 @@ class DaemonProcess {
   [[nodiscard]] std::uint16_t hits_port() const { return hits_port_; }
   // The hit port of every sensor that has printed its line so far, in order.
   [[nodiscard]] std::vector<std::uint16_t> hits_ports() const;
-  // SIGTERM, wait for exit, parse the counters it prints. Returns the exit code.
+  // SIGTERM, wait for exit, parse the counters it prints. Returns the exit code (the same again
+  // once stopped).
   int stop();
   [[nodiscard]] std::uint64_t counter(const std::string& name_with_labels) const;
   // The same line's value as a number (seconds, sums: not whole).
@@ -56,6 +57,7 @@ class DaemonProcess {
   bool read_available();
   void stop_reading();
   int pid_ = -1;
+  int exit_code_ = -1;
   int stdout_fd_ = -1;
   std::uint16_t hits_port_ = 0;
   mutable std::mutex output_mutex_;
