@@ -42,7 +42,7 @@ PacedSender::PacedSender() {
   std::thread([this] {
     leave_signals_to_the_main_thread();
     name_this_thread(kSendingThreadName);
-    const bool punctual = make_thread_punctual();
+    const bool punctual = core::make_thread_punctual();
     {
       const std::lock_guard lock(wake_mutex_);
       punctual_ = punctual;

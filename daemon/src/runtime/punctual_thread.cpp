@@ -1,21 +1,10 @@
 #include "lidaremu/daemon/runtime/punctual_thread.hpp"
 
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <tbb/task_scheduler_observer.h>
 
 namespace lidaremu::daemon {
-
-bool make_thread_punctual() {
-  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  // Low real-time priority: above every normal thread, below the kernel's own real-time work.
-  // The emitter only sleeps, pops a queue and sends: it cannot starve the machine.
-  sched_param param{};
-  param.sched_priority = 5;
-  return ::pthread_setschedparam(::pthread_self(), SCHED_RR, &param) == 0;
-}
 
 void name_this_thread(const char* name) { ::pthread_setname_np(::pthread_self(), name); }
 

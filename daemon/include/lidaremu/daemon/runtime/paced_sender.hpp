@@ -73,7 +73,7 @@ class PacedSender {
   void add(std::shared_ptr<SendLane> lane);
   // Any thread: a lane found empty has a packet.
   void poke();
-  // Whether the sending thread runs in the real-time class (make_thread_punctual).
+  // Whether the sending thread runs in the real-time class (core::make_thread_punctual).
   [[nodiscard]] bool punctual();
 
  private:
