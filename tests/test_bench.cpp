@@ -1,6 +1,7 @@
 // lidaremu-bench against the real daemon: every frame accounted for, raw rows on schedule.
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include "lidaremu/clients/bench.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
 #include "lidaremu/clients/streaming.hpp"
+#include "lidaremu/clients/wakeup_probe.hpp"
 #include "round_trip.hpp"
 
 using namespace lidaremu;
@@ -154,6 +156,10 @@ TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "
   std::ostringstream report;
   clients::print_report(report, o, r);
   CHECK_THAT(report.str(), Catch::Contains("lidaremud reached"));
+  // The host's wake-ups, measured while the load ran: one a millisecond.
+  CHECK(r.host_wakeups.wakeups >= 500);
+  CHECK(r.host_wakeups.p99_us <= r.host_wakeups.max_us);
+  CHECK_THAT(report.str(), Catch::Contains("host wake-ups      p99"));
 }
 
 TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's schedule",
@@ -341,6 +347,45 @@ TEST_CASE("The all-returning scene: every ray of every beam hits the 20 m sphere
   for (std::size_t i = 6; i < rows.size(); i += 7)
     asphalt += rows[i] == clients::material::kAsphalt;
   CHECK(asphalt > 1000);
+}
+
+TEST_CASE("The wake-up probe wakes each millisecond and measures how late", "[bench]") {
+  // Both on one CPU, so that a real-time thread spinning there holds the probe off it.
+  cpu_set_t one{};
+  CPU_SET(0, &one);
+  cpu_set_t before{};
+  REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+  clients::WakeupProbe probe;
+  std::this_thread::sleep_for(150ms);
+  // A thread above the probe's real-time priority keeps the CPU for 30 ms: the probe's next
+  // wake-up comes that late, once (the deadlines missed meanwhile are one late wake-up).
+  bool hogged = false;
+  std::thread([&] {
+    sched_param above{};
+    above.sched_priority = 10;
+    if (::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &above) != 0) return;
+    hogged = true;
+    const auto until = std::chrono::steady_clock::now() + 30ms;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }).join();
+  std::this_thread::sleep_for(150ms);
+  const auto summary = probe.stop();
+  REQUIRE(::sched_setaffinity(0, sizeof before, &before) == 0);
+  INFO("wake-ups " << summary.wakeups << ", p99 " << summary.p99_us << " us, max " << summary.max_us
+                   << " us");
+  // One wake-up a millisecond at most, some of the 330 ms's lost to sanitizers' slowness.
+  CHECK(summary.wakeups >= 100);
+  CHECK(summary.wakeups <= 331);
+  CHECK(summary.p99_us <= summary.max_us);
+  CHECK(summary.realtime == hogged);  // both asked for the real-time class; root gets it
+  if (hogged) {
+    CHECK(summary.max_us >= 20'000);
+    CHECK(summary.wakeups <= 331 - 20);
+  }
+  // Stopped twice: the same summary.
+  CHECK(probe.stop().wakeups == summary.wakeups);
 }
 
 TEST_CASE("A bench run lost something when any frame, batch or datagram went missing", "[bench]") {

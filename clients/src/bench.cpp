@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -410,6 +411,8 @@ BenchReport run_bench(const BenchOptions& o) {
   std::vector<std::uint64_t> frames_out_at_warmup(loads.size()), packets_at_warmup(loads.size()),
       returns_at_warmup(loads.size()), frames_sent_at_warmup(loads.size());
   double measure_from = 0;
+  // What the host gives a punctual thread while measuring: the floor under the pacing error.
+  std::optional<WakeupProbe> wakeups;
   // Each sensor's schedule at N x real time: datagram k of frame f leaves at
   // (f * period + k * period / datagrams) / N, as an engine produces a frame while the head turns.
   const auto due_s = [&](const SensorLoad& l) {
@@ -423,6 +426,7 @@ BenchReport run_bench(const BenchOptions& o) {
       threads_at_warmup = thread_cpu(daemon.pid());
       cpu_self_at_warmup = self_cpu_s();
       measure_from = now;
+      wakeups.emplace();
       for (std::size_t i = 0; i < loads.size(); ++i) {
         frames_out_at_warmup[i] = loads[i]->frames_out.load(std::memory_order_acquire);
         frames_sent_at_warmup[i] = loads[i]->frames_sent;
@@ -477,6 +481,7 @@ BenchReport run_bench(const BenchOptions& o) {
     if (pending) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const double end_s = seconds_since(t0, Clock::now());
+  if (wakeups) r.host_wakeups = wakeups->stop();
   const double cpu_daemon = process_cpu_s(daemon.pid()) - std::max(cpu_daemon_at_warmup, 0.0);
   const auto cpu_by_thread = cpu_by_thread_name(threads_at_warmup, thread_cpu(daemon.pid()));
   r.bench_cpu_s = self_cpu_s() - cpu_self_at_warmup;

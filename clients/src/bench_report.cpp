@@ -122,6 +122,13 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << r.daemon_input_kernel_drops << ")\n";
   out << "  kernel UDP drops   " << r.kernel_udp_rcvbuf_errors << " receive-buffer errors, "
       << r.kernel_udp_in_errors << " input errors (host-wide, during the run)\n";
+  if (r.host_wakeups.wakeups > 0) {
+    out << "  host wake-ups      p99 " << r.host_wakeups.p99_us << " us, max "
+        << r.host_wakeups.max_us << " us late over " << r.host_wakeups.wakeups
+        << " wake-ups of a thread punctual as the daemon's sender"
+        << (r.host_wakeups.realtime ? "" : " (real-time class refused: not root)")
+        << ": the host's floor under the pacing error\n";
+  }
   const bool identified = !r.sensors.empty() && r.sensors.front().frames_identified;
   std::uint64_t never_out = 0;
   for (const auto& s : r.sensors) never_out += s.frames_never_out;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/clients/wakeup_probe.hpp"
 #include "lidaremu/core/hesai/format.hpp"
 
 namespace lidaremu::clients {
@@ -108,6 +109,9 @@ struct BenchReport {
   std::uint64_t daemon_input_kernel_drops = 0;  // of those, dropped on the daemon's sockets
   std::uint64_t kernel_udp_rcvbuf_errors = 0;   // /proc/net/snmp, this host, during the run
   std::uint64_t kernel_udp_in_errors = 0;
+  // How late a thread made punctual as the daemon's sender woke, each millisecond while
+  // measuring (the bench's own thread, on the bench's CPUs): no pacing error is below it.
+  WakeupProbe::Summary host_wakeups;
   double daemon_cpu_ns_per_ray = 0;
   // The daemon's CPU per beam by its threads' work (their names: docs/performance.md): each
   // sensor's input, encoding and sending are one thread each, the serial part that caps one
