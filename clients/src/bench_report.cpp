@@ -126,7 +126,10 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
     out << "  host wake-ups      p99 " << r.host_wakeups.p99_us << " us, max "
         << r.host_wakeups.max_us << " us late over " << r.host_wakeups.wakeups
         << " wake-ups of a thread punctual as the daemon's sender"
-        << (r.host_wakeups.realtime ? "" : " (real-time class refused: not root)")
+        << (r.host_wakeups.realtime
+                ? ""
+                : " (real-time class refused: it takes root, CAP_SYS_NICE or an RLIMIT_RTPRIO, "
+                  "as the daemon's sender does)")
         << ": the host's floor under the pacing error\n";
   }
   const bool identified = !r.sensors.empty() && r.sensors.front().frames_identified;
