@@ -121,9 +121,10 @@ TEST_CASE("A daemon dies with the bench that started it, killed mid-run", "[e2e]
 TEST_CASE("lidaremu-bench loads the real daemon and accounts for every frame", "[e2e][bench]") {
   // One sensor of each family; the Bpearl v3 stamps YMD time, which the bench must read to tell
   // a packet's frame; the Mid-360's frames are no whole packets (208.3 a frame).
+  // (Sanitized, a frame of each takes so long that 1.5 s carried two: three times as long.)
   auto o = short_bench({"vlp16", "os1-32:512x10:rng19", "pandar-xt32::dual", "rs-bpearl-v3",
                         "livox-mid360:test-pattern"},
-                       1.5);
+                       test::kSanitized ? 4.5 : 1.5);
   o.in_flight = 1;
   o.ceiling_seconds = 0.3;
   const auto r = clients::run_bench(o);
@@ -186,8 +187,10 @@ TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's sche
   // Raw rows carry no frame end: the run's last frame ends only at the daemon's idle timeout
   // (the bench's: 1 s), which is the run's end, not a latency; the frames before it end when the
   // next one's rows come, a period later at most.
+  // (Output frame k is paired with input frame k, so this holds where none was dropped: always
+  // in the normal build, above; a sanitized daemon drops some.)
   CHECK(s.latency.frames > 0);
-  CHECK(s.latency.frames < s.frames_out);
+  if (s.daemon_frames_dropped == 0) CHECK(s.latency.frames < s.frames_out);
   if (!test::kSanitized) CHECK(s.latency.max_ms < 500);
 }
 
