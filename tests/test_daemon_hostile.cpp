@@ -223,12 +223,14 @@ TEST_CASE("A reinitialisation storm on one sensor does not starve the others or 
             << percentile(health, 1.0) * 1e3 << " ms; neighbour " << neighbour_packets
             << " packets\n";
   INFO(daemon.output());
-  CHECK(requests >= 20);
+  // A storm: in the normal build a reinitialisation takes milliseconds and one client asks for
+  // dozens; a sanitized daemon takes a second or two over each (and answers /healthz as slowly).
+  CHECK(requests >= (test::kSanitized ? 3 : 20));
   CHECK(accepted == requests);  // a reinitialisation asked while one is under way waits for it
   // Pipelines were rebuilt at most every 100 ms: before, a client asking in a loop had the io
   // thread build 1,200 OS1-64 pipelines a second, whose memory churn starved the neighbour.
   const auto rebuilt = daemon.counter("lidaremu_reinitialisations_total{sensor=\"target\"}");
-  CHECK(rebuilt >= 10);
+  CHECK(rebuilt >= (test::kSanitized ? 3 : 10));
   CHECK(rebuilt <= 6.5 / 0.1 + 1);
   CHECK(healthy == static_cast<int>(health.size()));
   // The neighbour was not starved: nothing dropped by the kernel, and its frames processed and
