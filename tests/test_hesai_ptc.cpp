@@ -40,7 +40,9 @@ class PtcClient {
     ::inet_pton(AF_INET, ip.c_str(), &to.sin_addr);
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
     REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
-    const timeval timeout{5, 0};
+    // A set command rebuilds the sensor's pipeline before it answers: an AT128's takes seconds in
+    // a sanitized daemon.
+    const timeval timeout{test::kSanitized ? 60 : 5, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   }
   ~PtcClient() { ::close(fd_); }
