@@ -55,6 +55,14 @@ std::map<std::uint32_t, std::vector<core::CloudPoint>> run_example(const std::st
                           sanitizer_preload();
   INFO(env + line);
   REQUIRE(std::system((env + line + " > " + dir + ".log 2>&1").c_str()) == 0);
+  // The frame's file, once written: at once here, seconds later in a sanitized daemon.
+  const auto deadline = std::chrono::steady_clock::now() + (test::kSanitized ? 60s : 10s);
+  const auto written = [&] {
+    return std::filesystem::exists(dir) && !std::filesystem::is_empty(dir);
+  };
+  while (!written() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
   std::this_thread::sleep_for(300ms);
   CHECK(daemon.stop() == 0);
   CHECK(daemon.counter("lidaremu_rows_non_finite_total{sensor=\"" + model + "-0\"}") == 0);

@@ -221,6 +221,8 @@ TEST_CASE("PTC on TCP 9347: nebula's start-up sequence against the running Panda
   // The stranger and the greedy header, counted as what they were.
   CHECK(daemon.counter("lidaremu_api_connections_closed_total{sensor=\"pandar-xt32-0\",api=\"ptc\","
                        "reason=\"malformed\"}") == 2);
+  // The settings that changed rebuilt the pipeline (those asked together, once or twice).
+  CHECK(daemon.counter("lidaremu_reinitialisations_total{sensor=\"pandar-xt32-0\"}") >= 1);
 }
 
 TEST_CASE("PTC: a return mode the model has not is refused, and the unit keeps sending",
@@ -428,9 +430,11 @@ TEST_CASE("PTC: nebula's AT128 session serves the binary correction; its passes 
     REQUIRE(status.code == ptc::kOk);
     CHECK(status.payload.size() >= 58);
     CHECK(((status.payload[4] << 8) | status.payload[5]) == 200);
-    // A rate the unit has not (its 400 rpm is not emulated) is refused; 200 accepted.
+    // A rate the unit has not (its 400 rpm is not emulated) is refused; 200, the rate it has
+    // (nebula sets it at every start), acknowledged without a reinitialisation (counted below).
     CHECK(client.request(ptc::kSetSpinRate, be16(400)).code == ptc::kInvalidParameter);
     CHECK(client.request(ptc::kSetSpinRate, be16(200)).code == ptc::kOk);
+    CHECK(client.request(ptc::kSetReturnMode, {ptc::kPtcLastStrongest}).code == ptc::kOk);
   }
   // A turn's three passes, all decoded with the correction PTC served (test_hesai_encoder puts
   // every decoded point on its hit).
@@ -456,6 +460,7 @@ TEST_CASE("PTC: nebula's AT128 session serves the binary correction; its passes 
   }
   CHECK(points_total > 10000);
   CHECK(daemon.stop() == 0);
+  CHECK(daemon.counter("lidaremu_reinitialisations_total{sensor=\"pandar-at128-0\"}") == 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -366,15 +366,25 @@ TEST_CASE("--export writes whole decoded frames: PCD with object ids, PLY, KITTI
   ViewDaemon view({"--http", "off", "--foxglove", "off", "--export", dir, "--export-formats",
                    "pcd,ply,bin", "--export-frames", "2", "--export-every", "2"});
   test::DaemonProcess& daemon = *view.daemon;
+  const auto pcd_files = [&] {
+    std::vector<std::string> found;
+    if (!std::filesystem::exists(dir)) return found;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".pcd") found.push_back(entry.path().string());
+    }
+    return found;
+  };
   {
+    // Four frames at 10 Hz take 0.4 s here; a sanitized daemon takes seconds over them.
     const SceneStream stream(scene, daemon.hits_port());
     std::this_thread::sleep_for(900ms);
+    const auto deadline = std::chrono::steady_clock::now() + (test::kSanitized ? 60s : 5s);
+    while (pcd_files().size() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(100ms);
+    }
   }
   CHECK(daemon.stop() == 0);
-  std::vector<std::string> pcds;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".pcd") pcds.push_back(entry.path().string());
-  }
+  std::vector<std::string> pcds = pcd_files();
   std::sort(pcds.begin(), pcds.end());
   REQUIRE(pcds.size() == 2);
   for (const auto& pcd : pcds) {

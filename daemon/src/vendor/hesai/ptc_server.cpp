@@ -45,6 +45,10 @@ ptc::Config HesaiApi::config() const {
 }
 
 std::uint8_t HesaiApi::apply(const SensorSettings& next, const std::string& remote) {
+  // A unit acknowledges the value it already has at once. nebula sets an AT128's spin rate at
+  // every start: rebuilding for it would cost each start a reinitialisation and the frames the
+  // engine sends meanwhile.
+  if (next == active_) return ptc::kOk;
   if (!reconfigure_(next, remote).ok()) return ptc::kInvalidData;
   active_ = next;
   return ptc::kOk;
