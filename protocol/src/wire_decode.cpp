@@ -27,8 +27,11 @@ bool known_material(float value, const core::MaterialTable& materials, RowCounts
     ++counts.no_hit;
     return false;
   }
-  if (value < 0 || value > core::MaterialTable::kMaxId || value != std::floor(value) ||
-      !materials.find(static_cast<std::uint16_t>(value))) {
+  // Whole in (0, kMaxId]: the truncated id converts back to the value (no call to floor, which
+  // the baseline instruction set leaves to libm: a call per row). NaN fails the range test.
+  const bool in_range = value > 0 && value <= core::MaterialTable::kMaxId;
+  const auto id = in_range ? static_cast<std::uint16_t>(value) : std::uint16_t{0};
+  if (!in_range || static_cast<float>(id) != value || !materials.find(id)) {
     ++counts.unknown_material;
     return false;
   }
