@@ -2,11 +2,13 @@
 // ambient sunlight on the target, and a threshold of k sigma, per merged return; and the noise's
 // own false alarms, on every beam whether it hit something or not.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <numbers>
 #include <vector>
 
+#include "lidaremu/core/simd.hpp"
 #include "stage_kit.hpp"
 
 namespace lidaremu::core::stages {
@@ -61,10 +63,21 @@ class ThresholdDetectionStage final : public Stage {
                          [](const FalseAlarm& a, std::size_t beam) { return a.beam < beam; });
     const auto* alarms_end = alarms_.data() + alarms_.size();
     const DrawKey key = stage_kit::key_for(b, StageId::kDetection);
+    const simd::DetectorNoise detector{dark, receiver.knee_w, k};
     // Merged return i of a beam takes draw i of the beam's stream.
     stage_kit::RunNormals z;
+    // The run's merged returns (but the noise's own) in the order of their draws, detected
+    // together in SIMD lanes.
+    constexpr std::size_t kReturns = stage_kit::RunNormals::kCapacity;
+    std::array<std::size_t, kReturns> pulse;  // index in the planes
+    std::array<float, kReturns> power_w;
+    std::array<float, kReturns> ambient_w;
+    std::array<float, kReturns> noise_w;
+    std::array<float, kReturns> threshold_w;
+    std::array<std::int32_t, kReturns> detected;
     stage_kit::for_each_run(b, [&](std::size_t first, std::size_t last) {
       z.clear();
+      std::size_t n = 0;
       for (std::size_t beam = first; beam < last; ++beam) {
         for (; alarm != alarms_end && alarm->beam == beam; ++alarm) {
           // The threshold follows the noise (the ambient the channel sees included), so the rate
@@ -79,26 +92,32 @@ class ThresholdDetectionStage final : public Stage {
           stage_kit::add_pulse(b, beam, noise);
         }
         const int count = stage_kit::merge_pulses(b, beam);
-        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
         for (int i = 0; i < count; ++i) {
-          if (pulses[i].kind != ReturnKind::kNoise) z.ask(beam, i);
+          pulse[n] = b.work.pulses.index(beam, i);
+          const PulseRef p = b.work.pulses.at(pulse[n]);
+          if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
+          z.ask(beam, i);
+          power_w[n] = p.power_w;
+          ambient_w[n] = p.ambient_w;
+          ++n;
         }
       }
       z.draw_all(key);
-      for (std::size_t beam = first; beam < last; ++beam) {
-        const stage_kit::BeamPulses pulses = stage_kit::pulses_of(b, beam);
-        for (int i = 0; i < b.work.pulse_count[beam]; ++i) {
-          PulseRef p = pulses[i];
-          if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
-          const double sigma = dark * receiver.noise_factor(p.ambient_w);
-          const double out = p.power_w + sigma * z.take();
-          p.threshold_w = static_cast<float>(k * sigma);
-          p.noise_w = static_cast<float>(sigma);
-          if (out > k * sigma) {
-            p.power_w = static_cast<float>(out);
-          } else {
-            p.kind = ReturnKind::kNone;
-          }
+      simd::detect_against_noise({.power_w = power_w.data(),
+                                  .ambient_w = ambient_w.data(),
+                                  .z = z.drawn().data(),
+                                  .noise_w = noise_w.data(),
+                                  .threshold_w = threshold_w.data(),
+                                  .detected = detected.data()},
+                                 n, detector);
+      for (std::size_t i = 0; i < n; ++i) {
+        PulseRef p = b.work.pulses.at(pulse[i]);
+        p.threshold_w = threshold_w[i];
+        p.noise_w = noise_w[i];
+        if (detected[i] != 0) {
+          p.power_w = power_w[i];
+        } else {
+          p.kind = ReturnKind::kNone;
         }
       }
     });

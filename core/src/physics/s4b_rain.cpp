@@ -62,12 +62,16 @@ struct RainDropTable {
     }
   }
 
-  [[nodiscard]] double expected_within(double range_m) const {
-    const double x = (range_m - start_m) / kStepM;
-    if (!(x > 0)) return 0.0;
-    if (x >= kSteps) return cumulative.back();
-    const auto i = static_cast<std::size_t>(x);
-    return cumulative[i] + (x - static_cast<double>(i)) * (cumulative[i + 1] - cumulative[i]);
+  // Every drop and the detectable ones within each beam's reach, as simd::rain_drop_means reads
+  // them: the cone's volume times the density, and this table between its steps.
+  [[nodiscard]] simd::RainDrops in_lanes(const FrameConstants& c) const {
+    return {.drops_per_m3 = c.rain_drops_per_m3,
+            .exit_radius_m = c.beam.exit_radius_m,
+            .tan_half_angle = c.beam.tan_half_angle,
+            .cumulative = cumulative.data(),
+            .steps = kSteps,
+            .start_m = start_m,
+            .step_m = kStepM};
   }
 
   // The range where the cumulated expectation reaches `expected` (inverse of the above).
@@ -97,6 +101,8 @@ class RainStage final : public Stage {
     const DrawKey jitter_key = stage_kit::key_for(b, StageId::kRainJitter);
     // Per beam of a run: the expected drops (detectable ones, the others), their counts (draws 0
     // and 1 of the count stream), and a jitter draw per candidate (draw k for candidate k).
+    const simd::RainDrops drops = drops_.in_lanes(c);
+    std::array<double, stage_kit::kDrawRun> reach_m;
     std::array<float, stage_kit::kDrawRun> mu_detectable;
     std::array<float, stage_kit::kDrawRun> mu_rest;
     std::array<std::uint32_t, stage_kit::kDrawRun> detectable;
@@ -125,11 +131,10 @@ class RainStage final : public Stage {
           reach = std::max<double>(reach, p.range_m);
         }
         if (reach <= 0) reach = prm.datasheet_range_m;  // open sky: drops up to the sensor's reach
-        const double all = c.rain_drops_per_m3 * c.beam.volume_m3(0.0, reach);
-        const double seen = std::min(drops_.expected_within(reach), all);
-        mu_detectable[beam - first] = static_cast<float>(seen);
-        mu_rest[beam - first] = static_cast<float>(all - seen);
+        reach_m[beam - first] = reach;
       }
+      simd::rain_drop_means(drops, std::span(reach_m.data(), n), std::span(mu_detectable.data(), n),
+                            std::span(mu_rest.data(), n));
       simd::poissons(count_key, first_beam, 0, std::span(mu_detectable.data(), n),
                      std::span(detectable.data(), n));
       simd::poissons(count_key, first_beam, 1, std::span(mu_rest.data(), n),

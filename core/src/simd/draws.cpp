@@ -38,17 +38,10 @@ HWY_INLINE F32Vec normal_lanes(const PhiloxWords& w) {
   return hn::Mul(radius, cos_lanes(angle));
 }
 
-// A lane's steps depend only on that lane (inactive lanes keep their values), so the result does
-// not depend on the vector width.
-HWY_INLINE U32Vec poisson_lanes(F32Vec mean, const PhiloxWords& w) {
+// Inversion, in the `small` lanes: the smallest k whose CDF reaches u; stop too once the terms no
+// longer move the CDF in float, where u may sit above the CDF's rounded limit.
+HWY_INLINE F32Vec poisson_inversion(F32Vec mean, hn::Mask<F32Tag> small, F32Vec u) {
   const F32Tag df;
-  const U32Tag du;
-  const I32Tag di;
-  const auto positive = hn::Gt(mean, hn::Zero(df));  // false for NaN
-  const auto small = hn::And(positive, hn::Lt(mean, hn::Set(df, kPoissonInversionLimit)));
-  // Inversion: the smallest k whose CDF reaches u; stop too once the terms no longer move the
-  // CDF in float, where u may sit above the CDF's rounded limit.
-  const F32Vec u = open_unit_lanes(w.w0);
   F32Vec term = exp_lanes(hn::Neg(hn::IfThenElseZero(small, mean)));
   F32Vec cdf = term;
   F32Vec k = hn::Zero(df);
@@ -67,6 +60,20 @@ HWY_INLINE U32Vec poisson_lanes(F32Vec mean, const PhiloxWords& w) {
     active =
         hn::And(active, hn::And(hn::Gt(u, cdf), hn::Gt(term, hn::Mul(cdf, hn::Set(df, 0x1p-24f)))));
   }
+  return k;
+}
+
+// A lane's steps depend only on that lane (inactive lanes keep their values), so the result does
+// not depend on the vector width.
+HWY_INLINE U32Vec poisson_lanes(F32Vec mean, const PhiloxWords& w) {
+  const F32Tag df;
+  const U32Tag du;
+  const I32Tag di;
+  const auto positive = hn::Gt(mean, hn::Zero(df));  // false for NaN
+  const auto small = hn::And(positive, hn::Lt(mean, hn::Set(df, kPoissonInversionLimit)));
+  F32Vec k = hn::Zero(df);
+  // A vector of large means only (rain's drops crossed, far out) skips the inversion's exp.
+  if (!hn::AllFalse(df, small)) k = poisson_inversion(mean, small, open_unit_lanes(w.w0));
   // Rain's and the detector's means sit far below the limit: the normal's log and cos are paid
   // only by a vector that has a lane above it.
   const auto large = hn::AndNot(small, positive);

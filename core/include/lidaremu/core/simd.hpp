@@ -166,6 +166,46 @@ struct RangeNoiseEchoes {
 void range_noise_shifts(const RangeNoiseEchoes& echoes, std::size_t count, double floor_m,
                         double pulse_m);
 
+// The threshold detector (PHYSICS.md 3, s3_detection_threshold.cpp), for the first `count`
+// candidates: sigma = dark_noise_w x sqrt(1 + max(ambient_w[i], 0) / knee_w) (the ambient's shot
+// noise, physics::Receiver::noise_factor), out = power_w[i] + sigma x z[i] in double; noise_w[i]
+// = float(sigma), threshold_w[i] = float(threshold_sigmas x sigma), power_w[i] = float(out), and
+// detected[i] = 1 where out is above that threshold (in double), 0 otherwise. The scalar
+// expressions in double lanes, the same bits on every target.
+struct DetectionCandidates {
+  float* power_w = nullptr;  // read, then written
+  const float* ambient_w = nullptr;
+  const float* z = nullptr;
+  float* noise_w = nullptr;
+  float* threshold_w = nullptr;
+  std::int32_t* detected = nullptr;
+};
+struct DetectorNoise {
+  double dark_noise_w = 0;
+  double knee_w = 1;
+  double threshold_sigmas = 0;
+};
+void detect_against_noise(const DetectionCandidates& candidates, std::size_t count,
+                          const DetectorNoise& detector);
+
+// Rain's expected drops per beam (PHYSICS.md 4b, s4b_rain.cpp): all the drops in the beam's cone
+// from 0 to reach_m[i] (drops_per_m3 x physics::BeamCone::volume_m3) and those of them that
+// could be detected, read from the frame's cumulated table (steps + 1 values, step_m apart from
+// start_m; 0 before it, its last value beyond) and capped at all of them: detectable[i] =
+// float(seen), rest[i] = float(all - seen), for the first min of the three sizes. The scalar
+// expressions in double lanes, the same bits on every target.
+struct RainDrops {
+  double drops_per_m3 = 0;
+  double exit_radius_m = 0;
+  double tan_half_angle = 0;
+  const double* cumulative = nullptr;
+  std::size_t steps = 0;
+  double start_m = 0;
+  double step_m = 1;
+};
+void rain_drop_means(const RainDrops& drops, std::span<const double> reach_m,
+                     std::span<float> detectable, std::span<float> rest);
+
 // How engine rows become sensor-frame hits: the point is axes x v x metres_per_unit, then, for
 // world rows, pose_linear x p + pose_translation; the normal is axes x n (then pose_linear x n),
 // divided by its length. Matrices row-major. A row is implausible unless min_range_m <= |p| <
