@@ -74,7 +74,8 @@ struct RainDropTable {
             .step_m = kStepM};
   }
 
-  // The range where the cumulated expectation reaches `expected` (inverse of the above).
+  // The range where the cumulated expectation reaches `expected` (the inverse of the table's
+  // reading in simd::rain_drop_means).
   [[nodiscard]] double range_at(double expected) const {
     const auto above = std::upper_bound(cumulative.begin(), cumulative.end(), expected);
     if (above == cumulative.begin()) return start_m;

@@ -74,8 +74,8 @@ HWY_INLINE U32Vec poisson_lanes(F32Vec mean, const PhiloxWords& w) {
   F32Vec k = hn::Zero(df);
   // A vector of large means only (rain's drops crossed, far out) skips the inversion's exp.
   if (!hn::AllFalse(df, small)) k = poisson_inversion(mean, small, open_unit_lanes(w.w0));
-  // Rain's and the detector's means sit far below the limit: the normal's log and cos are paid
-  // only by a vector that has a lane above it.
+  // The detector's means and rain's detectable drops sit far below the limit: the normal's log
+  // and cos are paid only by a vector that has a lane above it.
   const auto large = hn::AndNot(small, positive);
   if (hn::AllFalse(df, large)) return hn::BitCast(du, hn::ConvertTo(di, k));
   // Above the limit: N(mu, mu) rounded, within [0, 1e9] (the mean is capped first, so an
