@@ -93,10 +93,11 @@ class ThresholdDetectionStage final : public Stage {
         }
         const int count = stage_kit::merge_pulses(b, beam);
         for (int i = 0; i < count; ++i) {
-          pulse[n] = b.work.pulses.index(beam, i);
-          const PulseRef p = b.work.pulses.at(pulse[n]);
+          const std::size_t at = b.work.pulses.index(beam, i);
+          const PulseRef p = b.work.pulses.at(at);
           if (p.kind == ReturnKind::kNoise) continue;  // the noise itself: detected as drawn
           z.ask(beam, i);
+          pulse[n] = at;
           power_w[n] = p.power_w;
           ambient_w[n] = p.ambient_w;
           ++n;
