@@ -107,8 +107,10 @@ void streamed_chain(benchmark::State& state, const SceneKey& key, core::ReturnMo
 
 // The input thread's work for one frame where every beam returns (the bench's all-returning
 // scene): HitBatch datagrams (their columns named) or headerless raw7 rows (each beam found from
-// its direction) stored into the frame the physics reads.
-void input(benchmark::State& state, const std::string& model, const std::string& mode, bool raw) {
+// its direction) stored into the frame the physics reads. Raw rows are located `at_once`
+// datagrams together, as the daemon locates a receive's (32 datagrams a receive at most).
+void input(benchmark::State& state, const std::string& model, const std::string& mode, bool raw,
+           std::size_t at_once) {
   const auto pattern = clients::scan_for(model, 0, mode);
   const core::BeamGeometry geometry(pattern);
   const auto channels = static_cast<std::uint16_t>(pattern.model->channels);
@@ -130,19 +132,25 @@ void input(benchmark::State& state, const std::string& model, const std::string&
   core::FrameHits frame;
   frame.reshape({static_cast<std::uint32_t>(pattern.columns_per_frame), channels}, {1, 1});
   const protocol::EngineConventions engine;
-  protocol::RawRowAssembler assembler(geometry, 7, {1, 1});
+  protocol::RawRowAssembler assembler(geometry, 7, {1, 1}, at_once);
+  std::vector<std::span<const std::uint8_t>> group;
   const auto begin = std::chrono::steady_clock::now();
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): the idiom
     frame.clear(1);
     core::FrameHits* current = &frame;
-    for (const auto& d : datagrams) {
-      if (raw) {
-        assembler.store(d, engine, materials(), current, [] {});
-      } else {
-        protocol::BatchView view;
-        protocol::decode_hit_batch(d, view);
-        protocol::store_batch(view, engine, materials(), frame);
+    for (std::size_t i = 0; raw && i < datagrams.size(); i += at_once) {
+      group.assign(
+          datagrams.begin() + static_cast<std::ptrdiff_t>(i),
+          datagrams.begin() + static_cast<std::ptrdiff_t>(std::min(datagrams.size(), i + at_once)));
+      assembler.convert_and_locate(group, engine, materials());
+      for (std::size_t slot = 0; slot < group.size(); ++slot) {
+        assembler.store_located(slot, current, [] {});
       }
+    }
+    for (std::size_t i = 0; !raw && i < datagrams.size(); ++i) {
+      protocol::BatchView view;
+      protocol::decode_hit_batch(datagrams[i], view);
+      protocol::store_batch(view, engine, materials(), frame);
     }
     assembler.reset();
     benchmark::DoNotOptimize(frame.x.data());
@@ -298,11 +306,15 @@ void register_all() {
     benchmark::RegisterBenchmark((std::string("draws/") + sampler).c_str(),
                                  [sampler](benchmark::State& st) { draws(st, sampler); });
   }
-  for (const bool raw : {false, true}) {
+  const struct {
+    const char* name;
+    bool raw;
+    std::size_t at_once;
+  } inputs[] = {{"framed", false, 1}, {"raw7", true, 1}, {"raw7-receive", true, 32}};
+  for (const auto& in : inputs) {
     benchmark::RegisterBenchmark(
-        (std::string("input/") + (raw ? "raw7" : "framed") + "/os1-128-2048x10/all-returning")
-            .c_str(),
-        [raw](benchmark::State& st) { input(st, "os1-128", "2048x10", raw); })
+        (std::string("input/") + in.name + "/os1-128-2048x10/all-returning").c_str(),
+        [in](benchmark::State& st) { input(st, "os1-128", "2048x10", in.raw, in.at_once); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }

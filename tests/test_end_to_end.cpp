@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <span>
 #include <thread>
 
 #include "daemon_process.hpp"
@@ -183,6 +185,22 @@ TEST_CASE("The Python client's example reaches the daemon and comes out as a wal
             "lidaremu_batches_rejected_total{sensor=\"vlp16-0\",reason=\"verify_failed\"}") == 0);
 }
 
+namespace {
+// An Ouster frame's returns beyond 30 m: heavy rain takes many of them.
+std::size_t far_returns(const core::ouster::SpecDecoder& decoder,
+                        std::span<const test::UdpReceiver::Datagram> packets) {
+  std::size_t far = 0;
+  for (const auto& d : packets) {
+    std::vector<core::ouster::Column> columns;
+    REQUIRE(decoder.decode(d.bytes, columns) == core::ouster::DecodeError::kNone);
+    for (const auto& c : columns) {
+      for (const auto& px : c.pixels) far += px.range_mm > 30000;
+    }
+  }
+  return far;
+}
+}  // namespace
+
 TEST_CASE("Weather from a Control message takes effect from the next frame on",
           "[e2e][physics][rain]") {
   test::UdpReceiver data, imu;
@@ -205,21 +223,52 @@ TEST_CASE("Weather from a Control message takes effect from the next frame on",
   REQUIRE(rainy.size() == 64);
   const auto decoder =
       core::ouster::SpecDecoder(core::ouster::parse_metadata(test::slurp(metadata)));
-  const auto far_returns = [&](const std::vector<test::UdpReceiver::Datagram>& packets) {
-    std::size_t far = 0;
-    for (const auto& d : packets) {
-      std::vector<core::ouster::Column> columns;
-      REQUIRE(decoder.decode(d.bytes, columns) == core::ouster::DecodeError::kNone);
-      for (const auto& c : columns) {
-        for (const auto& px : c.pixels) far += px.range_mm > 30000;
-      }
-    }
-    return far;
-  };
-  const std::size_t far_dry = far_returns(dry), far_rainy = far_returns(rainy);
+  const std::size_t far_dry = far_returns(decoder, dry), far_rainy = far_returns(decoder, rainy);
   INFO("returns beyond 30 m: dry " << far_dry << ", 100 mm/h " << far_rainy);
   CHECK(far_dry > 500);
   CHECK(far_rainy < far_dry * 0.8);
+}
+
+TEST_CASE("Raw rows are located a receive at a time, yet a Control among them acts in its place",
+          "[e2e][physics][rain][raw]") {
+  // The daemon locates the raw datagrams of one receive together and stores them after; a
+  // Control message among them must still act between the rows before it and those after. Sent
+  // while the daemon is stopped, three turns of 29 datagrams wait in its buffer, the Control two
+  // datagrams into the second turn; the first receive then takes the first turn, the second
+  // turn's first two datagrams (which begin its frame) and the Control together. The second
+  // frame began before the rain: it stays dry; the third is the first in rain.
+  test::UdpReceiver data;
+  const std::string metadata = "/tmp/lidaremu-e2e-raw-weather-os1-64.json";
+  test::DaemonProcess daemon({"--model", "os1-64", "--hits", "udp://127.0.0.1:0", "--hits-format",
+                              "raw7", "--out", data.url(), "--pace", "afap", "--clock", "sim",
+                              "--seed", "3", "--idle-timeout-ms", "300", "--metadata-out",
+                              metadata});
+  const auto pattern = clients::scan_for("os1-64", 0, "");
+  const auto rows = scene_rows(pattern);
+  const auto parts = clients::raw_datagrams(rows, std::size_t{64} * 7);
+  REQUIRE(parts.size() == 29);
+  clients::UdpSender sender(hits_url(daemon));
+  REQUIRE(daemon.freeze());
+  for (const auto& part : parts) REQUIRE(sender.send(part.bytes));
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i == 2) REQUIRE(sender.send(clients::build_control({.rain_mm_per_h = 100})));
+    REQUIRE(sender.send(parts[i].bytes));
+  }
+  for (const auto& part : parts) REQUIRE(sender.send(part.bytes));
+  daemon.send_signal(SIGCONT);
+  const auto packets = data.receive(3 * 64, 3s, 30s);
+  REQUIRE(daemon.stop() == 0);
+  REQUIRE(packets.size() == 3 * 64);
+  const auto decoder =
+      core::ouster::SpecDecoder(core::ouster::parse_metadata(test::slurp(metadata)));
+  const auto frame = [&](std::size_t f) {
+    return far_returns(decoder, std::span(packets).subspan(f * 64, 64));
+  };
+  const std::size_t first = frame(0), second = frame(1), third = frame(2);
+  INFO("returns beyond 30 m: " << first << ", " << second << ", then in rain " << third);
+  CHECK(first > 500);
+  CHECK(second > first * 0.9);
+  CHECK(third < first * 0.8);
 }
 
 TEST_CASE("--return-mode dual: the daemon sends VLP-16 dual-return packets at twice the rate",

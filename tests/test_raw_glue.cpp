@@ -324,3 +324,82 @@ TEST_CASE("raw8: a NaN or infinite angle is counted, its path dropped",
     CHECK(counts.stored == 0);
   }
 }
+
+TEST_CASE("Raw datagrams located many at once store what one at a time stores", "[protocol][raw]") {
+  // The daemon converts and locates a receive's raw datagrams together, on TBB's workers, then
+  // stores them in order; the turns, the frames' hits, the sealed columns and the late beams
+  // must be those of one datagram at a time. Two and a half turns of a VLP-16 in datagrams of
+  // 37 beams (a column's beams span two), an early beam after the first turn's column 500 (late),
+  // and a bad row, through assemblers taking 1, 4 and 7 datagrams at once.
+  const Glue g = demo_rays("vlp16", 1);
+  const core::BeamGeometry geometry(g.pattern);
+  std::vector<float> stream(g.rows);
+  stream.insert(stream.end(), g.rows.begin(), g.rows.end());
+  stream.insert(stream.end(), g.rows.begin(), g.rows.begin() + std::ptrdiff_t(g.rows.size() / 2));
+  constexpr std::size_t kBeam = 7, kBeamsPerDatagram = 37;
+  std::vector<std::vector<float>> datagrams;
+  bool early_sent = false;
+  for (std::size_t at = 0; at < stream.size(); at += kBeamsPerDatagram * kBeam) {
+    const std::size_t end = std::min(stream.size(), at + kBeamsPerDatagram * kBeam);
+    datagrams.emplace_back(stream.begin() + std::ptrdiff_t(at),
+                           stream.begin() + std::ptrdiff_t(end));
+    if (!early_sent && at / kBeam / 16 >= 500) {  // column 10's beams after it: late by then
+      early_sent = true;
+      datagrams.emplace_back(g.rows.begin() + 10 * 16 * kBeam, g.rows.begin() + 11 * 16 * kBeam);
+    }
+  }
+  datagrams[3][2 * kBeam + 6] = 999;  // an unknown material
+  const auto engine = *protocol::engine_conventions("ros");
+  struct Outcome {
+    std::vector<core::FrameHits> frames;
+    protocol::RowCounts rows;
+  };
+  const auto run = [&](std::size_t at_once) {
+    protocol::RawRowAssembler assembler(geometry, 7, g.layout, at_once);
+    REQUIRE(assembler.datagrams_at_once() == at_once);
+    Outcome out;
+    out.frames.push_back(empty_frame(g));
+    out.frames.reserve(4);
+    core::FrameHits* current = &out.frames.back();
+    std::vector<std::span<const std::uint8_t>> group;
+    for (std::size_t first = 0; first < datagrams.size(); first += at_once) {
+      group.clear();
+      for (std::size_t i = first; i < std::min(datagrams.size(), first + at_once); ++i) {
+        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): float rows viewed as bytes
+        const auto* bytes = reinterpret_cast<const std::uint8_t*>(datagrams[i].data());
+        group.emplace_back(bytes, datagrams[i].size() * sizeof(float));
+        REQUIRE(assembler.check(group.back()) == protocol::BatchError::kNone);
+      }
+      assembler.convert_and_locate(group, engine, materials());
+      for (std::size_t slot = 0; slot < group.size(); ++slot) {
+        out.rows += assembler.store_located(slot, current, [&] {
+          out.frames.push_back(empty_frame(g));
+          current = &out.frames.back();
+        });
+        assembler.seal_below(assembler.complete_columns());  // as the daemon streams
+      }
+    }
+    return out;
+  };
+  const Outcome one = run(1);
+  REQUIRE(one.frames.size() == 3);
+  CHECK(one.rows.late > 0);
+  CHECK(one.rows.unknown_material == 1);
+  CHECK(one.frames[0].columns_received == std::uint32_t(g.pattern.columns_per_frame));
+  for (const std::size_t at_once : {4, 7}) {
+    INFO(at_once << " datagrams at once");
+    const Outcome many = run(at_once);
+    REQUIRE(many.frames.size() == one.frames.size());
+    CHECK(many.rows.stored == one.rows.stored);
+    CHECK(many.rows.late == one.rows.late);
+    CHECK(many.rows.unknown_material == one.rows.unknown_material);
+    for (std::size_t f = 0; f < one.frames.size(); ++f) {
+      CHECK(many.frames[f].columns_received == one.frames[f].columns_received);
+      CHECK(many.frames[f].material == one.frames[f].material);
+      CHECK(many.frames[f].x == one.frames[f].x);
+      CHECK(many.frames[f].y == one.frames[f].y);
+      CHECK(many.frames[f].z == one.frames[f].z);
+      CHECK(many.frames[f].nz == one.frames[f].nz);
+    }
+  }
+}

@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace lidaremu::test {
 using Clock = std::chrono::steady_clock;
@@ -29,6 +32,25 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args)
     // 7 s under ThreadSanitizer, near the usual 10 s deadline).
     : clients::DaemonProcess(daemon_path(), std::move(args), {},
                              std::chrono::seconds(kSanitized ? 60 : 10)) {}
+
+bool DaemonProcess::freeze() const {
+  send_signal(SIGSTOP);
+  const auto stopped = [&] {
+    const std::string tasks = "/proc/" + std::to_string(pid()) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+      const std::string stat = slurp(task.path().string() + "/stat");
+      const auto after_name = stat.rfind(')');
+      if (after_name == std::string::npos || stat.compare(after_name + 2, 1, "T") != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (int i = 0; i < 200 && !stopped(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return stopped();
+}
 
 std::string hits_url(const DaemonProcess& d) {
   return "udp://127.0.0.1:" + std::to_string(d.hits_port());

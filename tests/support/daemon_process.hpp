@@ -23,6 +23,11 @@ inline constexpr bool kSanitized = false;
 class DaemonProcess : public clients::DaemonProcess {
  public:
   explicit DaemonProcess(std::vector<std::string> args);
+  // SIGSTOP, returning once every thread shows as stopped (each stops as the kernel next
+  // schedules it: until then the input thread may still read). What is sent meanwhile waits in
+  // the kernel's buffers; send_signal(SIGCONT) lets the daemon read it all at once. False when
+  // the threads did not all stop within a second.
+  [[nodiscard]] bool freeze() const;
 };
 
 // "udp://127.0.0.1:PORT" of the daemon's (first) hit input.

@@ -113,6 +113,7 @@ void SensorRuntime::input_loop() {
       datagram_arrival_ns_ = arrivals.steady_ns(messages[i].msg_hdr);
       on_datagram({&receive_buffers_[i * kSlot], messages[i].msg_len});
     }
+    store_raw_waiting();  // before the next receive reuses their buffers
     datagram_arrival_ns_ = 0;
   }
 }
@@ -146,6 +147,7 @@ void SensorRuntime::on_datagram(std::span<const std::uint8_t> datagram) {
     return;
   }
   if (protocol::identify(datagram) == protocol::MessageKind::kControl) {
+    store_raw_waiting();  // the rows before it go into the frames they would have
     on_control(datagram);
     return;
   }
@@ -287,26 +289,42 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     log_rejection(error);
     return;
   }
-  if (!current_) current_ = acquire_frame(raw_frame_counter_++);
-  core::FrameHits* hits = &current_->hits;
-  const auto rows = raw_->store(datagram, settings_.engine, materials_, hits, [&] {
-    submit_current();
-    current_ = acquire_frame(raw_frame_counter_++);
-    hits = &current_->hits;
-  });
-  counters_.add_rows(rows);
-  if (rows.late > 0 && worth_logging(counters_.rows_late)) {
-    spdlog::warn(
-        "sensor {}: frame {}: {} raw rows of beams more than {} columns behind the turn's "
-        "furthest refused: the physics may have taken their columns (engines send a turn's beams "
-        "in column order) ({} so far)",
-        settings_.name, current_->hits.frame_number, rows.late,
-        protocol::RawRowAssembler::kOpenColumns, counters_.rows_late.load());
+  raw_waiting_.push_back(datagram);  // within the capacity reserved: never allocates
+  raw_waiting_arrival_ns_.push_back(datagram_arrival_ns_);
+  if (raw_waiting_.size() == raw_->datagrams_at_once()) store_raw_waiting();
+}
+
+void SensorRuntime::store_raw_waiting() {
+  if (raw_waiting_.empty()) return;
+  const std::int64_t arrival_now = datagram_arrival_ns_;
+  raw_->convert_and_locate(raw_waiting_, settings_.engine, materials_);
+  for (std::size_t i = 0; i < raw_waiting_.size(); ++i) {
+    // A frame this datagram completes or begins is dated by its own arrival.
+    datagram_arrival_ns_ = raw_waiting_arrival_ns_[i];
+    if (!current_) current_ = acquire_frame(raw_frame_counter_++);
+    core::FrameHits* hits = &current_->hits;
+    const auto rows = raw_->store_located(i, hits, [&] {
+      submit_current();
+      current_ = acquire_frame(raw_frame_counter_++);
+      hits = &current_->hits;
+    });
+    counters_.add_rows(rows);
+    if (rows.late > 0 && worth_logging(counters_.rows_late)) {
+      spdlog::warn(
+          "sensor {}: frame {}: {} raw rows of beams more than {} columns behind the turn's "
+          "furthest refused: the physics may have taken their columns (engines send a turn's "
+          "beams in column order) ({} so far)",
+          settings_.name, current_->hits.frame_number, rows.late,
+          protocol::RawRowAssembler::kOpenColumns, counters_.rows_late.load());
+    }
+    // Raw rows carry no column: a column is in once the engine is a few columns further on.
+    current_ready_ = std::max(current_ready_, raw_->complete_columns());
+    raw_->seal_below(current_ready_);
+    if (current_->hits.columns_received > 0) publish_current();
   }
-  // Raw rows carry no column: a column is in once the engine is a few columns further on.
-  current_ready_ = std::max(current_ready_, raw_->complete_columns());
-  raw_->seal_below(current_ready_);
-  if (current_->hits.columns_received > 0) publish_current();
+  raw_waiting_.clear();
+  raw_waiting_arrival_ns_.clear();
+  datagram_arrival_ns_ = arrival_now;
 }
 
 void SensorRuntime::refresh_weather() {

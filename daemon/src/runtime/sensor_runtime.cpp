@@ -147,7 +147,9 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   input_drops_recorded_ = counters_.frames_dropped.load() - counters_.frames_dropped_late.load();
   if (settings_.hits_format != HitsFormat::kFramed) {
     raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8,
-                 settings_.layout);
+                 settings_.layout, raw_datagrams_at_once(settings_));
+    raw_waiting_.reserve(raw_->datagrams_at_once());
+    raw_waiting_arrival_ns_.reserve(raw_->datagrams_at_once());
   }
 }
 
@@ -160,10 +162,13 @@ std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Record
   if (s.hits_format == HitsFormat::kFramed) {
     frame += PendingBatches::bytes_for(shape.columns, shape.channels * s.layout.hits_per_beam());
   }
-  const std::size_t raw_rows = s.hits_format == HitsFormat::kFramed
-                                   ? 0
-                                   : protocol::RawRowAssembler::bytes_for(
-                                         s.hits_format == HitsFormat::kRaw8 ? 8 : 7, s.layout);
+  const std::size_t raw_rows =
+      s.hits_format == HitsFormat::kFramed
+          ? 0
+          : protocol::RawRowAssembler::bytes_for(s.hits_format == HitsFormat::kRaw8 ? 8 : 7,
+                                                 s.layout, raw_datagrams_at_once(s)) +
+                raw_datagrams_at_once(s) *
+                    (sizeof(std::span<const std::uint8_t>) + sizeof(std::int64_t));
   const auto encoder =
       core::make_encoder(s.pattern, s.identity, s.pipeline.return_mode, ouster_output(s));
   const std::size_t packets =
@@ -173,6 +178,14 @@ std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Record
          core::BeamWork::bytes_for(shape.beams()) + core::FrameReturns::bytes_for(shape) +
          packets * (recorders.output != nullptr ? 2 : 1) + raw_rows +
          std::size_t{kReceiveBatch} * (protocol::kMaxDatagram + 1) + kThreadsAndTablesBytes;
+}
+
+std::size_t SensorRuntime::raw_datagrams_at_once(const SensorSettings& s) {
+  const std::size_t beams = static_cast<std::size_t>(s.pattern.columns_per_frame) *
+                            static_cast<std::size_t>(s.model->channels);
+  return std::min<std::size_t>(kReceiveBatch,
+                               protocol::RawRowAssembler::datagrams_per_turn(
+                                   s.hits_format == HitsFormat::kRaw8 ? 8 : 7, s.layout, beams));
 }
 
 SensorRuntime::~SensorRuntime() {

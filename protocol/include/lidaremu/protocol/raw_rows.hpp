@@ -3,14 +3,16 @@
 // beam come together, as a framed batch orders them: its rays (centre first, --rays-per-beam),
 // each ray's path segments (8-float rows, --segments-per-path). The beam is found from the first
 // row of the group that hit something; the azimuth wrapping round starts a new frame. A datagram
-// holds whole beams: all of them are converted first, then found together
-// (BeamGeometry::locate_many, in SIMD lanes), then stored in order.
+// holds whole beams. The datagrams of a receive are converted and their beams found together, on
+// TBB's workers (BeamGeometry::locate_many, in SIMD lanes); only storing them, in the order they
+// came, is serial (the turn's wrap and the sealed columns depend on every beam before).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "lidaremu/core/frame.hpp"
@@ -23,29 +25,44 @@ class RawRowAssembler {
  public:
   static constexpr std::size_t kMaxRowsPerBeam = std::size_t{12} * 16;  // rays x segments at most
 
-  RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout)
-      : geometry_(geometry),
-        floats_per_row_(floats_per_row),
-        layout_(clamped(layout)),
-        max_beams_(max_beams(floats_per_row, layout_)),
-        rows_(max_beams_ * rows_per_beam(), static_cast<std::size_t>(floats_per_row_)),
-        first_hits_(max_beams_),
-        beam_in_datagram_(max_beams_),
-        located_(max_beams_) {}
+  // datagrams_at_once: how many datagrams convert_and_locate takes together (each its own
+  // scratch, sized once here).
+  RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout,
+                  std::size_t datagrams_at_once = 1);
 
   // What the constructor allocates (the daemon's memory estimate).
-  static std::size_t bytes_for(int floats_per_row, core::HitLayout layout);
+  static std::size_t bytes_for(int floats_per_row, core::HitLayout layout,
+                               std::size_t datagrams_at_once = 1);
+  // How many full datagrams a turn of `beams` takes: more at once than that never meet.
+  static std::size_t datagrams_per_turn(int floats_per_row, core::HitLayout layout,
+                                        std::size_t beams);
+  [[nodiscard]] std::size_t datagrams_at_once() const { return located_.size(); }
 
   // Reports whether the datagram holds a whole number of beams (rays x segments rows each).
   [[nodiscard]] BatchError check(std::span<const std::uint8_t> datagram) const;
 
-  // Calls on_wrap() before storing a beam that steps forward across the turn's seam (from a
-  // column to a smaller one less than half a turn ahead, circularly): the engine started its
-  // next revolution. A beam of a column below the sealed ones (seal_below) is refused and
-  // counted as late.
+  // Converts the rows of up to datagrams_at_once() checked datagrams and finds their beams, all
+  // together on TBB's workers (each hit's beam is found alone, so the result does not depend on
+  // who finds it): datagram i into slot i, for store_located. Isolated: the caller waits only for
+  // these, never runs another sensor's physics meanwhile.
+  void convert_and_locate(std::span<const std::span<const std::uint8_t>> datagrams,
+                          const EngineConventions& engine, const core::MaterialTable& materials);
+
+  // Stores slot `slot`'s beams into the frame, slots in the order their datagrams came. Calls
+  // on_wrap() before storing a beam that steps forward across the turn's seam (from a column to
+  // a smaller one less than half a turn ahead, circularly): the engine started its next
+  // revolution. A beam of a column below the sealed ones (seal_below) is refused and counted as
+  // late. The rows' counts, the conversion's included.
+  template <typename OnWrap>
+  RowCounts store_located(std::size_t slot, core::FrameHits*& frame, OnWrap&& on_wrap);
+
+  // One datagram: convert_and_locate, then store_located.
   template <typename OnWrap>
   RowCounts store(std::span<const std::uint8_t> datagram, const EngineConventions& engine,
-                  const core::MaterialTable& materials, core::FrameHits*& frame, OnWrap&& on_wrap);
+                  const core::MaterialTable& materials, core::FrameHits*& frame, OnWrap&& on_wrap) {
+    convert_and_locate({&datagram, 1}, engine, materials);
+    return store_located(0, frame, std::forward<OnWrap>(on_wrap));
+  }
 
   void reset() {
     last_column_ = -1;
@@ -64,7 +81,7 @@ class RawRowAssembler {
  private:
   // One datagram's rows as floats (the datagram's bytes promise no alignment), converted in lanes,
   // and what was kept of each: its material (0: missed, rejected, or after a rejected segment)
-  // and angle. Sized once: the hot path does not allocate.
+  // and angle.
   struct Rows {
     Rows(std::size_t rows, std::size_t floats_per_row);
     std::vector<float> values;
@@ -75,6 +92,25 @@ class RawRowAssembler {
     std::vector<float> angle_deg;
     [[nodiscard]] core::simd::SensorRows converted();
   };
+  // One datagram's worth, converted and located: what store_located reads. Sized once (the hot
+  // path does not allocate).
+  struct LocatedDatagram {
+    LocatedDatagram(std::size_t beams, std::size_t rows_per_beam, std::size_t floats_per_row);
+    static std::size_t bytes_for(std::size_t beams, std::size_t rows_per_beam,
+                                 std::size_t floats_per_row);
+    Rows rows;                                  // rows_per_beam() per beam of the datagram
+    std::vector<Eigen::Vector3d> first_hits;    // per beam that hit something
+    std::vector<std::size_t> beam_in_datagram;  // which beam of the datagram that was
+    std::vector<core::BeamIndex> located;       // and where it belongs
+    std::size_t hit_beams = 0;
+    RowCounts counts;  // the conversion's
+  };
+  // A run of one datagram's hit beams whose beams are found together (the unit of parallel work).
+  struct LocateChunk {
+    std::size_t slot = 0, begin = 0, end = 0;
+  };
+  static constexpr std::size_t kLocateChunk = 256;
+
   [[nodiscard]] std::size_t rows_per_beam() const { return layout_.hits_per_beam(); }
   static core::HitLayout clamped(core::HitLayout layout) {
     return {std::clamp<std::uint8_t>(layout.rays_per_beam, 1, 12),
@@ -85,42 +121,38 @@ class RawRowAssembler {
     return kMaxDatagram /
            (sizeof(float) * static_cast<std::size_t>(floats_per_row) * layout.hits_per_beam());
   }
+  // Converts every beam of the datagram into `into` and lists those that hit something (their
+  // first hits, to be located).
+  void convert(std::span<const std::uint8_t> datagram, const EngineConventions& engine,
+               const core::MaterialTable& materials, LocatedDatagram& into) const;
   // Keeps the converted rows of datagram beam `beam` as store_batch does (a rejected segment ends
   // its path); whether any hit, and the first that did (the beam's direction) if so.
-  bool keep_beam(std::size_t beam, const core::MaterialTable& materials, RowCounts& counts,
-                 Eigen::Vector3d& first_hit);
-  // Converts every beam of the datagram and finds the beams of those that hit something:
-  // how many did (their rows, first hits and beams in the members below).
-  std::size_t convert_and_locate(std::span<const std::uint8_t> datagram,
-                                 const EngineConventions& engine,
-                                 const core::MaterialTable& materials, RowCounts& counts);
+  bool keep_beam(std::size_t beam, const core::MaterialTable& materials, Rows& rows,
+                 RowCounts& counts, Eigen::Vector3d& first_hit) const;
+  void locate(const LocateChunk& chunk);
 
   const core::BeamGeometry& geometry_;
   int floats_per_row_;
   core::HitLayout layout_;
   long last_column_ = -1;
   std::uint32_t sealed_ = 0;  // beams of the current turn's columns below this are late
-  // One datagram's worth, sized once (the hot path does not allocate).
   std::size_t max_beams_;
-  Rows rows_;                                  // rows_per_beam() per beam of the datagram
-  std::vector<Eigen::Vector3d> first_hits_;    // per beam that hit something
-  std::vector<std::size_t> beam_in_datagram_;  // which beam of the datagram that was
-  std::vector<core::BeamIndex> located_;       // and where it belongs
+  std::vector<LocatedDatagram> located_;  // one per datagram taken at once
+  std::vector<LocateChunk> chunks_;       // as many as the slots' beams can need
 };
 
 template <typename OnWrap>
-RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
-                                 const EngineConventions& engine,
-                                 const core::MaterialTable& materials, core::FrameHits*& frame,
-                                 OnWrap&& on_wrap) {
-  RowCounts counts;
+RowCounts RawRowAssembler::store_located(std::size_t slot, core::FrameHits*& frame,
+                                         OnWrap&& on_wrap) {
+  LocatedDatagram& located = located_[slot];
+  RowCounts counts = located.counts;
   const long turn = geometry_.pattern().columns_per_frame;
   const long half_turn = turn / 2;
-  const std::size_t hit_beams = convert_and_locate(datagram, engine, materials, counts);
-  const core::simd::SensorRows converted = rows_.converted();
-  for (std::size_t k = 0; k < hit_beams; ++k) {
-    const core::BeamIndex index = located_[k];
-    const std::size_t beam_rows = beam_in_datagram_[k] * rows_per_beam();
+  const core::simd::SensorRows converted = located.rows.converted();
+  const Rows& rows = located.rows;
+  for (std::size_t k = 0; k < located.hit_beams; ++k) {
+    const core::BeamIndex index = located.located[k];
+    const std::size_t beam_rows = located.beam_in_datagram[k] * rows_per_beam();
     // Columns advance around the turn; a step forward (less than half a turn, circularly) that
     // crosses the seam starts the next turn. A step back (a beam a hair behind the seam, a column
     // sent twice) is no new turn and leaves the furthest column where it was.
@@ -139,7 +171,7 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
     }
     if (index.column < sealed_) {
       for (std::size_t row = 0; row < rows_per_beam(); ++row) {
-        if (rows_.material[beam_rows + row] == 0) continue;
+        if (rows.material[beam_rows + row] == 0) continue;
         --counts.stored;  // counted when converted
         ++counts.late;
       }
@@ -155,9 +187,9 @@ RowCounts RawRowAssembler::store(std::span<const std::uint8_t> datagram,
     for (std::size_t ray = 0; ray < rays; ++ray) {
       for (std::size_t seg = 0; seg < segments; ++seg) {
         const std::size_t row = beam_rows + ray * layout_.segments_per_path + seg;
-        if (rows_.material[row] == 0) break;
-        store_converted_row(f, f.hit(beam, ray, seg), converted, row, rows_.material[row], 0,
-                            rows_.angle_deg[row]);
+        if (rows.material[row] == 0) break;
+        store_converted_row(f, f.hit(beam, ray, seg), converted, row, rows.material[row], 0,
+                            rows.angle_deg[row]);
       }
     }
     mark_column(f, index.column);

@@ -114,7 +114,13 @@ class SensorRuntime {
   void on_datagram(std::span<const std::uint8_t> datagram);
   [[nodiscard]] std::string sender_text() const;
   void on_framed(std::span<const std::uint8_t> datagram);
+  // A raw datagram, checked, waits in its receive buffer to be located with the others of its
+  // receive (store_raw_waiting); a Control message, the receive's end or a full set stores them
+  // first, so everything takes effect in the order it came.
   void on_raw(std::span<const std::uint8_t> datagram);
+  void store_raw_waiting();
+  // How many raw datagrams are located together: a receive's worth, or a turn's when that is less.
+  [[nodiscard]] static std::size_t raw_datagrams_at_once(const SensorSettings& s);
   void on_control(std::span<const std::uint8_t> datagram);
   std::uint64_t kernel_drops_at_close_ = 0;
   StreamedFrame* acquire_frame(std::uint32_t frame_number);
@@ -188,6 +194,9 @@ class SensorRuntime {
   std::unique_ptr<core::Encoder> encoder_;
   double data_packet_period_s_ = 0;  // the encoder's, read by the sending thread
   std::optional<protocol::RawRowAssembler> raw_;
+  // Input thread: the raw datagrams waiting (on_raw), with when each reached the host.
+  std::vector<std::span<const std::uint8_t>> raw_waiting_;
+  std::vector<std::int64_t> raw_waiting_arrival_ns_;
 
   std::vector<std::unique_ptr<StreamedFrame>> frame_pool_;
   // Processing thread: each pending batch's row counts as its worker converts it.
