@@ -127,21 +127,43 @@ TEST_CASE(
   const std::string plainest = core::simd::available_targets().back();
   const std::pair<const char*, std::string> runs_of[] = {
       {"1", "best"}, {"2", "best"}, {"2", plainest}};
-  for (const char* model : {"vlp16", "os1-64"}) {
-    INFO(model);
+  // Raw rows too: with one thread the input thread finds their beams itself, with two a worker.
+  const std::pair<const char*, const char*> inputs[] = {
+      {"vlp16", "framed"}, {"os1-64", "framed"}, {"os1-64", "raw7"}};
+  for (const auto& [model, format] : inputs) {
+    INFO(model << ", " << format);
+    const bool raw = std::string(format) == "raw7";
     std::vector<std::vector<std::uint8_t>> runs[3];
     for (int run = 0; run < 3; ++run) {
       const auto& [threads, target] = runs_of[run];
       INFO("threads " << threads << ", SIMD target " << target);
       test::UdpReceiver data, telemetry;
-      test::DaemonProcess daemon({"--model", model, "--hits", "udp://127.0.0.1:0", "--out",
-                                  data.url(), "--telemetry", telemetry.url(), "--pace", "afap",
-                                  "--clock", "sim", "--seed", "99", "--threads", threads,
-                                  "--simd-target", target});
+      test::DaemonProcess daemon({"--model",
+                                  model,
+                                  "--hits",
+                                  "udp://127.0.0.1:0",
+                                  "--hits-format",
+                                  format,
+                                  "--out",
+                                  data.url(),
+                                  "--telemetry",
+                                  telemetry.url(),
+                                  "--pace",
+                                  "afap",
+                                  "--clock",
+                                  "sim",
+                                  "--seed",
+                                  "99",
+                                  "--threads",
+                                  threads,
+                                  "--simd-target",
+                                  target,
+                                  "--idle-timeout-ms",
+                                  "300"});
       const auto pattern = clients::scan_for(model, 0, "");
       const auto rows = scene_rows(pattern);
       clients::UdpSender sender(hits_url(daemon));
-      clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0});
+      clients::FrameStreamer streamer(sender, pattern, {.speed = 5.0, .raw = raw});
       for (int f = 0; f < 3; ++f) streamer.send_frame(rows);
       const std::size_t expected = std::string(model) == "vlp16" ? 3 * 1808 / 24 : 3 * 64;
       for (auto& d : data.receive(expected, 3s, 20s)) runs[run].push_back(std::move(d.bytes));

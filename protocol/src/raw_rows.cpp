@@ -87,21 +87,37 @@ void RawRowAssembler::convert_and_locate(std::span<const std::span<const std::ui
                                          const EngineConventions& engine,
                                          const core::MaterialTable& materials) {
   const std::size_t taken = std::min(datagrams.size(), located_.size());
+  for (std::size_t i = 0; i < taken; ++i) take(i, datagrams[i]);
+  convert_and_locate_taken(0, taken, engine, materials);
+}
+
+void RawRowAssembler::take(std::size_t slot, std::span<const std::uint8_t> datagram) {
+  LocatedDatagram& into = located_[slot];
+  const std::size_t beam_bytes =
+      sizeof(float) * static_cast<std::size_t>(floats_per_row_) * rows_per_beam();
+  into.beams_taken = std::min(max_beams_, datagram.size() / beam_bytes);
+  std::memcpy(into.rows.values.data(), datagram.data(), into.beams_taken * beam_bytes);
+}
+
+void RawRowAssembler::convert_and_locate_taken(std::size_t first, std::size_t count,
+                                               const EngineConventions& engine,
+                                               const core::MaterialTable& materials) {
+  const std::size_t end = first + std::min(count, located_.size() - first);
   // The conversion, one datagram a task.
   const auto convert_range = [&](const tbb::blocked_range<std::size_t>& range) {
     for (std::size_t i = range.begin(); i < range.end(); ++i) {
-      convert(datagrams[i], engine, materials, located_[i]);
+      convert(engine, materials, located_[i]);
     }
   };
-  if (taken == 1) {
-    convert_range({0, 1});
+  if (end - first == 1) {
+    convert_range({first, end});
   } else {
-    core::parallel_blocks_isolated(tbb::blocked_range<std::size_t>(0, taken, 1), this,
+    core::parallel_blocks_isolated(tbb::blocked_range<std::size_t>(first, end, 1), this,
                                    convert_range);
   }
   // The beam search, most of a raw row's cost: every datagram's hit beams in chunks at once.
   std::size_t chunk_count = 0;
-  for (std::size_t slot = 0; slot < taken; ++slot) {
+  for (std::size_t slot = first; slot < end; ++slot) {
     for (std::size_t begin = 0; begin < located_[slot].hit_beams; begin += kLocateChunk) {
       chunks_[chunk_count++] = {slot, begin,
                                 std::min(begin + kLocateChunk, located_[slot].hit_beams)};
@@ -126,19 +142,15 @@ void RawRowAssembler::locate(const LocateChunk& chunk) {
                         {d.located.data() + chunk.begin, count});
 }
 
-void RawRowAssembler::convert(std::span<const std::uint8_t> datagram,
-                              const EngineConventions& engine, const core::MaterialTable& materials,
+void RawRowAssembler::convert(const EngineConventions& engine, const core::MaterialTable& materials,
                               LocatedDatagram& into) const {
   const auto floats_per_row = static_cast<std::size_t>(floats_per_row_);
-  const std::size_t beam_bytes = sizeof(float) * floats_per_row * rows_per_beam();
-  const std::size_t beams = std::min(max_beams_, datagram.size() / beam_bytes);
-  const std::size_t rows = beams * rows_per_beam();
-  std::memcpy(into.rows.values.data(), datagram.data(), beams * beam_bytes);
+  const std::size_t rows = into.beams_taken * rows_per_beam();
   core::simd::rows_to_sensor(rows_to_sensor_transform(engine, nullptr), into.rows.values.data(),
                              floats_per_row, rows, into.rows.converted());
   into.counts = {};
   into.hit_beams = 0;
-  for (std::size_t b = 0; b < beams; ++b) {
+  for (std::size_t b = 0; b < into.beams_taken; ++b) {
     if (keep_beam(b, materials, into.rows, into.counts, into.first_hits[into.hit_beams])) {
       into.beam_in_datagram[into.hit_beams++] = b;
     }

@@ -87,15 +87,22 @@ void SensorRuntime::input_loop() {
       timeout_ms = static_cast<int>(
           std::max<std::int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
     }
+    // Raw rows being located: receive more meanwhile if there are any, else store them first.
+    const bool locating = raw_ && raw_->in_flight();
+    if (locating) timeout_ms = 0;
     const int ready = ::poll(watch.data(), watch.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) {
       throw std::runtime_error(std::string("poll on the hit socket: ") + std::strerror(errno));
+    }
+    if (locating && ready == 0) {
+      flush_raw();
+      continue;
     }
     // The engine went quiet (no batch for the idle timeout, whatever else arrives: an engine
     // may go on sending Control poses): what arrived is the frame.
     if (current_ && current_->hits.columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
       submit_current();
-      if (raw_) raw_->reset();
+      if (raw_) raw_->assembler().reset();
     }
     // POLLERR too: reading takes a queued socket error off, or poll would report it forever.
     if (ready <= 0 || !(watch[0].revents & (POLLIN | POLLERR))) continue;
@@ -113,9 +120,11 @@ void SensorRuntime::input_loop() {
       datagram_arrival_ns_ = arrivals.steady_ns(messages[i].msg_hdr);
       on_datagram({&receive_buffers_[i * kSlot], messages[i].msg_len});
     }
-    store_raw_waiting();  // before the next receive reuses their buffers
+    // The receive's raw rows on to a worker; the set before them stored.
+    if (raw_) hand_over_raw();
     datagram_arrival_ns_ = 0;
   }
+  if (raw_) flush_raw();  // everything taken is in before the stop submits the frame
 }
 
 std::string SensorRuntime::sender_text() const {
@@ -147,7 +156,7 @@ void SensorRuntime::on_datagram(std::span<const std::uint8_t> datagram) {
     return;
   }
   if (protocol::identify(datagram) == protocol::MessageKind::kControl) {
-    store_raw_waiting();  // the rows before it go into the frames they would have
+    if (raw_) flush_raw();  // the rows before it go into the frames they would have
     on_control(datagram);
     return;
   }
@@ -289,41 +298,42 @@ void SensorRuntime::on_raw(std::span<const std::uint8_t> datagram) {
     log_rejection(error);
     return;
   }
-  raw_waiting_.push_back(datagram);  // within the capacity reserved: never allocates
-  raw_waiting_arrival_ns_.push_back(datagram_arrival_ns_);
-  if (raw_waiting_.size() == raw_->datagrams_at_once()) store_raw_waiting();
+  if (raw_->take(datagram, datagram_arrival_ns_)) hand_over_raw();
 }
 
-void SensorRuntime::store_raw_waiting() {
-  if (raw_waiting_.empty()) return;
-  const std::int64_t arrival_now = datagram_arrival_ns_;
-  raw_->convert_and_locate(raw_waiting_, settings_.engine, materials_);
-  for (std::size_t i = 0; i < raw_waiting_.size(); ++i) {
-    // A frame this datagram completes or begins is dated by its own arrival.
-    datagram_arrival_ns_ = raw_waiting_arrival_ns_[i];
-    if (!current_) current_ = acquire_frame(raw_frame_counter_++);
-    core::FrameHits* hits = &current_->hits;
-    const auto rows = raw_->store_located(i, hits, [&] {
-      submit_current();
-      current_ = acquire_frame(raw_frame_counter_++);
-      hits = &current_->hits;
-    });
-    counters_.add_rows(rows);
-    if (rows.late > 0 && worth_logging(counters_.rows_late)) {
-      spdlog::warn(
-          "sensor {}: frame {}: {} raw rows of beams more than {} columns behind the turn's "
-          "furthest refused: the physics may have taken their columns (engines send a turn's "
-          "beams in column order) ({} so far)",
-          settings_.name, current_->hits.frame_number, rows.late,
-          protocol::RawRowAssembler::kOpenColumns, counters_.rows_late.load());
-    }
-    // Raw rows carry no column: a column is in once the engine is a few columns further on.
-    current_ready_ = std::max(current_ready_, raw_->complete_columns());
-    raw_->seal_below(current_ready_);
-    if (current_->hits.columns_received > 0) publish_current();
+void SensorRuntime::hand_over_raw() {
+  raw_->hand_over(
+      [this](std::size_t slot, std::int64_t arrival_ns) { store_raw(slot, arrival_ns); });
+}
+
+void SensorRuntime::flush_raw() {
+  raw_->flush([this](std::size_t slot, std::int64_t arrival_ns) { store_raw(slot, arrival_ns); });
+}
+
+void SensorRuntime::store_raw(std::size_t slot, std::int64_t arrival_ns) {
+  // A frame this datagram completes or begins is dated by its own arrival.
+  const std::int64_t arrival_now = std::exchange(datagram_arrival_ns_, arrival_ns);
+  if (!current_) current_ = acquire_frame(raw_frame_counter_++);
+  core::FrameHits* hits = &current_->hits;
+  auto& assembler = raw_->assembler();
+  const auto rows = assembler.store_located(slot, hits, [&] {
+    submit_current();
+    current_ = acquire_frame(raw_frame_counter_++);
+    hits = &current_->hits;
+  });
+  counters_.add_rows(rows);
+  if (rows.late > 0 && worth_logging(counters_.rows_late)) {
+    spdlog::warn(
+        "sensor {}: frame {}: {} raw rows of beams more than {} columns behind the turn's "
+        "furthest refused: the physics may have taken their columns (engines send a turn's "
+        "beams in column order) ({} so far)",
+        settings_.name, current_->hits.frame_number, rows.late,
+        protocol::RawRowAssembler::kOpenColumns, counters_.rows_late.load());
   }
-  raw_waiting_.clear();
-  raw_waiting_arrival_ns_.clear();
+  // Raw rows carry no column: a column is in once the engine is a few columns further on.
+  current_ready_ = std::max(current_ready_, assembler.complete_columns());
+  assembler.seal_below(current_ready_);
+  if (current_->hits.columns_received > 0) publish_current();
   datagram_arrival_ns_ = arrival_now;
 }
 

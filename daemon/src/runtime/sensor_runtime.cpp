@@ -147,9 +147,7 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   input_drops_recorded_ = counters_.frames_dropped.load() - counters_.frames_dropped_late.load();
   if (settings_.hits_format != HitsFormat::kFramed) {
     raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8,
-                 settings_.layout, raw_datagrams_at_once(settings_));
-    raw_waiting_.reserve(raw_->datagrams_at_once());
-    raw_waiting_arrival_ns_.reserve(raw_->datagrams_at_once());
+                 settings_.layout, raw_datagrams_at_once(settings_), settings_.engine, materials_);
   }
 }
 
@@ -165,10 +163,8 @@ std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Record
   const std::size_t raw_rows =
       s.hits_format == HitsFormat::kFramed
           ? 0
-          : protocol::RawRowAssembler::bytes_for(s.hits_format == HitsFormat::kRaw8 ? 8 : 7,
-                                                 s.layout, raw_datagrams_at_once(s)) +
-                raw_datagrams_at_once(s) *
-                    (sizeof(std::span<const std::uint8_t>) + sizeof(std::int64_t));
+          : RawIngest::bytes_for(s.hits_format == HitsFormat::kRaw8 ? 8 : 7, s.layout,
+                                 raw_datagrams_at_once(s));
   const auto encoder =
       core::make_encoder(s.pattern, s.identity, s.pipeline.return_mode, ouster_output(s));
   const std::size_t packets =

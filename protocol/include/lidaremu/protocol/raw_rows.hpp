@@ -25,8 +25,8 @@ class RawRowAssembler {
  public:
   static constexpr std::size_t kMaxRowsPerBeam = std::size_t{12} * 16;  // rays x segments at most
 
-  // datagrams_at_once: how many datagrams convert_and_locate takes together (each its own
-  // scratch, sized once here).
+  // datagrams_at_once: how many slots (a datagram's scratch each, sized once here), the most
+  // datagrams convert_and_locate takes together.
   RawRowAssembler(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout,
                   std::size_t datagrams_at_once = 1);
 
@@ -44,9 +44,16 @@ class RawRowAssembler {
   // Converts the rows of up to datagrams_at_once() checked datagrams and finds their beams, all
   // together on TBB's workers (each hit's beam is found alone, so the result does not depend on
   // who finds it): datagram i into slot i, for store_located. Isolated: the caller waits only for
-  // these, never runs another sensor's physics meanwhile.
+  // these, never runs another sensor's physics meanwhile. take, then convert_and_locate_taken.
   void convert_and_locate(std::span<const std::span<const std::uint8_t>> datagrams,
                           const EngineConventions& engine, const core::MaterialTable& materials);
+  // The same in two steps, so that the datagrams' buffers can be reused before the work is
+  // done: take copies a checked datagram into a slot; convert_and_locate_taken converts and
+  // locates slots [first, first + count) from their copies.
+  void take(std::size_t slot, std::span<const std::uint8_t> datagram);
+  void convert_and_locate_taken(std::size_t first, std::size_t count,
+                                const EngineConventions& engine,
+                                const core::MaterialTable& materials);
 
   // Stores slot `slot`'s beams into the frame, slots in the order their datagrams came. Calls
   // on_wrap() before storing a beam that steps forward across the turn's seam (from a column to
@@ -102,6 +109,7 @@ class RawRowAssembler {
     std::vector<Eigen::Vector3d> first_hits;    // per beam that hit something
     std::vector<std::size_t> beam_in_datagram;  // which beam of the datagram that was
     std::vector<core::BeamIndex> located;       // and where it belongs
+    std::size_t beams_taken = 0;
     std::size_t hit_beams = 0;
     RowCounts counts;  // the conversion's
   };
@@ -121,10 +129,10 @@ class RawRowAssembler {
     return kMaxDatagram /
            (sizeof(float) * static_cast<std::size_t>(floats_per_row) * layout.hits_per_beam());
   }
-  // Converts every beam of the datagram into `into` and lists those that hit something (their
-  // first hits, to be located).
-  void convert(std::span<const std::uint8_t> datagram, const EngineConventions& engine,
-               const core::MaterialTable& materials, LocatedDatagram& into) const;
+  // Converts every beam taken into `into` and lists those that hit something (their first hits,
+  // to be located).
+  void convert(const EngineConventions& engine, const core::MaterialTable& materials,
+               LocatedDatagram& into) const;
   // Keeps the converted rows of datagram beam `beam` as store_batch does (a rejected segment ends
   // its path); whether any hit, and the first that did (the beam's direction) if so.
   bool keep_beam(std::size_t beam, const core::MaterialTable& materials, Rows& rows,

@@ -31,6 +31,7 @@
 #include "lidaremu/daemon/runtime/pacing_schedule.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 #include "lidaremu/daemon/runtime/physics_gate.hpp"
+#include "lidaremu/daemon/runtime/raw_ingest.hpp"
 #include "lidaremu/daemon/runtime/streamed_frame.hpp"
 #include "lidaremu/daemon/runtime/wall_frame_clock.hpp"
 #include "lidaremu/daemon/view/live_view.hpp"
@@ -114,11 +115,14 @@ class SensorRuntime {
   void on_datagram(std::span<const std::uint8_t> datagram);
   [[nodiscard]] std::string sender_text() const;
   void on_framed(std::span<const std::uint8_t> datagram);
-  // A raw datagram, checked, waits in its receive buffer to be located with the others of its
-  // receive (store_raw_waiting); a Control message, the receive's end or a full set stores them
-  // first, so everything takes effect in the order it came.
+  // A raw datagram, checked, is copied to be located on a worker with the others of its
+  // receive (RawIngest); a set is stored into frames by store_raw once located. A Control
+  // message stores everything taken before it first (flush_raw), so that everything takes
+  // effect in the order it came.
   void on_raw(std::span<const std::uint8_t> datagram);
-  void store_raw_waiting();
+  void hand_over_raw();
+  void flush_raw();
+  void store_raw(std::size_t slot, std::int64_t arrival_ns);
   // How many raw datagrams are located together: a receive's worth, or a turn's when that is less.
   [[nodiscard]] static std::size_t raw_datagrams_at_once(const SensorSettings& s);
   void on_control(std::span<const std::uint8_t> datagram);
@@ -193,10 +197,7 @@ class SensorRuntime {
   core::Pipeline pipeline_;
   std::unique_ptr<core::Encoder> encoder_;
   double data_packet_period_s_ = 0;  // the encoder's, read by the sending thread
-  std::optional<protocol::RawRowAssembler> raw_;
-  // Input thread: the raw datagrams waiting (on_raw), with when each reached the host.
-  std::vector<std::span<const std::uint8_t>> raw_waiting_;
-  std::vector<std::int64_t> raw_waiting_arrival_ns_;
+  std::optional<RawIngest> raw_;
 
   std::vector<std::unique_ptr<StreamedFrame>> frame_pool_;
   // Processing thread: each pending batch's row counts as its worker converts it.
