@@ -209,27 +209,6 @@ bool keep_converted_row(const float* values, std::uint8_t flaws,
   return true;
 }
 
-void store_converted_row(core::FrameHits& frame, std::size_t hit,
-                         const core::simd::SensorRows& rows, std::size_t i, std::uint16_t material,
-                         std::uint32_t object_id, float angle_deg) {
-  frame.x[hit] = rows.x[i];
-  frame.y[hit] = rows.y[i];
-  frame.z[hit] = rows.z[i];
-  frame.nx[hit] = rows.nx[i];
-  frame.ny[hit] = rows.ny[i];
-  frame.nz[hit] = rows.nz[i];
-  frame.angle_deg[hit] = angle_deg;
-  frame.material[hit] = material;
-  frame.object_id[hit] = object_id;
-}
-
-void mark_column(core::FrameHits& frame, std::uint32_t column) {
-  if (!frame.column_received[column]) {
-    frame.column_received[column] = 1;
-    ++frame.columns_received;
-  }
-}
-
 RowCounts store_batch(const BatchView& batch, const EngineConventions& engine,
                       const core::MaterialTable& materials, core::FrameHits& frame) {
   take_batch_frame_facts(batch, engine, frame);

@@ -335,6 +335,9 @@ void SensorRuntime::store_raw(std::size_t slot, std::int64_t arrival_ns) {
   assembler.seal_below(current_ready_);
   if (current_->hits.columns_received > 0) publish_current();
   datagram_arrival_ns_ = arrival_now;
+  // The frame got input now, not when the datagram was taken: the set may have waited for its
+  // worker longer than the idle timeout, which would otherwise end the frame it is still filling.
+  last_batch_at_ = Clock::now();
 }
 
 void SensorRuntime::refresh_weather() {

@@ -147,7 +147,8 @@ SensorRuntime::SensorRuntime(const SensorSettings& settings, const core::Materia
   input_drops_recorded_ = counters_.frames_dropped.load() - counters_.frames_dropped_late.load();
   if (settings_.hits_format != HitsFormat::kFramed) {
     raw_.emplace(pipeline_.geometry(), settings_.hits_format == HitsFormat::kRaw7 ? 7 : 8,
-                 settings_.layout, raw_datagrams_at_once(settings_), settings_.engine, materials_);
+                 settings_.layout, raw_datagrams_at_once(settings_), settings_.engine, materials_,
+                 settings_.name);
   }
 }
 

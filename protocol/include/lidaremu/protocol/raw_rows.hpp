@@ -190,8 +190,14 @@ RowCounts RawRowAssembler::store_located(std::size_t slot, core::FrameHits*& fra
     const std::size_t rays = std::min<std::size_t>(layout_.rays_per_beam, f.layout.rays_per_beam);
     const std::size_t segments =
         std::min<std::size_t>(layout_.segments_per_path, f.layout.segments_per_path);
-    std::fill_n(f.material.begin() + static_cast<std::ptrdiff_t>(beam * f.layout.hits_per_beam()),
-                f.layout.hits_per_beam(), std::uint16_t{0});
+    // A beam sent again leaves nothing of its first copy.
+    const std::size_t first_hit = beam * f.layout.hits_per_beam();
+    if (f.layout.hits_per_beam() == 1) {
+      f.material[first_hit] = 0;  // the common case, without a call to memset
+    } else {
+      std::fill_n(f.material.begin() + static_cast<std::ptrdiff_t>(first_hit),
+                  f.layout.hits_per_beam(), std::uint16_t{0});
+    }
     for (std::size_t ray = 0; ray < rays; ++ray) {
       for (std::size_t seg = 0; seg < segments; ++seg) {
         const std::size_t row = beam_rows + ray * layout_.segments_per_path + seg;

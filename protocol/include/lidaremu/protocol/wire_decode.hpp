@@ -105,11 +105,27 @@ core::simd::RowsToSensor rows_to_sensor_transform(const EngineConventions& engin
 // id the table knows; an implausible range or a normal without length.
 bool keep_converted_row(const float* values, std::uint8_t flaws,
                         const core::MaterialTable& materials, RowCounts& counts);
-// Writes converted row i into a hit slot of the frame.
-void store_converted_row(core::FrameHits& frame, std::size_t hit,
-                         const core::simd::SensorRows& rows, std::size_t i, std::uint16_t material,
-                         std::uint32_t object_id, float angle_deg);
-void mark_column(core::FrameHits& frame, std::uint32_t column);
+// Writes converted row i into a hit slot of the frame. Inline: once per row stored, on the input
+// thread for raw rows.
+inline void store_converted_row(core::FrameHits& frame, std::size_t hit,
+                                const core::simd::SensorRows& rows, std::size_t i,
+                                std::uint16_t material, std::uint32_t object_id, float angle_deg) {
+  frame.x[hit] = rows.x[i];
+  frame.y[hit] = rows.y[i];
+  frame.z[hit] = rows.z[i];
+  frame.nx[hit] = rows.nx[i];
+  frame.ny[hit] = rows.ny[i];
+  frame.nz[hit] = rows.nz[i];
+  frame.angle_deg[hit] = angle_deg;
+  frame.material[hit] = material;
+  frame.object_id[hit] = object_id;
+}
+inline void mark_column(core::FrameHits& frame, std::uint32_t column) {
+  if (!frame.column_received[column]) {
+    frame.column_received[column] = 1;
+    ++frame.columns_received;
+  }
+}
 
 // Copies every ray and path segment of a verified batch into the frame, up to the frame's
 // layout (the sensor's rays_per_beam and segments_per_path), and marks its columns received. A

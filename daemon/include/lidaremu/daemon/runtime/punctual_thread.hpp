@@ -18,6 +18,7 @@ inline constexpr const char* kInputThreadName = "lre-input";
 inline constexpr const char* kProcessingThreadName = "lre-process";
 inline constexpr const char* kSendingThreadName = "lre-send";
 inline constexpr const char* kPhysicsThreadName = "lre-physics";
+inline constexpr const char* kLocatingThreadName = "lre-locate";  // raw rows' beams (RawIngest)
 void name_this_thread(const char* name);
 
 // The arena every sensor's physics runs in (its processing thread enters it for each step, the

@@ -1,14 +1,17 @@
 #pragma once
 // Raw rows with their beam search off the input thread. The input thread copies each checked raw
-// datagram into one of two sets of slots; a full set (or a receive's end) is handed to a physics
-// worker, which converts its rows and finds their beams while the input thread receives and
-// copies the next set. Storing into frames stays on the input thread, in the order the
+// datagram into one of two sets of slots; a full set (or a receive's end) is handed to the
+// sensor's locating thread, which converts its rows and finds their beams (with TBB's workers:
+// the datagrams of a set and their beams' chunks in parallel) while the input thread receives
+// and copies the next set. Storing into frames stays on the input thread, in the order the
 // datagrams came (the turn's wrap and the sealed columns depend on every beam before): a set is
-// stored once located, before the next set is handed over. With no worker to hand to (one
-// thread allowed), a set is located on the input thread.
-#include <atomic>
+// stored once located, before the next set is handed over.
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <span>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "lidaremu/protocol/raw_rows.hpp"
@@ -17,13 +20,13 @@ namespace lidaremu::daemon {
 
 class RawIngest {
  public:
-  // datagrams_at_once: a set's slots.
+  // datagrams_at_once: a set's slots. sensor: the name a failure is reported under.
   RawIngest(const core::BeamGeometry& geometry, int floats_per_row, core::HitLayout layout,
             std::size_t datagrams_at_once, const protocol::EngineConventions& engine,
-            const core::MaterialTable& materials);
+            const core::MaterialTable& materials, std::string sensor);
   RawIngest(const RawIngest&) = delete;
   RawIngest& operator=(const RawIngest&) = delete;
-  ~RawIngest();  // waits for a set in flight
+  ~RawIngest();  // ends the locating thread (after a set in flight)
 
   // What the constructor allocates (the daemon's memory estimate).
   static std::size_t bytes_for(int floats_per_row, core::HitLayout layout,
@@ -43,7 +46,7 @@ class RawIngest {
   template <typename Store>
   void hand_over(Store&& store) {
     store_in_flight(store);
-    if (filling().count > 0) start_locating();
+    if (sets_[filling_].count > 0) start_locating();
   }
   // Stores everything taken: the set in flight, then the set being filled.
   template <typename Store>
@@ -60,29 +63,38 @@ class RawIngest {
     std::size_t count = 0;
     std::vector<std::int64_t> arrival_ns;  // per slot
   };
-  Set& filling() { return sets_[filling_]; }
-  // Hands the filling set on (to a worker, or located here) and fills the other from now on.
+  // Hands the filling set to the locating thread and fills the other from now on.
   void start_locating();
-  // Blocks until the set in flight is located.
-  void wait_located();
+  // Blocks until the set in flight is located; false when the locating thread failed (the
+  // daemon is stopping: the set is not stored).
+  bool wait_located();
   template <typename Store>
   void store_in_flight(Store& store) {
     Set& set = sets_[1 - filling_];
     if (set.count == 0) return;
-    wait_located();
-    for (std::size_t i = 0; i < set.count; ++i) store(set.first_slot + i, set.arrival_ns[i]);
+    if (wait_located()) {
+      for (std::size_t i = 0; i < set.count; ++i) store(set.first_slot + i, set.arrival_ns[i]);
+    }
     set.count = 0;
   }
+  void locate_loop();
 
   protocol::RawRowAssembler assembler_;
   const protocol::EngineConventions& engine_;
   const core::MaterialTable& materials_;
+  std::string sensor_;
   std::size_t at_once_;
-  bool workers_;  // TBB may run a worker beside this thread
   Set sets_[2];
-  std::size_t filling_ = 0;
-  // The set in flight located (its worker's writes released with it).
-  std::atomic<bool> located_{true};
+  std::size_t filling_ = 0;  // input thread's
+
+  // Between the input thread and the locating thread.
+  std::mutex mutex_;
+  std::condition_variable work_;     // the locating thread waits: a set, or the end
+  std::condition_variable located_;  // the input thread waits: the set located
+  const Set* to_locate_ = nullptr;   // the set handed over and not yet located
+  bool ending_ = false;
+  bool failed_ = false;
+  std::thread locator_;  // last: started once everything it reads exists
 };
 
 }  // namespace lidaremu::daemon
