@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench_daemon.hpp"
 #include "bench_host.hpp"
 #include "lidaremu/clients/daemon_process.hpp"
 #include "lidaremu/clients/demo_scene.hpp"
@@ -294,66 +295,6 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
   r.ceiling_datagrams_per_s = static_cast<double>(received_datagrams) / elapsed;
   r.ceiling_rays_per_s = r.ceiling_bytes_per_s * static_cast<double>(l.rays_per_frame) /
                          static_cast<double>(frame_bytes);
-}
-
-// The daemon's CPU per beam by its threads' names (daemon/.../punctual_thread.hpp), the
-// encoding taken out of the processing threads by the daemon's own count of it. (The encoding
-// before the warm-up ended is counted too: a small overstatement of a serial part.)
-// The input is per beam received (it reads every frame, dropped or not), the rest per beam out.
-BenchReport::CpuPerBeam cpu_per_beam(const std::map<std::string, double>& cpu_by_thread,
-                                     const std::vector<BenchSensorReport>& sensors,
-                                     std::uint64_t beams_in, std::uint64_t beams) {
-  BenchReport::CpuPerBeam c;
-  if (beams == 0 || beams_in == 0) return c;
-  double encoding_s = 0;
-  for (const auto& s : sensors) encoding_s += s.daemon_encoding_cpu_s;
-  const auto ns_per_beam = [&](double seconds) {
-    return seconds * 1e9 / static_cast<double>(beams);
-  };
-  for (const auto& [name, seconds] : cpu_by_thread) {
-    if (name == "lre-input") {
-      c.input_ns += seconds * 1e9 / static_cast<double>(beams_in);
-    } else if (name == "lre-send") {
-      c.sending_ns += ns_per_beam(seconds);
-    } else if (name == "lre-process" || name == "lre-physics") {
-      c.physics_ns += ns_per_beam(seconds);
-    } else {
-      c.other_ns += ns_per_beam(seconds);
-    }
-  }
-  c.encoding_ns = std::min(ns_per_beam(encoding_s), c.physics_ns);
-  c.physics_ns -= c.encoding_ns;
-  return c;
-}
-
-// The upper bound of the histogram bucket that holds quantile q of the daemon's
-// lidaremu_NAME_bucket lines for this sensor (infinity when it lies in +Inf; 0 when empty).
-double histogram_quantile(const std::string& output, const std::string& name,
-                          const std::string& sensor, double q) {
-  const std::string prefix = "lidaremu_" + name + "_bucket{sensor=\"" + sensor + "\",le=\"";
-  std::vector<std::pair<double, double>> buckets;  // (upper bound, cumulative count)
-  for (auto at = output.find(prefix); at != std::string::npos; at = output.find(prefix, at + 1)) {
-    const auto le_end = output.find('"', at + prefix.size());
-    const auto line_end = output.find('\n', le_end);
-    const std::string le = output.substr(at + prefix.size(), le_end - at - prefix.size());
-    const double bound = le == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(le);
-    buckets.emplace_back(bound, std::stod(output.substr(le_end + 3, line_end - le_end - 3)));
-  }
-  if (buckets.empty() || buckets.back().second == 0) return 0;
-  const double wanted = q * buckets.back().second;
-  for (const auto& [bound, cumulative] : buckets) {
-    if (cumulative >= wanted) return bound;
-  }
-  return buckets.back().first;
-}
-
-std::uint64_t daemon_counter(const DaemonProcess& d, const std::string& name,
-                             const std::string& sensor) {
-  try {
-    return d.counter("lidaremu_" + name + "{sensor=\"" + sensor + "\"}");
-  } catch (const std::exception&) {
-    return 0;
-  }
 }
 
 }  // namespace
