@@ -184,6 +184,8 @@ TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's sche
   // At full speed a VLP-16 frame takes a few milliseconds of its 50: all of them come out.
   if (!test::kSanitized) CHECK(s.frames_out == s.frames_sent);
   CHECK(r.ceiling_rays_per_s == 0);
+  // Their beams are found on the sensor's locating thread (and TBB's workers), not the input's.
+  CHECK(r.cpu_per_beam.locating_ns > 0);
   // Raw rows carry no frame end: the run's last frame ends only at the daemon's idle timeout
   // (the bench's: 1 s), which is the run's end, not a latency; the frames before it end when the
   // next one's rows come, a period later at most.
@@ -272,6 +274,7 @@ TEST_CASE("A real-time frame's path, stage by stage, adds up to its age", "[e2e]
   CHECK(c.encoding_ns > 0);
   CHECK(c.sending_ns > 0);
   CHECK(c.serial_ns() == Approx(c.input_ns + c.encoding_ns + c.sending_ns));
+  CHECK(c.locating_ns == 0);  // framed input
   CHECK(c.input_ns + c.physics_ns + c.encoding_ns + c.sending_ns + c.other_ns ==
         Approx(r.daemon_cpu_ns_per_ray).epsilon(0.25));
   std::ostringstream report;

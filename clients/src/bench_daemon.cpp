@@ -24,6 +24,8 @@ BenchReport::CpuPerBeam cpu_per_beam(const std::map<std::string, double>& cpu_by
       c.sending_ns += ns_per_beam(seconds);
     } else if (name == "lre-process" || name == "lre-physics") {
       c.physics_ns += ns_per_beam(seconds);
+    } else if (name == "lre-locate") {
+      c.locating_ns += ns_per_beam(seconds);
     } else {
       c.other_ns += ns_per_beam(seconds);
     }

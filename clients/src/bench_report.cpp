@@ -148,9 +148,10 @@ void print_report(std::ostream& out, const BenchOptions& o, const BenchReport& r
       << r.bench_cpu_s << " CPU s\n";
   const auto& c = r.cpu_per_beam;
   out << "  CPU per beam       input " << c.input_ns << ", physics " << c.physics_ns
-      << ", encoding " << c.encoding_ns << ", sending " << c.sending_ns << ", other " << c.other_ns
-      << " ns; serial (a sensor's input, encoding and sending threads) " << c.serial_ns()
-      << " ns per beam";
+      << ", encoding " << c.encoding_ns << ", sending " << c.sending_ns;
+  if (c.locating_ns > 0) out << ", locating raw rows " << c.locating_ns;
+  out << ", other " << c.other_ns << " ns; serial (a sensor's input, encoding and sending threads) "
+      << c.serial_ns() << " ns per beam";
   if (c.serial_ns() > 0) {
     out << ": one sensor tops out near " << millions(1e9 / c.serial_ns())
         << "beams/s however many cores";

@@ -122,6 +122,9 @@ struct BenchReport {
     double physics_ns = 0;  // TBB's workers and the processing threads, less the encoding
     double encoding_ns = 0;
     double sending_ns = 0;
+    // Raw rows: the sensor's locating thread (their conversion and beam search, a set of
+    // datagrams at a time, spread over TBB's workers as the set allows: not serial).
+    double locating_ns = 0;
     double other_ns = 0;  // the io thread, the live view, the capture writers
     [[nodiscard]] double serial_ns() const { return input_ns + encoding_ns + sending_ns; }
   } cpu_per_beam;
