@@ -99,8 +99,10 @@ void SensorRuntime::input_loop() {
       continue;
     }
     // The engine went quiet (no batch for the idle timeout, whatever else arrives: an engine
-    // may go on sending Control poses): what arrived is the frame.
-    if (current_ && current_->hits.columns_received > 0 && Clock::now() - last_batch_at_ >= idle) {
+    // may go on sending Control poses): what arrived is the frame. Never with raw rows still
+    // being located: they arrived since, and may belong to the frame.
+    if (!locating && current_ && current_->hits.columns_received > 0 &&
+        Clock::now() - last_batch_at_ >= idle) {
       submit_current();
       if (raw_) raw_->assembler().reset();
     }
@@ -120,7 +122,7 @@ void SensorRuntime::input_loop() {
       datagram_arrival_ns_ = arrivals.steady_ns(messages[i].msg_hdr);
       on_datagram({&receive_buffers_[i * kSlot], messages[i].msg_len});
     }
-    // The receive's raw rows on to a worker; the set before them stored.
+    // The receive's raw rows on to the locating thread; the set before them stored.
     if (raw_) hand_over_raw();
     datagram_arrival_ns_ = 0;
   }
@@ -335,8 +337,9 @@ void SensorRuntime::store_raw(std::size_t slot, std::int64_t arrival_ns) {
   assembler.seal_below(current_ready_);
   if (current_->hits.columns_received > 0) publish_current();
   datagram_arrival_ns_ = arrival_now;
-  // The frame got input now, not when the datagram was taken: the set may have waited for its
-  // worker longer than the idle timeout, which would otherwise end the frame it is still filling.
+  // The frame got input now, not when the datagram was taken: the set may have waited for the
+  // locating thread longer than the idle timeout, which would otherwise end the frame it is
+  // still filling.
   last_batch_at_ = Clock::now();
 }
 

@@ -49,7 +49,9 @@ class RawRowAssembler {
                           const EngineConventions& engine, const core::MaterialTable& materials);
   // The same in two steps, so that the datagrams' buffers can be reused before the work is
   // done: take copies a checked datagram into a slot; convert_and_locate_taken converts and
-  // locates slots [first, first + count) from their copies.
+  // locates slots [first, first + count) from their copies. One thread may take into other
+  // slots meanwhile (the daemon's input thread, while its locating thread works); everything
+  // else is one thread's at a time.
   void take(std::size_t slot, std::span<const std::uint8_t> datagram);
   void convert_and_locate_taken(std::size_t first, std::size_t count,
                                 const EngineConventions& engine,

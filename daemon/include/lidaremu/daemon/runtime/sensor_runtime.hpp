@@ -115,9 +115,9 @@ class SensorRuntime {
   void on_datagram(std::span<const std::uint8_t> datagram);
   [[nodiscard]] std::string sender_text() const;
   void on_framed(std::span<const std::uint8_t> datagram);
-  // A raw datagram, checked, is copied to be located on a worker with the others of its
-  // receive (RawIngest); a set is stored into frames by store_raw once located. A Control
-  // message stores everything taken before it first (flush_raw), so that everything takes
+  // A raw datagram, checked, is copied to be located on the sensor's locating thread with the
+  // others of its receive (RawIngest); a set is stored into frames by store_raw once located. A
+  // Control message stores everything taken before it first (flush_raw), so that everything takes
   // effect in the order it came.
   void on_raw(std::span<const std::uint8_t> datagram);
   void hand_over_raw();
