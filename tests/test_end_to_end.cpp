@@ -127,7 +127,7 @@ TEST_CASE(
   const std::string plainest = core::simd::available_targets().back();
   const std::pair<const char*, std::string> runs_of[] = {
       {"1", "best"}, {"2", "best"}, {"2", plainest}};
-  // Raw rows too: with one thread the input thread finds their beams itself, with two a worker.
+  // Raw rows too: their beams found on the locating thread, with no worker beside it or one.
   const std::pair<const char*, const char*> inputs[] = {
       {"vlp16", "framed"}, {"os1-64", "framed"}, {"os1-64", "raw7"}};
   for (const auto& [model, format] : inputs) {
