@@ -68,7 +68,8 @@ void RawIngest::start_locating() {
 
 bool RawIngest::wait_located() {
   std::unique_lock lock(mutex_);
-  located_.wait(lock, [this] { return to_locate_ == nullptr; });
+  // A failed locating thread answers no more sets: none is waited for after it.
+  located_.wait(lock, [this] { return to_locate_ == nullptr || failed_; });
   return !failed_;
 }
 
