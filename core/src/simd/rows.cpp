@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "lidaremu/core/simd.hpp"
 #include "simd/lanes-inl.h"
@@ -21,18 +22,27 @@ void rows_to_sensor_impl(const RowsToSensor& t, const float* rows, std::size_t f
                          std::size_t count, const SensorRows& out) {
   const F64Tag d;
   const hn::Rebind<float, F64Tag> df;
+  const hn::RebindToSigned<decltype(df)> di;
   const std::size_t lanes = hn::Lanes(d);
-  // The rows' seven values transposed into lanes (rows are interleaved, seven or eight floats).
-  HWY_ALIGN double columns[7][hn::MaxLanes(d)];
+  const auto stride = hn::Set(di, static_cast<std::int32_t>(floats_per_row));
+  const auto whole = hn::Mul(hn::Iota(di, 0), stride);
+  // The rows' seven values gathered into lanes (rows are interleaved, seven or eight floats): a
+  // value written lane by lane and loaded as a vector stalled each load on its stores. A tail's
+  // missing lanes read its last row again (never past the batch).
   for (std::size_t first = 0; first < count; first += lanes) {
     const std::size_t n = std::min(lanes, count - first);
-    for (std::size_t i = 0; i < lanes; ++i) {
-      const float* row = rows + (first + std::min(i, n - 1)) * floats_per_row;
-      for (std::size_t k = 0; k < 7; ++k) columns[k][i] = row[k];
-    }
-    Vec3 p{hn::Load(d, columns[0]), hn::Load(d, columns[1]), hn::Load(d, columns[2])};
-    Vec3 normal{hn::Load(d, columns[3]), hn::Load(d, columns[4]), hn::Load(d, columns[5])};
-    auto finite = hn::IsFinite(hn::Load(d, columns[6]));
+    const auto index =
+        n == lanes
+            ? whole
+            : hn::Mul(hn::Min(hn::Iota(di, 0), hn::Set(di, static_cast<std::int32_t>(n - 1))),
+                      stride);
+    const float* row = rows + first * floats_per_row;
+    const auto column = [&](std::size_t k) {
+      return hn::PromoteTo(d, hn::GatherIndex(df, row + k, index));
+    };
+    Vec3 p{column(0), column(1), column(2)};
+    Vec3 normal{column(3), column(4), column(5)};
+    auto finite = hn::IsFinite(column(6));
     for (const F64Vec& v : {p.x, p.y, p.z, normal.x, normal.y, normal.z}) {
       finite = hn::And(finite, hn::IsFinite(v));
     }
