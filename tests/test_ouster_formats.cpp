@@ -1,5 +1,7 @@
 // Ouster: the spec decoder checked on real captures first, then the encoder checked by decoding
 // what it emits with it.
+#include <tbb/global_control.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -430,6 +432,46 @@ TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
             (mode == OusterTimestampMode::kPtp ? "TIME_FROM_PTP_1588" : "TIME_FROM_INTERNAL_OSC"));
     }
   }
+}
+
+TEST_CASE("Ouster packets written in parallel: the same packets, in the same order, as one thread",
+          "[format][ouster][determinism]") {
+  // 128 packets a frame, four sets of OusterEncoder::kPacketsAtOnce; steps of 37 columns end
+  // mid-packet and mid-set; a window through 0 leaves packets out in the middle of sets; the IMU
+  // packets go between the lidar packets.
+  const auto pattern = *make_ouster_scan(*find_sensor_model("os1-128"), 2048, 10).pattern;
+  const DemoFrame frame = demo_frame(pattern, ReturnMode::kTwoStrongest);
+  const OusterOutput output{.profile = OusterProfile::kRng19Dual,
+                            .azimuth_window_start_mdeg = 300000,
+                            .azimuth_window_end_mdeg = 200000};
+  const auto encode = [&](int threads) {
+    const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    auto encoder =
+        make_encoder(pattern, {992200000011ull, 0x77}, ReturnMode::kTwoStrongest, output);
+    RecordingSink sink;
+    for (int f = 0; f < 2; ++f) {
+      for (std::uint32_t end = 37;; end += 37) {
+        encoder->encode_columns(frame.returns, 80.0 + 0.1 * f, end, sink);
+        if (end >= frame.returns.shape.columns) break;
+      }
+    }
+    return sink.packets;
+  };
+  const auto alone = encode(1);
+  const auto together = encode(4);
+  REQUIRE(alone.size() == together.size());
+  std::size_t lidar = 0;
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    INFO("packet " << i);
+    CHECK(alone[i].channel == together[i].channel);
+    CHECK(alone[i].time_s == together[i].time_s);
+    CHECK(alone[i].bytes == together[i].bytes);
+    lidar += alone[i].channel == PacketChannel::kData;
+  }
+  // The window leaves out 200 to 300 degrees, columns 1138 to 1706 of 2048: packets 72 to 105
+  // hold no column inside it and are not sent, the other 94 of a frame are.
+  CHECK(lidar == 2 * 94);
+  CHECK(alone.size() - lidar == 2 * 10);
 }
 
 TEST_CASE("Ouster: emitted streams match the real captures field by field",

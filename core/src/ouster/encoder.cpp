@@ -1,12 +1,17 @@
 // The Ouster encoder: lidar packets in every UDP profile, IMU packets at 100 Hz in time order.
+#include <tbb/blocked_range.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/ouster.hpp"
 #include "lidaremu/core/packet_field.hpp"
+#include "lidaremu/core/parallel_blocks.hpp"
 #include "lidaremu/core/simd.hpp"
 
 namespace lidaremu::core::ouster {
@@ -113,14 +118,16 @@ OusterEncoder::OusterEncoder(const ScanPattern& pattern, const SensorIdentity& i
       format_(profile_format(output.profile)),
       layout_(format_.layout),
       write_pixel_(pixel_writer(profile_index(output.profile))),
-      packet_(
-          layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)) {
+      packet_size_(
+          layout_.packet_size(pattern.model->channels, pattern.model->ouster.columns_per_packet)),
+      staged_(kPacketsAtOnce * packet_size_) {
+  if (pattern.model->channels > kMaxChannels) {
+    throw std::invalid_argument("an Ouster head has at most " + std::to_string(kMaxChannels) +
+                                " channels");
+  }
   for (const PixelField range : {PixelField::kRange, PixelField::kRange2}) {
     for (const auto& f : format_.pixel) {
-      if (f.name != range) continue;
-      range_planes_.push_back(
-          {static_cast<double>(1u << f.unit_shift),
-           std::vector<std::uint32_t>(static_cast<std::size_t>(pattern.model->channels))});
+      if (f.name == range) range_units_mm_.push_back(static_cast<double>(1u << f.unit_shift));
     }
   }
 }
@@ -148,11 +155,17 @@ std::uint64_t OusterEncoder::timestamp_ns(double sensor_time_s) const {
   return to_ns(sensor_time_s - output_.power_on_time_s);
 }
 
+bool OusterEncoder::packet_in_window(std::uint32_t first) const {
+  const auto per_packet = static_cast<std::uint32_t>(pattern_.model->ouster.columns_per_packet);
+  for (std::uint32_t k = 0; k < per_packet; ++k) {
+    if (column_in_window(first + k)) return true;
+  }
+  return false;
+}
+
 void OusterEncoder::encode_columns(const FrameReturns& returns, double frame_start_s,
                                    std::uint32_t end, PacketSink& sink) {
-  const SensorModel& model = *pattern_.model;
-  const auto per_packet = static_cast<std::uint32_t>(model.ouster.columns_per_packet);
-  const std::size_t column_bytes = layout_.column_size(model.channels);
+  const auto per_packet = static_cast<std::uint32_t>(pattern_.model->ouster.columns_per_packet);
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
   // The IMU reports at 100 Hz what the engine's poses imply (at rest: one g upwards). Its
   // packets go out in time order with the lidar packets, as on the real sensor's wire.
@@ -164,35 +177,59 @@ void OusterEncoder::encode_columns(const FrameReturns& returns, double frame_sta
       sink.on_packet(PacketChannel::kTelemetry, imu, imu_time);
     }
   };
-  for (; next_packet_column_ < columns && next_packet_column_ + per_packet <= end;
-       next_packet_column_ += per_packet) {
-    const std::uint32_t first = next_packet_column_;
-    bool any_in_window = false;
-    for (std::uint32_t k = 0; k < per_packet; ++k) any_in_window |= column_in_window(first + k);
-    // A packet leaves when its last column has been measured; none outside the window.
-    const double sent_at = frame_start_s + (first + per_packet - 1) * pattern_.column_period_s;
-    send_imu_until(sent_at);
-    if (!any_in_window) continue;
-    std::fill(packet_.begin(), packet_.end(), std::uint8_t{0});  // alert flags: none
-    for (const auto& f : format_.packet_header) {
-      store_raw(packet_, 0, f, header_field(f.name));
+  const auto staged = [&](std::size_t i) {
+    return std::span(staged_).subspan(i * packet_size_, packet_size_);
+  };
+  while (next_packet_column_ < columns && next_packet_column_ + per_packet <= end) {
+    std::size_t count = 0;
+    for (std::uint32_t first = next_packet_column_;
+         count < kPacketsAtOnce && first < columns && first + per_packet <= end;
+         first += per_packet) {
+      staged_first_[count++] = first;
     }
-    for (std::uint32_t k = 0; k < per_packet; ++k) {
-      const std::uint32_t c = first + k;
-      write_column(returns, c, layout_.packet_header + k * column_bytes,
-                   timestamp_ns(frame_start_s + c * pattern_.column_period_s));
+    // In the calling thread's own arena (not the physics'): it is outside the physics gate, and
+    // its tasks stay apart from other sensors' physics.
+    parallel_blocks_isolated(tbb::blocked_range<std::size_t>(0, count), staged_.data(),
+                             [&](const tbb::blocked_range<std::size_t>& r) {
+                               for (std::size_t i = r.begin(); i < r.end(); ++i) {
+                                 if (packet_in_window(staged_first_[i])) {
+                                   write_packet(staged(i), returns, staged_first_[i],
+                                                frame_start_s);
+                                 }
+                               }
+                             });
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint32_t first = staged_first_[i];
+      // A packet leaves when its last column has been measured; none outside the window.
+      const double sent_at = frame_start_s + (first + per_packet - 1) * pattern_.column_period_s;
+      send_imu_until(sent_at);
+      if (packet_in_window(first)) sink.on_packet(PacketChannel::kData, staged(i), sent_at);
     }
-    if (format_.crc64_footer) {
-      const std::size_t crc_at = packet_.size() - 8;
-      store_le<std::uint64_t>(packet_, crc_at, crc64_xz(std::span(packet_).first(crc_at)));
-    }
-    sink.on_packet(PacketChannel::kData, packet_, sent_at);
+    next_packet_column_ = staged_first_[count - 1] + per_packet;
   }
   if (end < columns) return;
   send_imu_until(frame_start_s + pattern_.frame_period_s);
   ++frame_id_;
   next_packet_column_ = 0;
   imu_sent_ = 0;
+}
+
+void OusterEncoder::write_packet(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                                 std::uint32_t first, double frame_start_s) const {
+  const SensorModel& model = *pattern_.model;
+  const auto per_packet = static_cast<std::uint32_t>(model.ouster.columns_per_packet);
+  const std::size_t column_bytes = layout_.column_size(model.channels);
+  std::fill(packet.begin(), packet.end(), std::uint8_t{0});  // alert flags: none
+  for (const auto& f : format_.packet_header) store_raw(packet, 0, f, header_field(f.name));
+  for (std::uint32_t k = 0; k < per_packet; ++k) {
+    const std::uint32_t c = first + k;
+    write_column(packet, returns, c, layout_.packet_header + k * column_bytes,
+                 timestamp_ns(frame_start_s + c * pattern_.column_period_s));
+  }
+  if (format_.crc64_footer) {
+    const std::size_t crc_at = packet.size() - 8;
+    store_le<std::uint64_t>(packet, crc_at, crc64_xz(packet.first(crc_at)));
+  }
 }
 
 std::uint64_t OusterEncoder::header_field(HeaderField field) const {
@@ -226,34 +263,35 @@ std::uint64_t OusterEncoder::column_field(ColumnField field, std::uint32_t colum
   return 0;
 }
 
-void OusterEncoder::write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
-                                 std::uint64_t timestamp_ns) {
+void OusterEncoder::write_column(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                                 std::uint32_t column, std::size_t at,
+                                 std::uint64_t timestamp_ns) const {
   const SensorModel& model = *pattern_.model;
   const bool valid = column_in_window(column);
   for (const auto& f : format_.column_header) {
-    store_raw(packet_, at, f, column_field(f.name, column, timestamp_ns, valid));
+    store_raw(packet, at, f, column_field(f.name, column, timestamp_ns, valid));
   }
   const std::size_t footer = at + layout_.column_size(model.channels) - layout_.column_footer;
   for (const auto& f : format_.column_footer) {
-    store_raw(packet_, footer, f, column_field(f.name, column, timestamp_ns, valid));
+    store_raw(packet, footer, f, column_field(f.name, column, timestamp_ns, valid));
   }
   if (!valid) return;
   // The range fields' units a column at a time, in lanes: std::lround(range x 1000 / 2^shift),
   // the expression a pixel at a time computed (simd::scaled_range_units_u32).
+  const auto channels = static_cast<std::size_t>(model.channels);
   const std::size_t first_beam = returns.shape.beam(column, 0);
-  for (std::size_t plane = 0; plane < range_planes_.size(); ++plane) {
-    auto& units = range_planes_[plane].column_units;
+  std::array<std::array<std::uint32_t, kMaxChannels>, 2> column_units;
+  for (std::size_t plane = 0; plane < range_units_mm_.size(); ++plane) {
     simd::scaled_range_units_u32(
-        {&returns.range_m[returns.slot(first_beam, static_cast<int>(plane))], units.size()}, 1000.0,
-        range_planes_[plane].unit_mm, units);
+        {&returns.range_m[returns.slot(first_beam, static_cast<int>(plane))], channels}, 1000.0,
+        range_units_mm_[plane], std::span(column_units[plane]).first(channels));
   }
   std::array<std::uint32_t, 2> units{0, 0};
-  for (int row = 0; row < model.channels; ++row) {
-    const auto r = static_cast<std::size_t>(row);
-    for (std::size_t plane = 0; plane < range_planes_.size(); ++plane) {
-      units[plane] = range_planes_[plane].column_units[r];
+  for (std::size_t r = 0; r < channels; ++r) {
+    for (std::size_t plane = 0; plane < range_units_mm_.size(); ++plane) {
+      units[plane] = column_units[plane][r];
     }
-    write_pixel_(packet_, returns, first_beam + r, at + layout_.column_header + r * layout_.pixel,
+    write_pixel_(packet, returns, first_beam + r, at + layout_.column_header + r * layout_.pixel,
                  units);
   }
 }

@@ -173,7 +173,8 @@ std::size_t SensorRuntime::estimated_bytes(const SensorSettings& s, const Record
               : 0;
   return static_cast<std::size_t>(s.frame_buffers) * frame +
          core::BeamWork::bytes_for(shape.beams()) + core::FrameReturns::bytes_for(shape) +
-         packets * (recorders.output != nullptr ? 2 : 1) + raw_rows +
+         packets * (recorders.output != nullptr ? 2 : 1) +
+         (encoder ? encoder->working_bytes() : 0) + raw_rows +
          std::size_t{kReceiveBatch} * (protocol::kMaxDatagram + 1) + kThreadsAndTablesBytes;
 }
 

@@ -103,6 +103,8 @@ class Encoder {
   virtual void set_motion(const ImuReading& /*reading*/) {}
   [[nodiscard]] virtual std::size_t data_packet_size() const = 0;
   [[nodiscard]] virtual double data_packet_period_s() const = 0;
+  // The room the encoder holds besides its settings (the memory estimate counts it).
+  [[nodiscard]] virtual std::size_t working_bytes() const { return 0; }
 };
 
 // Spinning heads (Velodyne, Hesai): columns go one after another into packets, which may span

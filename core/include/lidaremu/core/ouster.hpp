@@ -42,23 +42,34 @@ using PixelWriter = void (*)(std::span<std::uint8_t> packet, const FrameReturns&
                              const std::array<std::uint32_t, 2>& range_units);
 
 // Lidar packets in any profile (packet header with init_id and serial, CRC-64 footer as
-// firmware 3.x), with IMU packets at 100 Hz interleaved in time order.
+// firmware 3.x), with IMU packets at 100 Hz interleaved in time order. A packet depends on its
+// frame and its own columns only, so the packets of a step are written in parallel (up to
+// kPacketsAtOnce at a time, on TBB's workers and the calling thread) and then sent in order.
 class OusterEncoder final : public Encoder {
  public:
+  static constexpr std::size_t kPacketsAtOnce = 32;
+  static constexpr int kMaxChannels = 128;  // the largest Ouster head (OS-128)
+
   OusterEncoder(const ScanPattern& pattern, const SensorIdentity& identity,
                 const OusterOutput& output);
   void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
                       PacketSink& sink) override;
   void flush(PacketSink& /*sink*/) override {}  // packets never span frames
   void set_motion(const ImuReading& reading) override { motion_ = reading; }
-  [[nodiscard]] std::size_t data_packet_size() const override { return packet_.size(); }
+  [[nodiscard]] std::size_t data_packet_size() const override { return packet_size_; }
   [[nodiscard]] double data_packet_period_s() const override;
+  [[nodiscard]] std::size_t working_bytes() const override { return staged_.capacity(); }
   // Whether the azimuth window includes column c (its encoder angle c * 360 / W).
   [[nodiscard]] bool column_in_window(std::uint32_t column) const;
 
  private:
-  void write_column(const FrameReturns& returns, std::uint32_t column, std::size_t at,
-                    std::uint64_t timestamp_ns);
+  // The packet whose first column is `first`, written whole into `packet` (thread-safe: reads
+  // only the returns and the encoder's settings).
+  void write_packet(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                    std::uint32_t first, double frame_start_s) const;
+  void write_column(std::span<std::uint8_t> packet, const FrameReturns& returns,
+                    std::uint32_t column, std::size_t at, std::uint64_t timestamp_ns) const;
+  [[nodiscard]] bool packet_in_window(std::uint32_t first) const;
   [[nodiscard]] std::uint64_t header_field(HeaderField field) const;
   [[nodiscard]] std::uint64_t column_field(ColumnField field, std::uint32_t column,
                                            std::uint64_t timestamp_ns, bool valid) const;
@@ -70,14 +81,13 @@ class OusterEncoder final : public Encoder {
   const ProfileFormat& format_;
   const ProfileLayout& layout_;
   PixelWriter write_pixel_;  // the profile's, chosen once (not per pixel)
-  // Per return the profile has a range field for: the field's unit (millimetres x 2^shift), and
-  // the column's ranges in it, rounded together.
-  struct RangePlane {
-    double unit_mm;
-    std::vector<std::uint32_t> column_units;
-  };
-  std::vector<RangePlane> range_planes_;
-  std::vector<std::uint8_t> packet_;
+  // Per return the profile has a range field for, the field's unit (millimetres x 2^shift): a
+  // column's ranges are rounded to it together.
+  std::vector<double> range_units_mm_;
+  std::size_t packet_size_;
+  // kPacketsAtOnce packets' room, written in parallel, and which columns each one starts at.
+  std::vector<std::uint8_t> staged_;
+  std::array<std::uint32_t, kPacketsAtOnce> staged_first_{};
   std::uint16_t frame_id_ = 0;
   std::uint32_t next_packet_column_ = 0;  // the frame being encoded: its next packet's column
   int imu_sent_ = 0;                      // and its IMU packets sent
