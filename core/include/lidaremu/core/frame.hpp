@@ -61,6 +61,8 @@ struct FrameHits {
   std::int64_t input_begun_ns = 0;
   std::int64_t input_done_ns = 0;
   std::int64_t handed_on_ns = 0;
+  // A hit's fields mean something only where its material is set (non-zero): they are written
+  // with it, and clear() resets the materials alone.
   std::vector<float> x, y, z, nx, ny, nz;
   std::vector<float> angle_deg;  // 8th float: angle between p_i - p_0 and p_1 - p_0
   std::vector<std::uint16_t> material;
