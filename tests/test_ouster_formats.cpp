@@ -436,9 +436,9 @@ TEST_CASE("Ouster azimuth window and timestamp modes", "[format][ouster]") {
 
 TEST_CASE("Ouster packets written in parallel: the same packets, in the same order, as one thread",
           "[format][ouster][determinism]") {
-  // 128 packets a frame, four sets of OusterEncoder::kPacketsAtOnce; steps of 37 columns end
-  // mid-packet and mid-set; a window through 0 leaves packets out in the middle of sets; the IMU
-  // packets go between the lidar packets.
+  // 128 packets a frame: frames in steps of 37 and of 100 columns (a step ends mid-packet), and
+  // one whole (four sets of OusterEncoder::kPacketsAtOnce); a window through 0 leaves packets out
+  // in the middle of a set; the IMU packets go between the lidar packets.
   const auto pattern = *make_ouster_scan(*find_sensor_model("os1-128"), 2048, 10).pattern;
   const DemoFrame frame = demo_frame(pattern, ReturnMode::kTwoStrongest);
   const OusterOutput output{.profile = OusterProfile::kRng19Dual,
@@ -449,9 +449,10 @@ TEST_CASE("Ouster packets written in parallel: the same packets, in the same ord
     auto encoder =
         make_encoder(pattern, {992200000011ull, 0x77}, ReturnMode::kTwoStrongest, output);
     RecordingSink sink;
-    for (int f = 0; f < 2; ++f) {
-      for (std::uint32_t end = 37;; end += 37) {
-        encoder->encode_columns(frame.returns, 80.0 + 0.1 * f, end, sink);
+    const std::array<std::uint32_t, 3> steps{37, frame.returns.shape.columns, 100};
+    for (std::size_t f = 0; f < steps.size(); ++f) {
+      for (std::uint32_t end = steps[f];; end += steps[f]) {
+        encoder->encode_columns(frame.returns, 80.0 + 0.1 * static_cast<double>(f), end, sink);
         if (end >= frame.returns.shape.columns) break;
       }
     }
@@ -470,8 +471,8 @@ TEST_CASE("Ouster packets written in parallel: the same packets, in the same ord
   }
   // The window leaves out 200 to 300 degrees, columns 1138 to 1706 of 2048: packets 72 to 105
   // hold no column inside it and are not sent, the other 94 of a frame are.
-  CHECK(lidar == 2 * 94);
-  CHECK(alone.size() - lidar == 2 * 10);
+  CHECK(lidar == 3 * 94);
+  CHECK(alone.size() - lidar == 3 * 10);
 }
 
 TEST_CASE("Ouster: emitted streams match the real captures field by field",
