@@ -339,7 +339,8 @@ TEST_CASE("Ouster: SIGNAL and NEAR_IR reach the packets in every profile that ha
     for (std::size_t b = 0; b < r.shape.beams(); ++b) {
       r.near_ir[b] = static_cast<std::uint16_t>((b * 37) % 4000);
       for (int e = 0; e < 2; ++e) {
-        r.signal_photons[r.slot(b, e)] = static_cast<std::uint16_t>(1 + (b * 11 + e * 5) % 60000);
+        r.signal_photons[r.slot(b, e)] =
+            static_cast<std::uint16_t>(1 + (b * 11 + static_cast<std::size_t>(e) * 5) % 60000);
       }
     }
     const SensorIdentity identity{992200000007ull, 0x5A5A5A};
@@ -471,8 +472,8 @@ TEST_CASE("Ouster packets written in parallel: the same packets, in the same ord
   }
   // The window leaves out 200 to 300 degrees, columns 1138 to 1706 of 2048: packets 72 to 105
   // hold no column inside it and are not sent, the other 94 of a frame are.
-  CHECK(lidar == 3 * 94);
-  CHECK(alone.size() - lidar == 3 * 10);
+  CHECK(lidar == std::size_t{3} * 94);
+  CHECK(alone.size() - lidar == std::size_t{3} * 10);
 }
 
 TEST_CASE("Ouster: emitted streams match the real captures field by field",
