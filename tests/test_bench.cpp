@@ -234,6 +234,34 @@ TEST_CASE(
   // sender's queue aged what left: 25 of 60 out, the oldest 11.5 periods old.
 }
 
+TEST_CASE("A real-time run's last frame keeps the engine's pace and comes out",
+          "[e2e][bench][pacing]") {
+  // The run ends 10 ms into a frame. Its rest was sent at once: complete almost a period early,
+  // waiting for its sensor time, it would leave over three periods after its input, and the
+  // admission dropped it (every real-time bench run lost its last frame of some sensor).
+  auto o = short_bench({"os1-32:512x10"}, 1.01);
+  o.warmup_seconds = 0.5;
+  o.rate = 1;
+  o.ceiling_seconds = 0;
+  const auto r = clients::run_bench(o);
+  CHECK(r.daemon_exit_code == 0);
+  REQUIRE(r.sensors.size() == 1);
+  const auto& s = r.sensors[0];
+  INFO("frames sent " << s.frames_sent << ", out " << s.frames_out << ", dropped "
+                      << s.daemon_frames_dropped << ", never out " << s.frames_never_out);
+  // The frame begun at 1.5 s is sent whole: 16 frames.
+  CHECK(s.frames_sent == 16);
+  CHECK(s.daemon_frames_dropped == 0);
+  CHECK(s.frames_never_out == 0);
+  CHECK(s.frames_out == s.frames_sent);
+  // Each frame left about two periods after its last datagram (the pacing margin, then its own
+  // span), the last one too: sent at once, it took nearly three, and with other sensors' physics
+  // to wait behind, more than the admission allows.
+  INFO("latency p50 " << s.latency.p50_ms << ", max " << s.latency.max_ms << " ms");
+  CHECK(s.latency.p50_ms < 250);
+  if (!test::kSanitized) CHECK(s.latency.max_ms < 260);
+}
+
 TEST_CASE("A real-time frame's path, stage by stage, adds up to its age", "[e2e][bench][pacing]") {
   // The daemon times each frame's stages (docs/metrics.md, frame path) so that a lost or late
   // frame shows where its time went; the bench reads them back. Real time, one OS1-32 512x10

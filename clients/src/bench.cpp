@@ -375,8 +375,14 @@ BenchReport run_bench(const BenchOptions& o) {
         returns_at_warmup[i] = loads[i]->returns_out.load(std::memory_order_relaxed);
       }
     }
-    if (now >= total_s) {
-      // The frame being sent is sent whole: a part of one would end by the idle timeout.
+    // The frame being sent is sent whole: a part of one would end by the idle timeout. At a rate
+    // it keeps its pace: sent at once, the run's last frame was complete up to a period early,
+    // waited for its sensor time, and the admission rightly dropped it as three periods old.
+    const bool ending = now >= total_s;
+    if (ending && std::ranges::all_of(loads, [](const auto& l) { return l->next_datagram == 0; })) {
+      break;
+    }
+    if (ending && o.rate <= 0) {
       for (auto& l : loads) {
         while (l->next_datagram != 0) send_next_datagram(*l, o.raw, t0);
       }
@@ -386,7 +392,10 @@ BenchReport run_bench(const BenchOptions& o) {
     double next_due_s = now + 0.005;
     for (auto& l : loads) {
       if (o.rate > 0) {
-        for (; due_s(*l) <= now; sent = true) send_next_datagram(*l, o.raw, t0);
+        if (ending && l->next_datagram == 0) continue;
+        for (; due_s(*l) <= now && !(ending && l->next_datagram == 0); sent = true) {
+          send_next_datagram(*l, o.raw, t0);
+        }
         next_due_s = std::min(next_due_s, due_s(*l));
         continue;
       }
