@@ -110,7 +110,7 @@ std::string config_for(const BenchOptions& o,
                        const std::vector<std::unique_ptr<SensorLoad>>& loads) {
   // A sensor's output runs at its own rate only when the input does; faster input is processed
   // and sent as fast as possible.
-  const bool realtime = o.pace == "realtime" || o.rate == 1.0;
+  const bool realtime = o.pace == "realtime" || (o.pace == "auto" && o.rate == 1.0);
   // Batches carry simulation time; running on it lets the bench tell each packet's frame.
   // Raw rows carry none: in real time they run on the wall clock.
   const bool sim_clock = !realtime || !o.raw;
@@ -301,8 +301,8 @@ void measure_ceiling(const BenchOptions& o, const SensorLoad& l, BenchReport& r)
 
 BenchReport run_bench(const BenchOptions& o) {
   if (o.sensors.empty()) throw std::runtime_error("bench: no sensor given (--sensor MODEL)");
-  if (o.pace != "auto" && o.pace != "realtime") {
-    throw std::runtime_error("bench: pace '" + o.pace + "': expected auto or realtime");
+  if (o.pace != "auto" && o.pace != "realtime" && o.pace != "afap") {
+    throw std::runtime_error("bench: pace '" + o.pace + "': expected auto, realtime or afap");
   }
   if (o.scene != "demo" && o.scene != "all-returning") {
     throw std::runtime_error("bench: scene '" + o.scene + "': expected demo or all-returning");

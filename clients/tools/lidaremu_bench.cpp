@@ -27,9 +27,11 @@ int run(int argc, char** argv) {
   app.add_option("--rate", rate, "afap: as fast as the daemon takes frames; N: N times real time")
       ->capture_default_str();
   app.add_option("--pace", o.pace,
-                 "auto: real-time pacing at --rate 1, as fast as possible otherwise; realtime: "
-                 "real-time pacing at any rate (--rate 2: a sensor offered twice what it sends)")
-      ->check(CLI::IsMember({"auto", "realtime"}))
+                 "auto: real-time pacing at --rate 1, as fast as possible otherwise (the "
+                 "zero-loss search: as fast as possible at every rate); realtime: real-time "
+                 "pacing at any rate (--rate 2: a sensor offered twice what it sends); afap: as "
+                 "fast as possible at any rate")
+      ->check(CLI::IsMember({"auto", "realtime", "afap"}))
       ->capture_default_str();
   app.add_option("--in-flight", o.in_flight, "afap: frames a sensor may have outstanding")
       ->check(CLI::Range(1, 64))

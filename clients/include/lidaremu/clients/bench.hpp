@@ -31,7 +31,8 @@ struct BenchOptions {
                     // paces its output in real time when N is 1, sends as fast as it can else)
   // "auto": the daemon paces in real time at rate 1, sends as fast as it can otherwise;
   // "realtime": real-time pacing at any rate (at rate 2 a sensor is offered twice what it can
-  // send: the overload every machine meets alike).
+  // send: the overload every machine meets alike); "afap": as fast as it can at any rate (the
+  // zero-loss search's steps, under "auto").
   std::string pace = "auto";
   int in_flight = 2;          // as fast as taken: frames a sensor may have outstanding
   double seconds = 10;        // of load
