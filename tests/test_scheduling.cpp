@@ -104,40 +104,40 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   CHECK(waited.admit(10.0, 10.0 - 0.9 * p, 0.0, std::nullopt));
 
   // A margin set above one period (here two): a frame processed at once takes 3 periods to
-  // leave, so the bound becomes that plus half a period of waiting.
+  // leave, so the bound becomes that plus a quarter of a period of waiting.
   daemon::FrameAdmission wide(p, 2 * p);
-  CHECK(wide.budget_s() == Approx(3.5 * p));
-  CHECK(wide.admit(10.0, 10.0 - 0.45 * p, 0.0, std::nullopt));
-  CHECK_FALSE(wide.admit(10.0, 10.0 - 0.55 * p, 0.0, std::nullopt));
+  CHECK(wide.budget_s() == Approx(3.25 * p));
+  CHECK(wide.admit(10.0, 10.0 - 0.2 * p, 0.0, std::nullopt));
+  CHECK_FALSE(wide.admit(10.0, 10.0 - 0.3 * p, 0.0, std::nullopt));
 
   // Physics that takes 1.5 periods: 1.5 + 1 + 1 = 3.5 periods is the soonest a frame can leave,
-  // so a frame is dropped only for having waited (over half a period), never for the physics
-  // being slow: such a sensor still sends every frame it can.
+  // so a frame is dropped only for having waited (over a quarter of a period), never for the
+  // physics being slow: such a sensor still sends every frame it can.
   daemon::FrameAdmission slow(p, p);
   CHECK(slow.admit(9.0, 9.0, 0.0, std::nullopt));
   slow.processed(1.5 * p, 9.15, std::nullopt);
   CHECK(slow.processing_estimate_s() == Approx(1.5 * p));
-  CHECK(slow.budget_s() == Approx(4.0 * p));
-  CHECK(slow.admit(10.0, 10.0 - 0.45 * p, 0.0, std::nullopt));
-  CHECK_FALSE(slow.admit(10.0, 10.0 - 0.55 * p, 0.0, std::nullopt));
+  CHECK(slow.budget_s() == Approx(3.75 * p));
+  CHECK(slow.admit(10.0, 10.0 - 0.2 * p, 0.0, std::nullopt));
+  CHECK_FALSE(slow.admit(10.0, 10.0 - 0.3 * p, 0.0, std::nullopt));
   slow.processed(0.5 * p, 10.0, std::nullopt);  // the estimate follows
   CHECK(slow.processing_estimate_s() == Approx(0.3 * 0.5 * p + 0.7 * 1.5 * p));
 
   // The input thread's reading counts as the frame's own work, up to a period: a frame read for
-  // 0.9 periods and queued 0.3 goes (budget 0.9 + 2 + 0.5 = 3.4 periods, it would leave at 3.2);
-  // the same 1.2 periods all spent queued do not (3 periods); a reading backlog of 2 periods
-  // counts as one period of work and one of waiting, so it does not either.
+  // 0.9 periods and queued 0.2 goes (budget 0.9 + 2 + 0.25 = 3.15 periods, it would leave at
+  // 3.1); the same 1.1 periods all spent queued do not (3 periods); a reading backlog of 2
+  // periods counts as one period of work and one of waiting, so it does not either.
   daemon::FrameAdmission reading(p, p);
-  CHECK(reading.budget_s(0.9 * p) == Approx(3.4 * p));
-  CHECK(reading.admit(10.0, 10.0 - 1.2 * p, 0.9 * p, std::nullopt));
+  CHECK(reading.budget_s(0.9 * p) == Approx(3.15 * p));
+  CHECK(reading.admit(10.0, 10.0 - 1.1 * p, 0.9 * p, std::nullopt));
   daemon::FrameAdmission queued(p, p);
-  CHECK_FALSE(queued.admit(10.0, 10.0 - 1.2 * p, 0.0, std::nullopt));
+  CHECK_FALSE(queued.admit(10.0, 10.0 - 1.1 * p, 0.0, std::nullopt));
   daemon::FrameAdmission backlog(p, p);
-  CHECK(backlog.budget_s(2 * p) == Approx(3.5 * p));
+  CHECK(backlog.budget_s(2 * p) == Approx(3.25 * p));
   CHECK_FALSE(backlog.admit(10.0, 10.0 - 2 * p, 2 * p, std::nullopt));
 
   // Nothing can silence a sensor: physics of 1.5 periods and frames that each waited 0.6 (3.5
-  // periods to leave, the bound 4 - 0.6), refused frame after frame, until the first frame
+  // periods to leave, the bound 3.75 - 0.6), refused frame after frame, until the first frame
   // thirty periods after the last admitted one, which is let through.
   daemon::FrameAdmission silent(p, p);
   CHECK(silent.admit(5.0, 5.0, 0.0, std::nullopt));
@@ -202,6 +202,36 @@ TEST_CASE("Real-time admission: a frame goes through the physics only if it can 
   // have left at 11.29.
   CHECK(lagging.predicted_last_packet_s(10.94, 11.19) == Approx(11.2));
   CHECK(lagging.admit(10.94, 10.9, 0.0, 11.19));
+}
+
+TEST_CASE("Real-time admission: physics that varies is predicted at its slow side",
+          "[daemon][overload]") {
+  // A frame processed at once leaves its last packet margin + period after its physics: 2
+  // periods and the physics. The physics is predicted at its running mean plus two running
+  // mean deviations (weight 0.3 each: Jacobson's estimator).
+  const double p = 0.1;
+  const double w = daemon::FrameAdmission::kEstimateWeight;
+  daemon::FrameAdmission steady(p, p);
+  steady.processed(0.5 * p, 1.0, std::nullopt);
+  steady.processed(0.5 * p, 1.1, std::nullopt);
+  CHECK(steady.processing_spread_s() == 0);
+  CHECK(steady.predicted_last_packet_s(10.0, std::nullopt) == Approx(10.0 + 2.5 * p));
+  // Under overload a frame's physics took 0.2, then 0.8 periods: mean 0.2 + 0.3 x 0.6 = 0.38,
+  // deviation 0.3 x 0.6 = 0.18, so predicted at 0.38 + 2 x 0.18 = 0.74 periods.
+  daemon::FrameAdmission varying(p, p);
+  varying.processed(0.2 * p, 1.0, std::nullopt);
+  varying.processed(0.8 * p, 1.1, std::nullopt);
+  CHECK(varying.processing_estimate_s() == Approx(0.2 * p + w * 0.6 * p));
+  CHECK(varying.processing_spread_s() == Approx(w * 0.6 * p));
+  CHECK(varying.predicted_last_packet_s(10.0, std::nullopt) == Approx(10.0 + 2.74 * p));
+  // A frame that waited 0.3 periods: at the mean it would leave at 2.68 periods and pass; at
+  // its slow side, 3.04, over the bound of 3 (the mean's work is far from filling it).
+  CHECK(varying.budget_s() == Approx(3 * p));
+  CHECK_FALSE(varying.admit(10.0, 10.0 - 0.3 * p, 0.0, std::nullopt));
+  CHECK(varying.admit(10.0, 10.0 - 0.2 * p, 0.0, std::nullopt));
+  // The deviation follows the physics as it steadies.
+  for (int k = 0; k < 30; ++k) varying.processed(0.4 * p, 2.0 + k * p, std::nullopt);
+  CHECK(varying.processing_spread_s() < 0.01 * p);
 }
 
 TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh, half is dropped",

@@ -1,6 +1,7 @@
 #include "lidaremu/daemon/runtime/frame_admission.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lidaremu::daemon {
 
@@ -29,7 +30,10 @@ FrameAdmission::Leaving FrameAdmission::leaving(double ready_s,
 
 double FrameAdmission::predicted_last_packet_s(double now_s,
                                                std::optional<double> first_packet_due_s) const {
-  return leaving(now_s + estimate_s_, first_packet_due_s).last_s;
+  // The physics at its mean and two deviations: the slow side of what it has been taking. The
+  // bound still counts the mean as the frame's own work (budget_s): a slow sensor is not
+  // dropped for its physics varying.
+  return leaving(now_s + estimate_s_ + kSpreads * spread_s_, first_packet_due_s).last_s;
 }
 
 bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s,
@@ -61,6 +65,7 @@ bool FrameAdmission::still_in_time(double now_s, double input_done_s, double phy
 
 void FrameAdmission::processed(double seconds, double now_s,
                                std::optional<double> first_packet_due_s) {
+  if (estimated_) spread_s_ += kEstimateWeight * (std::abs(seconds - estimate_s_) - spread_s_);
   estimate_s_ = estimated_ ? estimate_s_ + kEstimateWeight * (seconds - estimate_s_) : seconds;
   estimated_ = true;
   // The frame is ready now: where its last packet leaves is where the sender's next frame can

@@ -2,7 +2,11 @@
 // Real-time admission by deadline. Under overload a frame that waits (in the socket's buffer,
 // behind the frames before it, behind other sensors' physics) leaves late and makes every frame
 // after it late. Before any work is spent on a frame, this predicts when its last packet would
-// leave, from how long the physics has been taking and where the sending thread's schedule
+// leave, from how long the physics has been taking (its running mean and twice its running mean
+// deviation, as TCP's retransmission timer bounds a round trip: Jacobson, "Congestion Avoidance
+// and Control", SIGCOMM 1988; under overload a frame's physics varies with what shares the
+// cores, and a prediction from the mean alone let through frames that then left late) and where
+// the sending thread's schedule
 // stands, and lets it through only if that is within the bound of its input being complete (the
 // time its last datagram reached the host); a frame that would leave later is dropped whole, and
 // counted, so that the frames that do leave stay fresh and the CPU goes to them.
@@ -10,8 +14,8 @@
 // The bound is three frame periods (the target the speed issue sets), or, when reading, physics
 // and pacing alone take longer (a frame's physics near or over a period, a pacing margin set
 // above one, a slow machine's input thread), what a frame processed the moment the input thread
-// handed it on would take, plus half a period: then a frame is dropped only for having waited,
-// never for the work being slow, so a slow sensor still sends every frame it can. The input
+// handed it on would take, plus a quarter of a period: then a frame is dropped only for having
+// waited, never for the work being slow, so a slow sensor still sends every frame it can. The input
 // thread's reading counts as the frame's own work up to one period; more is a backlog (the
 // socket's buffer filling), which counts as waiting. And a sensor that has sent nothing for thirty
 // periods has its next frame let through whatever the prediction, so that no estimate, setting
@@ -33,16 +37,19 @@ class FrameAdmission {
  public:
   static constexpr double kFreshPeriods = 3.0;
   // How long a frame may have waited when its work alone fills the bound: a frame queued behind
-  // another's physics is over.
-  static constexpr double kWaitPeriods = 0.5;
+  // another's physics is over. (Half a period let a frame whose physics took 0.6 of one leave
+  // 3.1 periods after its input, by design: docs/performance.md, Overload.)
+  static constexpr double kWaitPeriods = 0.25;
   // The input thread's reading of a frame, counted as its own work up to this many periods.
   static constexpr double kInputLagPeriods = 1.0;
   // A sensor silent this many periods has its next frame admitted (it re-measures the physics).
   static constexpr double kProbeAfterPeriods = 30.0;
   // How much earlier than predicted the sender may take a frame up (its wake-ups, its catch-ups).
   static constexpr double kTakeUpUncertaintyS = 0.005;
-  // Weight of the newest physics time in the running estimate.
+  // Weight of the newest physics time in the running estimate and its running deviation.
   static constexpr double kEstimateWeight = 0.3;
+  // How many running deviations above the mean the prediction takes the physics to be.
+  static constexpr double kSpreads = 2.0;
 
   // packet_gap_s: the sensor's data packet period (the sender's rule follows on by one).
   FrameAdmission(double frame_period_s, double pacing_margin_s, double packet_gap_s = 0)
@@ -76,6 +83,8 @@ class FrameAdmission {
   // not 0 where the sender's schedule will start afresh for it (ScheduleOutlook).
   [[nodiscard]] double replay_shift_s() const { return replay_shift_s_; }
   [[nodiscard]] double processing_estimate_s() const { return estimate_s_; }
+  // The running mean deviation of the physics times from the estimate.
+  [[nodiscard]] double processing_spread_s() const { return spread_s_; }
   // How old a frame the input thread took input_lag_s to hand on may be when its last packet
   // leaves (it follows the physics estimate).
   [[nodiscard]] double budget_s(double input_lag_s = 0) const {
@@ -94,6 +103,7 @@ class FrameAdmission {
   [[nodiscard]] Leaving leaving(double ready_s, std::optional<double> first_packet_due_s) const;
   PacingSchedule::Rule rule_;
   double estimate_s_ = 0;
+  double spread_s_ = 0;  // processing_spread_s()
   bool estimated_ = false;
   double sender_busy_until_s_ = 0;         // predicted time the last packet handed on leaves
   double replay_shift_s_ = 0;              // replay_shift_s()
