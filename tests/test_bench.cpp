@@ -36,6 +36,14 @@ clients::BenchOptions short_bench(const std::vector<std::string>& sensors, doubl
   return o;
 }
 
+// A run of one sensor: the daemon exited cleanly and the report holds the sensor.
+clients::BenchReport run_one_sensor(const clients::BenchOptions& o) {
+  auto r = clients::run_bench(o);
+  CHECK(r.daemon_exit_code == 0);
+  REQUIRE(r.sensors.size() == 1);
+  return r;
+}
+
 // A process's command name, state and parent (/proc/PID/stat); none once it is gone.
 struct ProcessStatus {
   std::string command;
@@ -170,9 +178,7 @@ TEST_CASE("lidaremu-bench at twice real time sends raw rows on the sensor's sche
   o.raw = true;
   o.warmup_seconds = 0.2;
   o.ceiling_seconds = 0;
-  const auto r = clients::run_bench(o);
-  CHECK(r.daemon_exit_code == 0);
-  REQUIRE(r.sensors.size() == 1);
+  const auto r = run_one_sensor(o);
   const auto& s = r.sensors[0];
   // 10 Hz at twice real time for 1.2 s: 24 frames, the first at once.
   CHECK(s.frames_sent >= 23);
@@ -208,9 +214,7 @@ TEST_CASE(
   o.pace = "realtime";
   o.warmup_seconds = 0.5;
   o.ceiling_seconds = 0;
-  const auto r = clients::run_bench(o);
-  CHECK(r.daemon_exit_code == 0);
-  REQUIRE(r.sensors.size() == 1);
+  const auto r = run_one_sensor(o);
   const auto& s = r.sensors[0];
   INFO("sent " << s.frames_sent << ", processed " << s.daemon_frames_processed << ", dropped "
                << s.daemon_frames_dropped << " (late " << s.daemon_frames_dropped_late
@@ -243,9 +247,7 @@ TEST_CASE("A real-time run's last frame keeps the engine's pace and comes out",
   o.warmup_seconds = 0.5;
   o.rate = 1;
   o.ceiling_seconds = 0;
-  const auto r = clients::run_bench(o);
-  CHECK(r.daemon_exit_code == 0);
-  REQUIRE(r.sensors.size() == 1);
+  const auto r = run_one_sensor(o);
   const auto& s = r.sensors[0];
   INFO("frames sent " << s.frames_sent << ", out " << s.frames_out << ", dropped "
                       << s.daemon_frames_dropped << ", never out " << s.frames_never_out);
@@ -269,9 +271,7 @@ TEST_CASE("A real-time frame's path, stage by stage, adds up to its age", "[e2e]
   auto o = short_bench({"os1-32:512x10"}, 1.5);
   o.rate = 1;
   o.ceiling_seconds = 0;
-  const auto r = clients::run_bench(o);
-  CHECK(r.daemon_exit_code == 0);
-  REQUIRE(r.sensors.size() == 1);
+  const auto r = run_one_sensor(o);
   const auto& s = r.sensors[0];
   INFO("input " << s.input.mean_ms << ", gate wait " << s.gate_wait.mean_ms << ", physics "
                 << s.physics.mean_ms << ", queued " << s.queued.mean_ms << ", sending "

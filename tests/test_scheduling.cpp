@@ -545,7 +545,8 @@ TEST_CASE("On the wall clock, a frame sent after frames that were not starts per
   constexpr std::int64_t kMs = 1'000'000;
   daemon::WallFrameClock clock(kPeriod);
   const auto begun_ns = [](int frame, int jitter_ms = 0) {
-    return std::int64_t{5'000} * kMs + frame * 100 * kMs + jitter_ms * kMs;
+    return std::int64_t{5'000} * kMs + std::int64_t{frame} * 100 * kMs +
+           std::int64_t{jitter_ms} * kMs;
   };
   const auto sent_s = [](int frame) { return 1000.0 + 0.25 + frame * kPeriod; };
   const auto at = [](double s) { return Approx(s).epsilon(0).margin(1e-6); };  // UNIX seconds
