@@ -146,23 +146,31 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
                             column_units_[static_cast<std::size_t>(plane)]);
     }
   }
+  // Per column, not per channel: whether it fires, its firing loop, its first beam.
+  const bool column_fires = returns != nullptr && hesai.column_fires_at(column);
+  const auto column_loop = column % static_cast<std::uint32_t>(std::max(1, hesai.firing_loops));
+  const std::size_t first_beam = column_fires ? returns->shape.beam(column, 0) : 0;
+  const std::size_t beams = column_fires ? returns->shape.beams() : 0;
   for (int copy = 0; copy < blocks_per_column_; ++copy) {
     const int block = columns_in_packet_ * blocks_per_column_ + copy;
     const std::size_t block_at = format_.block_at(block);
     if (p.block_flag.bytes != 0) store_raw(packet_, block_at, p.block_flag, kBlockFlagValue);
     store_raw(packet_, block_at, p.azimuth, azimuth);
     if (p.fine_azimuth.bytes != 0) store_raw(packet_, block_at, p.fine_azimuth, fine);
+    const std::size_t first_record = format_.record_at(block, 0);
     for (int ch = 0; ch < format_.lasers; ++ch) {
-      const std::size_t at = format_.record_at(block, ch);
+      const auto c = static_cast<std::size_t>(ch);
+      const std::size_t at = first_record + c * p.record_size;
       std::uint16_t units = 0;
       std::uint8_t reflectivity = 0;
-      if (returns != nullptr && hesai.fires(ch, column)) {
-        const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
+      // HesaiTraits::fires, its column's part taken above.
+      const int loop = hesai.channel_loop.empty() ? 0 : hesai.channel_loop[c];
+      if (column_fires && (loop == 0 || static_cast<std::uint32_t>(loop - 1) == column_loop)) {
+        const std::size_t beam = first_beam + c;
         const std::size_t slot = blocks_per_column_ == 2
                                      ? paired_block_slot(*returns, beam, copy, echoes_)
                                      : returns->slot(beam, 0);
-        const bool second_plane = slot >= returns->shape.beams();
-        units = column_units_[second_plane ? 1 : 0][static_cast<std::size_t>(ch)];
+        units = column_units_[slot >= beams ? 1 : 0][c];
         reflectivity = units ? returns->reflectivity[slot] : 0;
       }
       store_raw(packet_, at, p.distance, units);
