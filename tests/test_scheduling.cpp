@@ -229,6 +229,19 @@ TEST_CASE("Real-time admission: physics that varies is predicted at its slow sid
   CHECK(varying.budget_s() == Approx(3 * p));
   CHECK_FALSE(varying.admit(10.0, 10.0 - 0.3 * p, 0.0, std::nullopt));
   CHECK(varying.admit(10.0, 10.0 - 0.2 * p, 0.0, std::nullopt));
+  // A slow sensor whose physics varies: 1.3, then 1.7 periods (mean 1.42, deviation 0.12, slow
+  // side 1.66). Its own work at the mean fills the bound (1.42 + 2 + 0.25 = 3.67 periods); at
+  // the slow side no frame would fit it (3.66 before any wait), and only the silence would let
+  // one through. It is judged at its mean: a frame that waited 0.2 periods goes, 0.3 does not.
+  daemon::FrameAdmission slow_varying(p, p);
+  slow_varying.processed(1.3 * p, 1.0, std::nullopt);
+  slow_varying.processed(1.7 * p, 1.2, std::nullopt);
+  CHECK(slow_varying.processing_estimate_s() == Approx(1.42 * p));
+  CHECK(slow_varying.processing_spread_s() == Approx(0.12 * p));
+  CHECK(slow_varying.budget_s() == Approx(3.67 * p));
+  CHECK(slow_varying.admit(10.0, 10.0 - 0.2 * p, 0.0, std::nullopt));
+  CHECK_FALSE(slow_varying.last_was_probe());
+  CHECK_FALSE(slow_varying.admit(10.1, 10.1 - 0.3 * p, 0.0, std::nullopt));
   // The deviation follows the physics as it steadies.
   for (int k = 0; k < 30; ++k) varying.processed(0.4 * p, 2.0 + k * p, std::nullopt);
   CHECK(varying.processing_spread_s() < 0.01 * p);

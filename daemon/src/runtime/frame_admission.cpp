@@ -30,16 +30,22 @@ FrameAdmission::Leaving FrameAdmission::leaving(double ready_s,
 
 double FrameAdmission::predicted_last_packet_s(double now_s,
                                                std::optional<double> first_packet_due_s) const {
-  // The physics at its mean and two deviations: the slow side of what it has been taking. The
-  // bound still counts the mean as the frame's own work (budget_s): a slow sensor is not
-  // dropped for its physics varying.
+  // The physics at its mean and two deviations: the slow side of what it has been taking.
   return leaving(now_s + estimate_s_ + kSpreads * spread_s_, first_packet_due_s).last_s;
 }
 
 bool FrameAdmission::admit(double now_s, double input_done_s, double input_lag_s,
                            std::optional<double> first_packet_due_s) {
+  // Fresh (three periods) even at the physics' slow side; or, where the frame's own work at its
+  // mean fills that bound (a slow sensor), within its own bound at the mean: such a frame is
+  // dropped for having waited, never for its physics being slow or varying (at the slow side a
+  // slow sensor whose physics varied by a tenth of a period would have had no frame admitted).
+  const double fresh_s = kFreshPeriods * rule_.frame_period_s;
+  const double budget = budget_s(input_lag_s);
   const bool in_time =
-      predicted_last_packet_s(now_s, first_packet_due_s) <= input_done_s + budget_s(input_lag_s);
+      predicted_last_packet_s(now_s, first_packet_due_s) <= input_done_s + fresh_s ||
+      (budget > fresh_s &&
+       leaving(now_s + estimate_s_, first_packet_due_s).last_s <= input_done_s + budget);
   // Silence counts from the last admitted frame, or from the first frame offered (a sensor whose
   // very first frames are late must not wait for an admission that never comes).
   if (!silent_since_s_) silent_since_s_ = now_s;

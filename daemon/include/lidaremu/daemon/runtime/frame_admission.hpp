@@ -2,24 +2,24 @@
 // Real-time admission by deadline. Under overload a frame that waits (in the socket's buffer,
 // behind the frames before it, behind other sensors' physics) leaves late and makes every frame
 // after it late. Before any work is spent on a frame, this predicts when its last packet would
-// leave, from how long the physics has been taking (its running mean and twice its running mean
-// deviation, as TCP's retransmission timer bounds a round trip: Jacobson, "Congestion Avoidance
-// and Control", SIGCOMM 1988; under overload a frame's physics varies with what shares the
-// cores, and a prediction from the mean alone let through frames that then left late) and where
-// the sending thread's schedule
-// stands, and lets it through only if that is within the bound of its input being complete (the
-// time its last datagram reached the host); a frame that would leave later is dropped whole, and
-// counted, so that the frames that do leave stay fresh and the CPU goes to them.
+// leave, from how long the physics has been taking (at its slow side: its running mean and twice
+// its running mean deviation, as TCP's retransmission timer bounds a round trip: Jacobson,
+// "Congestion Avoidance and Control", SIGCOMM 1988; under overload a frame's physics varies with
+// what shares the cores, and a prediction from the mean alone let through frames that then left
+// late) and where the sending thread's schedule stands, and lets it through only if that is
+// within the bound of its input being complete (the time its last datagram reached the host); a
+// frame that would leave later is dropped whole, and counted, so that the frames that do leave
+// stay fresh and the CPU goes to them.
 //
 // The bound is three frame periods (the target the speed issue sets), or, when reading, physics
 // and pacing alone take longer (a frame's physics near or over a period, a pacing margin set
 // above one, a slow machine's input thread), what a frame processed the moment the input thread
-// handed it on would take, plus a quarter of a period: then a frame is dropped only for having
-// waited, never for the work being slow, so a slow sensor still sends every frame it can. The input
-// thread's reading counts as the frame's own work up to one period; more is a backlog (the
-// socket's buffer filling), which counts as waiting. And a sensor that has sent nothing for thirty
-// periods has its next frame let through whatever the prediction, so that no estimate, setting
-// or machine can silence it.
+// handed it on would take (its physics at the mean), plus a quarter of a period: then a frame is
+// dropped only for having waited, never for the work being slow or varying, so a slow sensor
+// still sends every frame it can. The input thread's reading counts as the frame's own work up
+// to one period; more is a backlog (the socket's buffer filling), which counts as waiting. And a
+// sensor that has sent nothing for thirty periods has its next frame let through whatever the
+// prediction, so that no estimate, setting or machine can silence it.
 //
 // The prediction replays the sending thread's own rule (PacingSchedule) from where its schedule
 // stands: on the schedule, a frame leaves a period after its first packet is due; late, it
