@@ -230,7 +230,9 @@ double resident_mb(int pid) {
 
 TEST_CASE("A storm of reloads gives its memory back", "[e2e][hostile][reload]") {
   // The review: hundreds of SIGHUPs on a multi-sensor config took RSS from 196 MB to 1.4-1.8 GB
-  // and kept it (glibc's arenas keep what they freed). After a storm, within 10 % + 20 MB.
+  // and kept it (glibc's arenas keep what they freed). After a storm, within 5 % + 10 MB. Once
+  // 55 MB more stayed (the free tops of threads' arenas, under thresholds glibc had raised): the
+  // daemon fixes them now, and 0.4-3.6 MB more stays.
   const std::string config = "/tmp/lidaremu-reload-storm-" + std::to_string(::getpid()) + ".toml";
   // Each reload's file sets a new seed: every sensor restarts (an unchanged one would run on).
   const auto write = [&](int seed) {
@@ -273,7 +275,7 @@ TEST_CASE("A storm of reloads gives its memory back", "[e2e][hostile][reload]") 
   // smallest sample of the next 10 s (every 250 ms, until one is within the bound).
   double after = resident_mb(daemon.pid());
   std::string samples;
-  for (int i = 0; i < 40 && after > steady * 1.1 + 20; ++i) {
+  for (int i = 0; i < 40 && after > steady * 1.05 + 10; ++i) {
     std::this_thread::sleep_for(250ms);
     const double now = resident_mb(daemon.pid());
     samples += " " + std::to_string(std::lround(now));
@@ -282,7 +284,7 @@ TEST_CASE("A storm of reloads gives its memory back", "[e2e][hostile][reload]") 
   std::cout << "reload storm: 60 SIGHUPs, " << reloads() << " reloads; resident " << steady
             << " MB before, " << after << " MB after (samples, MB:" << samples << ")\n";
   CHECK(reloads() >= 2);
-  if (!test::kSanitized) CHECK(after <= steady * 1.1 + 20);  // sanitizers keep freed memory
+  if (!test::kSanitized) CHECK(after <= steady * 1.05 + 10);  // sanitizers keep freed memory
   CHECK(daemon.stop() == 0);
   std::filesystem::remove(config);
 }

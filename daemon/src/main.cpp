@@ -19,6 +19,7 @@
 #include "lidaremu/daemon/config/settings_cli.hpp"
 #include "lidaremu/daemon/ops/control_api.hpp"
 #include "lidaremu/daemon/ops/metrics.hpp"
+#include "lidaremu/daemon/ops/reaper.hpp"
 #include "lidaremu/daemon/ops/thread_guard.hpp"
 #include "lidaremu/daemon/runtime/emulated_sensor.hpp"
 #include "lidaremu/daemon/runtime/memory_budget.hpp"
@@ -186,6 +187,7 @@ int run(const daemon::DaemonSettings& settings, const std::filesystem::path& con
 // every runtime failure is caught and turned into a message and an exit code.
 // NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
+  daemon::Reaper::fix_heap_thresholds();  // before any thread has an arena
   spdlog::set_default_logger(spdlog::stderr_color_mt("lidaremud"));
   // A capture past the file size limit (ulimit -f) must end that capture (EFBIG, counted), not
   // the daemon: SIGXFSZ's default action kills the process.

@@ -42,6 +42,11 @@ void Reaper::return_freed_memory() {
   wake_.notify_one();
 }
 
+void Reaper::fix_heap_thresholds() {
+  ::mallopt(M_MMAP_THRESHOLD, kHeapMmapThreshold);
+  ::mallopt(M_TRIM_THRESHOLD, kHeapTrimThreshold);
+}
+
 std::size_t Reaper::pending() const {
   const std::lock_guard lock(mutex_);
   return jobs_.size() + running_;
