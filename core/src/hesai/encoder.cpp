@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "lidaremu/core/byte_io.hpp"
 #include "lidaremu/core/hesai.hpp"
@@ -63,9 +65,30 @@ HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& ide
       blocks_per_column_(reports_two_echoes(echoes) ? 2 : 1),
       columns_per_packet_(format_.blocks / blocks_per_column_),
       return_mode_(return_mode_byte(echoes)),
-      packet_(format_.sent_size(), 0) {
-  for (auto& units : column_units_) units.resize(static_cast<std::size_t>(format_.lasers));
+      header_only_(format_.sent_size(), 0) {
+  if (static_cast<std::size_t>(format_.lasers) > kMaxLasers) {
+    throw std::invalid_argument("a Hesai block has at most " + std::to_string(kMaxLasers) +
+                                " channels");
+  }
   write_header();
+  packet_ = header_only_;
+  reserve_whole_packets(header_only_.size());
+}
+
+std::uint32_t HesaiEncoder::columns_per_whole_packet() const {
+  return pattern_.model->hesai.column_fires.empty()
+             ? static_cast<std::uint32_t>(columns_per_packet_)
+             : 0;
+}
+
+std::uint32_t HesaiEncoder::firing_loop_of(std::uint32_t column) const {
+  return column % static_cast<std::uint32_t>(std::max(1, pattern_.model->hesai.firing_loops));
+}
+
+double HesaiEncoder::stamp_s(double first_column_time_s, double last_column_time_s) const {
+  const HesaiTraits& hesai = pattern_.model->hesai;
+  return (hesai.stamp_from_first_column ? first_column_time_s : last_column_time_s) +
+         hesai.stamp_after_block_us * 1e-6;
 }
 
 double HesaiEncoder::data_packet_period_s() const {
@@ -110,32 +133,70 @@ void HesaiEncoder::write_header() {
       default:
         break;
     }
-    store_raw(packet_, 0, f, value);
+    store_raw(header_only_, 0, f, value);
   }
 }
 
 void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                                  PacketSink& sink) {
-  const ProtocolFormat& p = *format_.protocol;
-  const HesaiTraits& hesai = pattern_.model->hesai;
   // A mirror scan's dark columns send nothing (a flushing firing still fills its packet).
-  if (returns != nullptr && !hesai.column_fires_at(column)) return;
-  const double unit_m = format_.distance_unit_mm * 1e-3;
+  if (returns != nullptr && !pattern_.model->hesai.column_fires_at(column)) return;
   // The firing loop of the packet's first column (QT128: the tail's mode flag).
   if (columns_in_packet_ == 0) {
     first_column_time_s_ = time_s;
-    packet_loop_ = column % static_cast<std::uint32_t>(std::max(1, hesai.firing_loops));
+    packet_loop_ = firing_loop_of(column);
   }
+  write_column(packet_, returns, column, columns_in_packet_, column_units_);
+  last_column_time_s_ = time_s;
+  if (++columns_in_packet_ < columns_per_packet_) return;
+  const double stamp = stamp_s(first_column_time_s_, last_column_time_s_);
+  write_tail(packet_, stamp, packet_loop_, udp_sequence_);
+  columns_in_packet_ = 0;
+  emit(packet_, stamp, sink);
+}
+
+void HesaiEncoder::write_packet(Packet packet, const FrameReturns& returns, std::uint32_t first,
+                                double frame_start_s, std::uint32_t ordinal) const {
+  // Every byte a column or the tail does not write is the header's or stays zero, as in packet_.
+  std::copy(header_only_.begin(), header_only_.end(), packet.begin());
+  ColumnUnits units;
+  for (int k = 0; k < columns_per_packet_; ++k) {
+    write_column(packet, &returns, first + static_cast<std::uint32_t>(k), k, units);
+  }
+  const auto last = first + static_cast<std::uint32_t>(columns_per_packet_) - 1;
+  write_tail(packet,
+             stamp_s(column_time_s(frame_start_s, first), column_time_s(frame_start_s, last)),
+             firing_loop_of(first), udp_sequence_ + ordinal);
+}
+
+void HesaiEncoder::send_packet(std::span<const std::uint8_t> packet, std::uint32_t first,
+                               double frame_start_s, PacketSink& sink) {
+  const auto last = first + static_cast<std::uint32_t>(columns_per_packet_) - 1;
+  emit(packet, stamp_s(column_time_s(frame_start_s, first), column_time_s(frame_start_s, last)),
+       sink);
+}
+
+void HesaiEncoder::emit(std::span<const std::uint8_t> packet, double stamp_s, PacketSink& sink) {
+  sink.on_packet(PacketChannel::kData, packet, stamp_s);
+  ++udp_sequence_;
+  if (pattern_.model->hesai.sends_gps) send_gps_packets_up_to(stamp_s, sink);
+}
+
+void HesaiEncoder::write_column(Packet packet, const FrameReturns* returns, std::uint32_t column,
+                                int column_in_packet, ColumnUnits& units) const {
+  const ProtocolFormat& p = *format_.protocol;
+  const HesaiTraits& hesai = pattern_.model->hesai;
+  const double unit_m = format_.distance_unit_mm * 1e-3;
   const auto turn_column = column % static_cast<std::uint32_t>(pattern_.columns_per_frame);
   auto azimuth = static_cast<std::uint16_t>(
       std::lround(360.0 * 100.0 * turn_column / pattern_.columns_per_frame) % 36000);
   // With a fine azimuth (AT128): the encoder angle in 1/25,600 degree, split in two.
   std::uint8_t fine = 0;
   if (p.fine_azimuth.bytes != 0) {
-    const std::int64_t units =
+    const std::int64_t angle_units =
         static_cast<std::int64_t>(turn_column) * kUnitsPerTurn / pattern_.columns_per_frame;
-    azimuth = static_cast<std::uint16_t>(units >> 8);
-    fine = static_cast<std::uint8_t>(units & 0xFF);
+    azimuth = static_cast<std::uint16_t>(angle_units >> 8);
+    fine = static_cast<std::uint8_t>(angle_units & 0xFF);
   }
   if (returns != nullptr) {
     const std::size_t channels =
@@ -143,25 +204,25 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
     const std::size_t first_beam = returns->shape.beam(column, 0);
     for (int plane = 0; plane < blocks_per_column_; ++plane) {
       simd::range_units_u16({&returns->range_m[returns->slot(first_beam, plane)], channels}, unit_m,
-                            column_units_[static_cast<std::size_t>(plane)]);
+                            std::span(units[static_cast<std::size_t>(plane)]).first(channels));
     }
   }
   // Per column, not per channel: whether it fires, its firing loop, its first beam.
   const bool column_fires = returns != nullptr && hesai.column_fires_at(column);
-  const auto column_loop = column % static_cast<std::uint32_t>(std::max(1, hesai.firing_loops));
+  const auto column_loop = firing_loop_of(column);
   const std::size_t first_beam = column_fires ? returns->shape.beam(column, 0) : 0;
   const std::size_t beams = column_fires ? returns->shape.beams() : 0;
   for (int copy = 0; copy < blocks_per_column_; ++copy) {
-    const int block = columns_in_packet_ * blocks_per_column_ + copy;
+    const int block = column_in_packet * blocks_per_column_ + copy;
     const std::size_t block_at = format_.block_at(block);
-    if (p.block_flag.bytes != 0) store_raw(packet_, block_at, p.block_flag, kBlockFlagValue);
-    store_raw(packet_, block_at, p.azimuth, azimuth);
-    if (p.fine_azimuth.bytes != 0) store_raw(packet_, block_at, p.fine_azimuth, fine);
+    if (p.block_flag.bytes != 0) store_raw(packet, block_at, p.block_flag, kBlockFlagValue);
+    store_raw(packet, block_at, p.azimuth, azimuth);
+    if (p.fine_azimuth.bytes != 0) store_raw(packet, block_at, p.fine_azimuth, fine);
     const std::size_t first_record = format_.record_at(block, 0);
     for (int ch = 0; ch < format_.lasers; ++ch) {
       const auto c = static_cast<std::size_t>(ch);
       const std::size_t at = first_record + c * p.record_size;
-      std::uint16_t units = 0;
+      std::uint16_t range_units = 0;
       std::uint8_t reflectivity = 0;
       // HesaiTraits::fires, its column's part taken above.
       const int loop = hesai.channel_loop.empty() ? 0 : hesai.channel_loop[c];
@@ -170,24 +231,14 @@ void HesaiEncoder::append_column(const FrameReturns* returns, std::uint32_t colu
         const std::size_t slot = blocks_per_column_ == 2
                                      ? paired_block_slot(*returns, beam, copy, echoes_)
                                      : returns->slot(beam, 0);
-        units = column_units_[slot >= beams ? 1 : 0][c];
-        reflectivity = units ? returns->reflectivity[slot] : 0;
+        range_units = units[slot >= beams ? 1 : 0][c];
+        reflectivity = range_units ? returns->reflectivity[slot] : 0;
       }
-      store_raw(packet_, at, p.distance, units);
-      store_raw(packet_, at, p.reflectivity, reflectivity);
-      if (p.confidence.bytes != 0) store_raw(packet_, at, p.confidence, format_.confidence);
+      store_raw(packet, at, p.distance, range_units);
+      store_raw(packet, at, p.reflectivity, reflectivity);
+      if (p.confidence.bytes != 0) store_raw(packet, at, p.confidence, format_.confidence);
     }
   }
-  last_column_time_s_ = time_s;
-  if (++columns_in_packet_ < columns_per_packet_) return;
-  const double stamp_s =
-      (hesai.stamp_from_first_column ? first_column_time_s_ : last_column_time_s_) +
-      hesai.stamp_after_block_us * 1e-6;
-  write_tail(stamp_s);
-  sink.on_packet(PacketChannel::kData, packet_, stamp_s);
-  columns_in_packet_ = 0;
-  ++udp_sequence_;
-  if (hesai.sends_gps) send_gps_packets_up_to(stamp_s, sink);
 }
 
 void HesaiEncoder::send_gps_packets_up_to(double time_s, PacketSink& sink) {
@@ -262,7 +313,8 @@ std::array<std::uint8_t, kGpsPacket.size> gps_packet(std::int64_t unix_second, s
   return p;
 }
 
-void HesaiEncoder::write_tail(double time_s) {
+void HesaiEncoder::write_tail(Packet packet, double time_s, std::uint32_t packet_loop,
+                              std::uint32_t udp_sequence) const {
   const ProtocolFormat& p = *format_.protocol;
   const std::size_t tail_at = format_.tail_at();
   const double whole = std::floor(time_s);
@@ -305,7 +357,7 @@ void HesaiEncoder::write_tail(double time_s) {
         value = format_.safety_version;
         break;
       case Field::kModeFlag:
-        value = packet_loop_;
+        value = packet_loop;
         break;
       case Field::kSafetyState:
         // Lidar state 1 (normal) in bits 7:5; the rolling counter in bits 2:0 moves on every
@@ -323,24 +375,24 @@ void HesaiEncoder::write_tail(double time_s) {
       case Field::kUnixSecondsBe:
         // Big-endian, after two zero bytes (the date's first two, which the SDK reads as "UNIX
         // seconds follow").
-        store_be(packet_, tail_at + f.offset, f.bytes,
+        store_be(packet, tail_at + f.offset, f.bytes,
                  static_cast<std::uint64_t>(std::max(0.0, whole)) & 0xFFFFFFFF);
         continue;
       case Field::kUdpSequence:
         // The optional sequence past the tail: only where the model sends it.
         if (f.offset + f.bytes > p.tail_size && !format_.sends_sequence) continue;
-        value = udp_sequence_;
+        value = udp_sequence;
         break;
       default:
         continue;  // CRCs below; reserved and safety bytes stay as they are
     }
-    store_raw(packet_, tail_at, f, value);
+    store_raw(packet, tail_at, f, value);
   }
   // CRCs last, in the order of the table: each covers bytes the ones before it do not.
   for (const CrcCheck& c : p.crcs) {
     const std::size_t begin = c.from_first_block ? p.first_block : tail_at + c.begin;
-    const std::span<const std::uint8_t> covered{packet_.data() + begin, tail_at + c.end - begin};
-    store_raw(packet_, tail_at, c.crc, crc32_mpeg2(covered));
+    const std::span<const std::uint8_t> covered{packet.data() + begin, tail_at + c.end - begin};
+    store_raw(packet, tail_at, c.crc, crc32_mpeg2(covered));
   }
 }
 

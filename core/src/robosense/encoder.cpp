@@ -146,18 +146,19 @@ RoboSenseEncoder::RoboSenseEncoder(const ScanPattern& pattern, const SensorIdent
       echoes_(reports_two_echoes(echoes) ? 2 : 1),
       firing_channels_(kChannels / format_.firings_per_block),
       columns_per_packet_(kBlocks * format_.firings_per_block / echoes_) {
-  for (auto& units : column_units_) units.resize(static_cast<std::size_t>(firing_channels_));
   if (const auto* mode = pattern.model->robosense.return_mode(echoes)) {
     return_mode_code_ = mode->difop_code;
   }
   const MsopFormat& m = format_.msop;
-  std::copy_n(m.id.begin(), m.id_bytes, packet_.begin());
+  std::copy_n(m.id.begin(), m.id_bytes, header_only_.begin());
   for (const FixedByte& b : m.fixed) {
-    if (b.offset != 0) packet_[b.offset] = b.value;
+    if (b.offset != 0) header_only_[b.offset] = b.value;
   }
   const auto temperature = temperature_bytes(kTemperatureC);
-  std::copy(temperature.begin(), temperature.end(), packet_.begin() + m.temperature_at);
-  store_be(packet_, kTailAt, 2, kMsopTail);
+  std::copy(temperature.begin(), temperature.end(), header_only_.begin() + m.temperature_at);
+  store_be(header_only_, kTailAt, 2, kMsopTail);
+  packet_ = header_only_;
+  reserve_whole_packets(kPacketSize);
 }
 
 RoboSenseEncoder::Place RoboSenseEncoder::place_of(int column_in_packet, int echo) const {
@@ -194,8 +195,45 @@ void RoboSenseEncoder::send_difop_if_due(double time_s, PacketSink& sink) {
 
 void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t column,
                                      double time_s, PacketSink& sink) {
-  const double unit_m = format_.distance_unit_m;
   if (columns_in_packet_ == 0) first_column_time_s_ = time_s;
+  write_column(packet_, returns, column, columns_in_packet_, column_units_);
+  if (++columns_in_packet_ < columns_per_packet_) return;
+  // The header's time is the first block's (rs_driver times each block from it).
+  store_time(packet_, format_.msop.time_at, format_.msop.time_form, first_column_time_s_);
+  columns_in_packet_ = 0;
+  emit(packet_, time_s, sink);
+}
+
+void RoboSenseEncoder::write_packet(Packet packet, const FrameReturns& returns, std::uint32_t first,
+                                    double frame_start_s, std::uint32_t /*ordinal*/) const {
+  // Every byte a column or the time does not write is the header's, as in packet_.
+  std::copy(header_only_.begin(), header_only_.end(), packet.begin());
+  ColumnUnits units;
+  for (int k = 0; k < columns_per_packet_; ++k) {
+    write_column(packet, &returns, first + static_cast<std::uint32_t>(k), k, units);
+  }
+  store_time(packet, format_.msop.time_at, format_.msop.time_form,
+             column_time_s(frame_start_s, first));
+}
+
+void RoboSenseEncoder::send_packet(std::span<const std::uint8_t> packet, std::uint32_t first,
+                                   double frame_start_s, PacketSink& sink) {
+  const auto last = first + static_cast<std::uint32_t>(columns_per_packet_) - 1;
+  emit(packet, column_time_s(frame_start_s, last), sink);
+}
+
+void RoboSenseEncoder::emit(std::span<const std::uint8_t> packet, double last_column_time_s,
+                            PacketSink& sink) {
+  // The packet leaves when its last block has fired.
+  const double sent_s = last_column_time_s + pattern_.column_period_s;
+  send_difop_if_due(sent_s, sink);
+  sink.on_packet(PacketChannel::kData, packet, sent_s);
+}
+
+void RoboSenseEncoder::write_column(Packet packet, const FrameReturns* returns,
+                                    std::uint32_t column, int column_in_packet,
+                                    ColumnUnits& units) const {
+  const double unit_m = format_.distance_unit_m;
   const auto columns = static_cast<std::uint32_t>(pattern_.columns_per_frame);
   const auto azimuth = static_cast<std::uint16_t>(
       std::lround(36000.0 * (column % columns) / pattern_.columns_per_frame) % 36000);
@@ -206,39 +244,31 @@ void RoboSenseEncoder::append_column(const FrameReturns* returns, std::uint32_t 
     const std::size_t first_beam = returns->shape.beam(column, 0);
     for (int plane = 0; plane < echoes_; ++plane) {
       simd::range_units_u16({&returns->range_m[returns->slot(first_beam, plane)], channels}, unit_m,
-                            column_units_[static_cast<std::size_t>(plane)]);
+                            std::span(units[static_cast<std::size_t>(plane)]).first(channels));
     }
   }
   for (int copy = 0; copy < echoes_; ++copy) {
-    const Place place = place_of(columns_in_packet_, copy);
+    const Place place = place_of(column_in_packet, copy);
     if (place.heads_block) {
-      store_be(packet_, block_at(place.block), 2, kBlockFlag);
-      store_be(packet_, block_at(place.block) + 2, 2, azimuth);
+      store_be(packet, block_at(place.block), 2, kBlockFlag);
+      store_be(packet, block_at(place.block) + 2, 2, azimuth);
     }
     for (int ch = 0; ch < firing_channels_; ++ch) {
-      std::uint16_t units = 0;
+      std::uint16_t range_units = 0;
       std::uint8_t intensity = 0;
       if (returns != nullptr && ch < pattern_.model->channels) {
         const std::size_t beam = returns->shape.beam(column, static_cast<std::uint16_t>(ch));
         const std::size_t slot =
             echoes_ == 2 ? strongest_first_slot(*returns, beam, copy) : returns->slot(beam, 0);
         const bool second_plane = slot >= returns->shape.beams();
-        units = column_units_[second_plane ? 1 : 0][static_cast<std::size_t>(ch)];
-        intensity = units ? returns->reflectivity[slot] : 0;
+        range_units = units[second_plane ? 1 : 0][static_cast<std::size_t>(ch)];
+        intensity = range_units ? returns->reflectivity[slot] : 0;
       }
       const std::size_t at = record_at(place.block, place.first_slot + ch);
-      store_be(packet_, at, 2, units);
-      packet_[at + 2] = intensity;
+      store_be(packet, at, 2, range_units);
+      packet[at + 2] = intensity;
     }
   }
-  if (++columns_in_packet_ < columns_per_packet_) return;
-  // The header's time is the first block's (rs_driver times each block from it); the packet
-  // leaves when its last block has fired.
-  store_time(packet_, format_.msop.time_at, format_.msop.time_form, first_column_time_s_);
-  const double sent_s = time_s + pattern_.column_period_s;
-  send_difop_if_due(sent_s, sink);
-  sink.on_packet(PacketChannel::kData, packet_, sent_s);
-  columns_in_packet_ = 0;
 }
 
 }  // namespace lidaremu::core::robosense

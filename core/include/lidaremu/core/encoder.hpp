@@ -4,6 +4,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "lidaremu/core/frame.hpp"
 #include "lidaremu/core/motion.hpp"
@@ -107,13 +108,20 @@ class Encoder {
   [[nodiscard]] virtual std::size_t working_bytes() const { return 0; }
 };
 
-// Spinning heads (Velodyne, Hesai): columns go one after another into packets, which may span
-// the end of a frame; what a packet holds is the family's append_column.
+// Spinning heads (Velodyne, Hesai, RoboSense): columns go one after another into packets, which
+// may span the end of a frame; what a packet holds is the family's append_column. A family that
+// can also write a whole packet on its own (write_packet) has the packets that start where the
+// last one ended and whose columns are all in written kPacketsAtOnce at a time on TBB's workers
+// and the calling thread, then sent in order (send_packet): the same bytes, in the same order,
+// as one column at a time (issue 32: a sensor's encoding was one thread's, its serial part).
 class ColumnEncoder : public Encoder {
  public:
+  static constexpr std::size_t kPacketsAtOnce = 32;
+
   void encode_columns(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
                       PacketSink& sink) final;
   void flush(PacketSink& sink) final;
+  [[nodiscard]] std::size_t working_bytes() const override { return staged_.capacity(); }
 
  protected:
   explicit ColumnEncoder(double column_period_s) : column_period_s_(column_period_s) {}
@@ -123,11 +131,40 @@ class ColumnEncoder : public Encoder {
   // Whether a packet is part-filled (flush completes it).
   [[nodiscard]] virtual bool packet_open() const = 0;
 
+  // Whole packets: the columns a packet holds when write_packet can write it; 0 where the family
+  // appends one column at a time only.
+  [[nodiscard]] virtual std::uint32_t columns_per_whole_packet() const { return 0; }
+  // Any thread, many at once: every byte of the packet of the frame's columns [first, first +
+  // columns_per_whole_packet()), the `ordinal`-th whole packet after the last one sent (0: the
+  // next), as append_column would have left it complete.
+  virtual void write_packet(std::span<std::uint8_t> /*packet*/, const FrameReturns& /*returns*/,
+                            std::uint32_t /*first*/, double /*frame_start_s*/,
+                            std::uint32_t /*ordinal*/) const {}
+  // Calling thread, in order: a packet write_packet wrote leaves, as append_column sends a
+  // complete one (and what goes with it: position, GPS, DIFOP packets).
+  virtual void send_packet(std::span<const std::uint8_t> /*packet*/, std::uint32_t /*first*/,
+                           double /*frame_start_s*/, PacketSink& /*sink*/) {}
+  // A family that writes whole packets reserves their room (in its constructor: the hot path
+  // does not allocate).
+  void reserve_whole_packets(std::size_t packet_size) {
+    staged_.resize(kPacketsAtOnce * packet_size);
+  }
+  // The time append_column is given for a frame's column (whole packets use the same).
+  [[nodiscard]] double column_time_s(double frame_start_s, std::uint32_t column) const {
+    return frame_start_s + column * column_period_s_;
+  }
+
  private:
+  // Writes and sends up to kPacketsAtOnce whole packets from frame_column_, all before `end`;
+  // false when fewer than two are in (one column at a time then).
+  bool encode_whole_packets(const FrameReturns& returns, double frame_start_s, std::uint32_t end,
+                            PacketSink& sink);
+
   double column_period_s_;
   std::uint32_t frame_column_ = 0;  // the next column of the frame being encoded
   std::uint32_t next_column_ = 0;   // flush: where the part-filled packet's firings go on
   double next_time_s_ = 0;
+  std::vector<std::uint8_t> staged_;  // kPacketsAtOnce whole packets' room (reserve_whole_packets)
 };
 
 // The encoder for a model reporting `echoes` (Velodyne: strongest, last or dual; Ouster:

@@ -67,11 +67,34 @@ class HesaiEncoder final : public ColumnEncoder {
   [[nodiscard]] double data_packet_period_s() const override;
 
  private:
+  static constexpr std::size_t kMaxLasers = 128;
+  using Packet = std::span<std::uint8_t>;
+  // A column's range units per echo plane and channel, found for the whole column at once in
+  // lanes (simd::range_units_u16) rather than a libm call a record. A block reports plane 0 or 1
+  // (the dual modes' slot rules), so two planes are all it reads.
+  using ColumnUnits = std::array<std::array<std::uint16_t, kMaxLasers>, 2>;
+
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink) override;
   [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
+  // Whole packets where every column fires (a mirror scan's dark columns send nothing, so its
+  // packets do not follow the columns).
+  [[nodiscard]] std::uint32_t columns_per_whole_packet() const override;
+  void write_packet(Packet packet, const FrameReturns& returns, std::uint32_t first,
+                    double frame_start_s, std::uint32_t ordinal) const override;
+  void send_packet(std::span<const std::uint8_t> packet, std::uint32_t first, double frame_start_s,
+                   PacketSink& sink) override;
   void write_header();
-  void write_tail(double time_s);
+  // The column's blocks, the packet's `column_in_packet`-th column.
+  void write_column(Packet packet, const FrameReturns* returns, std::uint32_t column,
+                    int column_in_packet, ColumnUnits& units) const;
+  // The packet's time from its first and last columns' (the model's rule).
+  [[nodiscard]] double stamp_s(double first_column_time_s, double last_column_time_s) const;
+  [[nodiscard]] std::uint32_t firing_loop_of(std::uint32_t column) const;
+  void write_tail(Packet packet, double time_s, std::uint32_t packet_loop,
+                  std::uint32_t udp_sequence) const;
+  // A complete packet leaves, with the GPS packets of the seconds it passed.
+  void emit(std::span<const std::uint8_t> packet, double stamp_s, PacketSink& sink);
   void send_gps_packets_up_to(double time_s, PacketSink& sink);
   const ScanPattern pattern_;
   const SensorIdentity identity_;
@@ -80,17 +103,15 @@ class HesaiEncoder final : public ColumnEncoder {
   int blocks_per_column_ = 1;  // 2 in the dual modes
   int columns_per_packet_ = 0;
   std::uint8_t return_mode_ = 0;
-  std::vector<std::uint8_t> packet_;
+  std::vector<std::uint8_t> header_only_;  // a packet before its columns: the header written
+  std::vector<std::uint8_t> packet_;       // append_column's
   int columns_in_packet_ = 0;
   double first_column_time_s_ = 0;
   double last_column_time_s_ = 0;
   std::uint32_t packet_loop_ = 0;
   std::uint32_t udp_sequence_ = 0;
   std::int64_t next_gps_second_ = 0;  // 0: from the first packet's second on
-  // The column being written's range units per echo plane and channel, found for the whole
-  // column at once in lanes (simd::range_units_u16) rather than a libm call a record.
-  // A block reports plane 0 or 1 (the dual modes' slot rules), so two planes are all it reads.
-  std::array<std::vector<std::uint16_t>, 2> column_units_;
+  ColumnUnits column_units_{};        // append_column's
 };
 
 // The GPS packet (format.hpp, kGpsPacket) for the whole second `unix_second` (the PPS edge the

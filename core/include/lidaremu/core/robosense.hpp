@@ -38,9 +38,27 @@ class RoboSenseEncoder final : public ColumnEncoder {
   [[nodiscard]] double data_packet_period_s() const override;
 
  private:
+  using Packet = std::span<std::uint8_t>;
+  // A column's range units per echo plane and channel, found for the whole column at once in
+  // lanes (simd::range_units_u16) rather than a libm call a record. A block reports plane 0 or 1
+  // (the dual modes' slot rules), so two planes are all it reads.
+  using ColumnUnits = std::array<std::array<std::uint16_t, kChannels>, 2>;
+
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink) override;
   [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
+  [[nodiscard]] std::uint32_t columns_per_whole_packet() const override {
+    return static_cast<std::uint32_t>(columns_per_packet_);
+  }
+  void write_packet(Packet packet, const FrameReturns& returns, std::uint32_t first,
+                    double frame_start_s, std::uint32_t ordinal) const override;
+  void send_packet(std::span<const std::uint8_t> packet, std::uint32_t first, double frame_start_s,
+                   PacketSink& sink) override;
+  // The column's firings, the packet's `column_in_packet`-th column.
+  void write_column(Packet packet, const FrameReturns* returns, std::uint32_t column,
+                    int column_in_packet, ColumnUnits& units) const;
+  // A complete packet leaves when its last column has fired (time_s), after a DIFOP when due.
+  void emit(std::span<const std::uint8_t> packet, double last_column_time_s, PacketSink& sink);
   void send_difop_if_due(double time_s, PacketSink& sink);
   // Where a column's echo goes in the packet: its block, its first channel slot, and whether it
   // writes the block's flag and azimuth (the first firing of a block does).
@@ -57,15 +75,14 @@ class RoboSenseEncoder final : public ColumnEncoder {
   int echoes_ = 1;           // echoes a column reports
   int firing_channels_ = 0;  // channel slots one firing takes in a block
   int columns_per_packet_ = 0;
-  std::array<std::uint8_t, kPacketSize> packet_{};
+  // A packet before its columns: its id, fixed bytes, temperature and tail.
+  std::array<std::uint8_t, kPacketSize> header_only_{};
+  std::array<std::uint8_t, kPacketSize> packet_{};  // append_column's
   int columns_in_packet_ = 0;
   double first_column_time_s_ = 0;
   bool difop_sent_ = false;
   double next_difop_s_ = 0;
-  // The column being written's range units per echo plane and channel, found for the whole
-  // column at once in lanes (simd::range_units_u16) rather than a libm call a record.
-  // A block reports plane 0 or 1 (the dual modes' slot rules), so two planes are all it reads.
-  std::array<std::vector<std::uint16_t>, 2> column_units_;
+  ColumnUnits column_units_{};  // append_column's
 };
 
 // The rotation rate a DIFOP states: the rate the unit was set to (a whole number of columns a

@@ -35,25 +35,43 @@ class VelodyneEncoder final : public ColumnEncoder {
   [[nodiscard]] double data_packet_period_s() const override;
 
  private:
+  static constexpr std::size_t kMaxChannels = 128;
+  using Packet = std::span<std::uint8_t>;
+  // A column's range units by laser for each echo plane, in SIMD lanes a column at a time
+  // (simd::range_units_u32); a record keeps their low 16 bits.
+  using ColumnUnits = std::array<std::array<std::uint32_t, kMaxChannels>, 2>;
+
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink) override;
   [[nodiscard]] bool packet_open() const override { return sequences_in_packet_ != 0; }
-  void write_firing(const FrameReturns* returns, std::uint32_t column, std::size_t block_at,
-                    int sequence, int bank, int copy);
-  void write_status(double time_s);
+  [[nodiscard]] std::uint32_t columns_per_whole_packet() const override;
+  void write_packet(Packet packet, const FrameReturns& returns, std::uint32_t first,
+                    double frame_start_s, std::uint32_t ordinal) const override;
+  void send_packet(std::span<const std::uint8_t> packet, std::uint32_t first, double frame_start_s,
+                   PacketSink& sink) override;
+  // The column's blocks' headers and records, the packet's `sequence`-th column.
+  void write_column(Packet packet, const FrameReturns* returns, std::uint32_t column,
+                    int sequence_in_packet, ColumnUnits& units) const;
+  void write_firing(Packet packet, const FrameReturns* returns, std::uint32_t column,
+                    std::size_t block_at, int sequence, int bank, int copy,
+                    const ColumnUnits& units) const;
+  // What a packet carries once its columns are in: the unused blocks, its time, its mode or
+  // the HDL-64E status of its place (status_index) in the rotation.
+  void finish_packet(Packet packet, double packet_time_s, std::size_t status_index) const;
+  void write_status(Packet packet, double time_s, std::size_t status_index) const;
+  // A complete packet leaves, with a position packet at its rate.
+  void emit(std::span<const std::uint8_t> packet, double packet_time_s, PacketSink& sink);
   [[nodiscard]] int sequences_per_packet() const;
   BeamGeometry geometry_;
   SensorIdentity identity_;
   ReturnMode echoes_;
   int blocks_per_azimuth_ = 1;  // 2 in dual mode
-  // The column being appended: each echo plane's range units by laser, in SIMD lanes a column at
-  // a time (simd::range_units_u32); a record keeps their low 16 bits.
-  std::array<std::vector<std::uint32_t>, 2> column_units_;
+  ColumnUnits column_units_{};  // append_column's
   std::array<std::uint8_t, kDataPacketSize> packet_{};
   int sequences_in_packet_ = 0;
   double packet_time_s_ = 0;
   int packets_since_position_ = 0;
-  std::size_t status_index_ = 0;  // HDL-64E status rotation
+  std::size_t status_index_ = 0;  // HDL-64E status rotation: the next packet's place
 };
 
 // ---- decoding (spec decoder) ----
