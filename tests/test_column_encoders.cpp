@@ -12,25 +12,14 @@
 #include "demo_frame.hpp"
 #include "lidaremu/core/encoder.hpp"
 #include "lidaremu/core/sensor_model.hpp"
+#include "recording_sink.hpp"
 
 using namespace lidaremu::core;
 
+using lidaremu::test::RecordingSink;
+using lidaremu::test::TimedPacket;
+
 namespace {
-
-struct TimedPacket {
-  PacketChannel channel;
-  std::vector<std::uint8_t> bytes;
-  double time_s;
-};
-
-class RecordingSink final : public PacketSink {
- public:
-  std::vector<TimedPacket> packets;
-  void on_packet(PacketChannel channel, std::span<const std::uint8_t> bytes,
-                 double time_s) override {
-    packets.push_back({channel, {bytes.begin(), bytes.end()}, time_s});
-  }
-};
 
 struct Case {
   const char* model;

@@ -24,6 +24,7 @@
 #include "lidaremu/core/pipeline.hpp"
 #include "lidaremu/core/utc.hpp"
 #include "lidaremu/core/velodyne.hpp"
+#include "recording_sink.hpp"
 
 using namespace lidaremu::core;
 
@@ -179,24 +180,8 @@ TEST_CASE("Ouster spec decoder reproduces every real capture, every profile",
   }
 }
 
-namespace {
-
-// Every packet an encoder emits, with the time it belongs to.
-struct TimedPacket {
-  PacketChannel channel;
-  std::vector<std::uint8_t> bytes;
-  double time_s;
-};
-class RecordingSink final : public PacketSink {
- public:
-  std::vector<TimedPacket> packets;
-  void on_packet(PacketChannel channel, std::span<const std::uint8_t> bytes,
-                 double time_s) override {
-    packets.push_back({channel, {bytes.begin(), bytes.end()}, time_s});
-  }
-};
-
-}  // namespace
+using lidaremu::test::RecordingSink;
+using lidaremu::test::TimedPacket;
 
 TEST_CASE("Every Ouster model, lidar mode and profile: sizes, headers, cadence, round trip",
           "[format][ouster][registry]") {
