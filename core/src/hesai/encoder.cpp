@@ -81,6 +81,11 @@ std::uint32_t HesaiEncoder::columns_per_whole_packet() const {
              : 0;
 }
 
+double HesaiEncoder::whole_packet_stamp_s(double frame_start_s, std::uint32_t first) const {
+  const auto last = first + static_cast<std::uint32_t>(columns_per_packet_) - 1;
+  return stamp_s(column_time_s(frame_start_s, first), column_time_s(frame_start_s, last));
+}
+
 std::uint32_t HesaiEncoder::firing_loop_of(std::uint32_t column) const {
   return column % static_cast<std::uint32_t>(std::max(1, pattern_.model->hesai.firing_loops));
 }
@@ -163,17 +168,13 @@ void HesaiEncoder::write_packet(Packet packet, const FrameReturns& returns, std:
   for (int k = 0; k < columns_per_packet_; ++k) {
     write_column(packet, &returns, first + static_cast<std::uint32_t>(k), k, units);
   }
-  const auto last = first + static_cast<std::uint32_t>(columns_per_packet_) - 1;
-  write_tail(packet,
-             stamp_s(column_time_s(frame_start_s, first), column_time_s(frame_start_s, last)),
-             firing_loop_of(first), udp_sequence_ + ordinal);
+  write_tail(packet, whole_packet_stamp_s(frame_start_s, first), firing_loop_of(first),
+             udp_sequence_ + ordinal);
 }
 
 void HesaiEncoder::send_packet(std::span<const std::uint8_t> packet, std::uint32_t first,
                                double frame_start_s, PacketSink& sink) {
-  const auto last = first + static_cast<std::uint32_t>(columns_per_packet_) - 1;
-  emit(packet, stamp_s(column_time_s(frame_start_s, first), column_time_s(frame_start_s, last)),
-       sink);
+  emit(packet, whole_packet_stamp_s(frame_start_s, first), sink);
 }
 
 void HesaiEncoder::emit(std::span<const std::uint8_t> packet, double stamp_s, PacketSink& sink) {

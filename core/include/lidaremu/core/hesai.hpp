@@ -90,6 +90,8 @@ class HesaiEncoder final : public ColumnEncoder {
                     int column_in_packet, ColumnUnits& units) const;
   // The packet's time from its first and last columns' (the model's rule).
   [[nodiscard]] double stamp_s(double first_column_time_s, double last_column_time_s) const;
+  // The time of the whole packet of the frame's columns from `first` (write_packet, send_packet).
+  [[nodiscard]] double whole_packet_stamp_s(double frame_start_s, std::uint32_t first) const;
   [[nodiscard]] std::uint32_t firing_loop_of(std::uint32_t column) const;
   void write_tail(Packet packet, double time_s, std::uint32_t packet_loop,
                   std::uint32_t udp_sequence) const;
