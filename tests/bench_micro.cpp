@@ -344,6 +344,22 @@ void register_all() {
           ->Iterations(g_stage_iterations);
     }
   }
+  // A dense head: 128 channels a tenth of a degree apart in elevation, so a source reaches three
+  // times the channels an OS1-128's does (blooming was a fifth of its chain).
+  {
+    const SceneKey vls128{"vls128", ""};
+    const Scene& s = scene(vls128);
+    core::Pipeline chain(s.pattern, materials(),
+                         default_chain(s.pattern, core::ReturnMode::kStrongest));
+    const auto names = chain.stage_names();
+    const auto at = std::find(names.begin(), names.end(), "blooming");
+    const auto i = static_cast<std::size_t>(at - names.begin());
+    benchmark::RegisterBenchmark("stage/blooming/vls128",
+                                 [vls128, i](benchmark::State& st) { stage(st, vls128, i); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(g_stage_iterations);
+  }
   // A small sensor, as a vehicle carries many: its frame's fixed costs weigh more per ray.
   benchmark::RegisterBenchmark("chain/vlp16",
                                [](benchmark::State& st) {

@@ -52,6 +52,7 @@ class BloomingStage final : public Stage {
     // stops at the first it cannot lift above the noise), each with its azimuth weights.
     for (int from = 0; from < channels_; ++from) {
       reach_begin_.push_back(reached_.size());
+      ColumnSpan span{columns, -columns};  // empty until a weight is tabulated
       for (int to = 0; to < channels_; ++to) {
         const double d_el = elevation[std::size_t(to)] - elevation[std::size_t(from)];
         if (std::fabs(d_el) > extent) continue;
@@ -68,6 +69,7 @@ class BloomingStage final : public Stage {
           if (!(dc == 0 && to == from))
             strongest_neighbour_ = std::max(strongest_neighbour_, weight * r.weight);
           column_reach_ = std::max(column_reach_, std::abs(dc));
+          span = {std::min(span.first, dc), std::max(span.last, dc)};
         }
         r.count = az_weights_.size() - r.az_begin;
         mark_peak(r);
@@ -76,6 +78,7 @@ class BloomingStage final : public Stage {
       std::stable_sort(reached_.begin() + static_cast<std::ptrdiff_t>(reach_begin_.back()),
                        reached_.end(),
                        [](const Reached& l, const Reached& r) { return l.weight > r.weight; });
+      source_span_.push_back(span);
     }
     reach_begin_.push_back(reached_.size());
     column_reach_ = std::min(column_reach_, columns / 2);
@@ -163,6 +166,12 @@ class BloomingStage final : public Stage {
               shape.beam(static_cast<std::uint32_t>(column), static_cast<std::uint16_t>(channel));
           const Bloom brightest = b.work.bloom_source[src];  // prepare_beams
           if (!brightest.present) continue;
+          // A source whose channel cannot reach the block deposits nothing in it: skipped
+          // before its list is read. The block's sources reach as far as the widest channel
+          // pair (82 columns on a VLS-128, whose lasers sit up to 6.4 degrees apart in azimuth),
+          // where most channels reach less.
+          if (!reaches(source_span_[std::size_t(channel)], column, dest_begin, dest_end, columns))
+            continue;
           const Reached* reached_begin = reached_.data() + reach_begin_[std::size_t(channel)];
           const Reached* reached_end = reached_.data() + reach_begin_[std::size_t(channel) + 1];
           // A source adds at most once to each bin, so the order of its own deposits does not
@@ -172,32 +181,54 @@ class BloomingStage final : public Stage {
             const double p_el = brightest.power_w * to->weight;
             if (p_el < noise) break;
             const double* weights = az_weights_.data() + to->az_begin;
-            // Returns whether the weight at i reaches the noise (and deposits it if so).
-            const auto reach = [&](std::size_t i) {
+            // The weights that may reach the noise: [lo, hi). Falling away from the peak on both
+            // sides, they are one run around it, found without visiting the rest.
+            std::size_t lo = 0;
+            std::size_t hi = to->count;
+            if (to->unimodal) {
+              for (hi = to->peak; hi < to->count && !(p_el * weights[hi] < noise); ++hi) {
+              }
+              for (lo = to->peak; lo > 0 && !(p_el * weights[lo - 1] < noise); --lo) {
+              }
+            }
+            const int first_dc = to->first_dc + static_cast<int>(lo);
+            int nc = wrap_column(column + first_dc, columns);
+            for (std::size_t i = lo; i < hi; ++i, nc = nc + 1 == columns ? 0 : nc + 1) {
               const double power = p_el * weights[i];
-              if (power < noise) return false;
-              const int dc = to->first_dc + static_cast<int>(i);
-              if (dc == 0 && to->channel == channel) return true;
-              const int nc = ((column + dc) % columns + columns) % columns;
-              if (nc < dest_begin || nc >= dest_end) return true;
+              if (power < noise || nc < dest_begin || nc >= dest_end) continue;
+              if (to->channel == channel && first_dc + static_cast<int>(i - lo) == 0) continue;
               deposit(b.work.bloom[shape.beam(static_cast<std::uint32_t>(nc), to->channel)],
                       brightest, power, prm.range_resolution_m);
-              return true;
-            };
-            if (to->unimodal) {
-              // Falling away from the peak on both sides: the weights that reach the noise are
-              // one run around it, found without visiting the rest.
-              for (std::size_t i = to->peak; i < to->count && reach(i); ++i) {
-              }
-              for (std::size_t i = to->peak; i-- > 0 && reach(i);) {
-              }
-            } else {
-              for (std::size_t i = 0; i < to->count; ++i) reach(i);
             }
           }
         }
       }
     }
+  }
+
+  // Column offsets from a source, inclusive; empty when first > last.
+  struct ColumnSpan {
+    int first;
+    int last;
+  };
+  // Whether columns column + span.first ... column + span.last (round the turn) meet
+  // [dest_begin, dest_end): two arcs meet where one holds the other's start.
+  static bool reaches(const ColumnSpan& span, int column, int dest_begin, int dest_end,
+                      int columns) {
+    if (span.first > span.last) return false;
+    const int length = span.last - span.first + 1;
+    if (length >= columns) return true;
+    const int start = wrap_column(column + span.first, columns);
+    return wrap_column(dest_begin - start, columns) < length ||
+           (start >= dest_begin && start < dest_end);
+  }
+
+  // The column `c` names round the turn: ((c % columns) + columns) % columns.
+  static int wrap_column(int c, int columns) {
+    if (c >= 0 && c < columns) return c;
+    if (c < 0 && c >= -columns) return c + columns;
+    if (c >= columns && c < 2 * columns) return c - columns;
+    return (c % columns + columns) % columns;
   }
 
   static void deposit(Bloom& bin, const Bloom& source, double power, double resolution) {
@@ -238,6 +269,7 @@ class BloomingStage final : public Stage {
   int columns_;
   double strongest_neighbour_ = 0;  // the largest kernel weight on any other beam
   int column_reach_ = 0;
+  std::vector<ColumnSpan> source_span_;  // per source channel: the offsets its weights cover
   std::vector<double> az_weights_;
   std::vector<Reached> reached_;          // per source channel, by falling elevation weight
   std::vector<std::size_t> reach_begin_;  // where each source channel's list starts in reached_
