@@ -54,9 +54,18 @@ class GeometryStage final : public Stage {
                                  .beam_tan_half_angle = b.constants.beam.tan_half_angle};
     const std::size_t channels = b.hits.shape.channels;
     const int rays = stage_kit::rays_used(b);
+    // The slots this stage writes were last touched a frame ago: each run asks for the slots of
+    // the tiles two runs on (their lines are written field by field, a pulse's thirteen fields
+    // in thirteen lines, and each write waited for its line).
+    const auto ask_ahead = [&](std::size_t from) {
+      if (from < b.end) b.work.pulses.prefetch(from, std::min(from + kRunBeams, b.end), rays);
+    };
+    ask_ahead(b.begin);
+    ask_ahead(b.begin + kRunBeams);
     for (std::size_t first = b.begin, last = 0; first < b.end; first = last) {
       const std::size_t column = first / channels;
       last = std::min({b.end, (column + 1) * channels, (first / kRunBeams + 1) * kRunBeams});
+      if (last % kRunBeams == 0) ask_ahead(last + kRunBeams);
       const Run run{first, last - first, static_cast<std::uint32_t>(column),
                     static_cast<std::uint16_t>(first - column * channels)};
       centre_ray(b, window, run, sunlight);
