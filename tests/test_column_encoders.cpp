@@ -83,6 +83,7 @@ TEST_CASE(
       {"pandar-40p", ReturnMode::kLast},
       {"pandar-64", ReturnMode::kStrongest},
       {"pandar-at128", ReturnMode::kStrongest},
+      {"pandar-at128", ReturnMode::kDual},
       {"rs16", ReturnMode::kStrongest},
       {"rs16", ReturnMode::kDual},
       {"rs32", ReturnMode::kDual},

@@ -25,7 +25,12 @@ bool ColumnEncoder::encode_whole_packets(const FrameReturns& returns, double fra
                                          std::uint32_t end, PacketSink& sink) {
   const std::uint32_t per_packet = columns_per_whole_packet();
   if (per_packet == 0 || staged_.empty()) return false;
-  const auto count = std::min<std::size_t>(kPacketsAtOnce, (end - frame_column_) / per_packet);
+  // A packet begins at frame_column_ (none is open); each of these is whole where its columns
+  // all fire, as append_column would have filled it.
+  const std::uint32_t room =
+      std::min<std::uint32_t>(end, frame_column_ + kPacketsAtOnce * per_packet);
+  const auto count =
+      std::min<std::size_t>(kPacketsAtOnce, firing_run(frame_column_, room) / per_packet);
   if (count < 2) return false;
   const std::size_t size = staged_.size() / kPacketsAtOnce;
   const std::uint32_t first = frame_column_;

@@ -76,9 +76,14 @@ HesaiEncoder::HesaiEncoder(const ScanPattern& pattern, const SensorIdentity& ide
 }
 
 std::uint32_t HesaiEncoder::columns_per_whole_packet() const {
-  return pattern_.model->hesai.column_fires.empty()
-             ? static_cast<std::uint32_t>(columns_per_packet_)
-             : 0;
+  return static_cast<std::uint32_t>(columns_per_packet_);
+}
+
+std::uint32_t HesaiEncoder::firing_run(std::uint32_t first, std::uint32_t end) const {
+  const HesaiTraits& hesai = pattern_.model->hesai;
+  std::uint32_t column = first;
+  while (column < end && hesai.column_fires_at(column)) ++column;
+  return column - first;
 }
 
 double HesaiEncoder::whole_packet_stamp_s(double frame_start_s, std::uint32_t first) const {

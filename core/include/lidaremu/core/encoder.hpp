@@ -134,6 +134,11 @@ class ColumnEncoder : public Encoder {
   // Whole packets: the columns a packet holds when write_packet can write it; 0 where the family
   // appends one column at a time only.
   [[nodiscard]] virtual std::uint32_t columns_per_whole_packet() const { return 0; }
+  // How many of the columns [first, end) whole packets may take, in order: all of them, but where
+  // a mirror scan's dark columns (which send nothing) begin.
+  [[nodiscard]] virtual std::uint32_t firing_run(std::uint32_t first, std::uint32_t end) const {
+    return end - first;
+  }
   // Any thread, many at once: every byte of the packet of the frame's columns [first, first +
   // columns_per_whole_packet()), the `ordinal`-th whole packet after the last one sent (0: the
   // next), as append_column would have left it complete.

@@ -77,9 +77,10 @@ class HesaiEncoder final : public ColumnEncoder {
   void append_column(const FrameReturns* returns, std::uint32_t column, double time_s,
                      PacketSink& sink) override;
   [[nodiscard]] bool packet_open() const override { return columns_in_packet_ != 0; }
-  // Whole packets where every column fires (a mirror scan's dark columns send nothing, so its
-  // packets do not follow the columns).
+  // Whole packets of columns that all fire: a mirror scan's (AT128) passes, between its dark
+  // columns, which send nothing (a packet that spans them is appended a column at a time).
   [[nodiscard]] std::uint32_t columns_per_whole_packet() const override;
+  [[nodiscard]] std::uint32_t firing_run(std::uint32_t first, std::uint32_t end) const override;
   void write_packet(Packet packet, const FrameReturns& returns, std::uint32_t first,
                     double frame_start_s, std::uint32_t ordinal) const override;
   void send_packet(std::span<const std::uint8_t> packet, std::uint32_t first, double frame_start_s,
