@@ -180,6 +180,10 @@ class BloomingStage final : public Stage {
           for (const Reached* to = reached_begin; to != reached_end; ++to) {
             const double p_el = brightest.power_w * to->weight;
             if (p_el < noise) break;
+            // Nor where even the largest azimuth weight leaves it below the noise (no weight
+            // of the channel is then read: that was half the channels a VLS-128's sources
+            // visited).
+            if (p_el * to->peak_weight < noise) continue;
             const double* weights = az_weights_.data() + to->az_begin;
             // The weights that may reach the noise: [lo, hi). Falling away from the peak on both
             // sides, they are one run around it, found without visiting the rest.
@@ -250,8 +254,9 @@ class BloomingStage final : public Stage {
     int first_dc;          // column offset of the first azimuth weight
     std::size_t az_begin;  // where its azimuth weights start in az_weights_
     std::size_t count;
-    std::size_t peak = 0;   // the largest azimuth weight's index
-    bool unimodal = false;  // the weights never rise moving away from the peak
+    std::size_t peak = 0;    // the largest azimuth weight's index
+    double peak_weight = 0;  // and its value (read here, not from az_weights_)
+    bool unimodal = false;   // the weights never rise moving away from the peak
   };
   // The kernel falls with the angle from its centre, so a source's deposits on a channel are one
   // run of columns around the peak; checked on the tabulated numbers (else every weight is
@@ -261,6 +266,7 @@ class BloomingStage final : public Stage {
     const double* w = az_weights_.data() + r.az_begin;
     if (r.count == 0) return;
     r.peak = static_cast<std::size_t>(std::max_element(w, w + r.count) - w);
+    r.peak_weight = w[r.peak];
     r.unimodal = true;
     for (std::size_t i = r.peak + 1; i < r.count; ++i) r.unimodal &= w[i] <= w[i - 1];
     for (std::size_t i = r.peak; i > 0; --i) r.unimodal &= w[i - 1] <= w[i];
