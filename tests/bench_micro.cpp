@@ -354,11 +354,12 @@ void register_all() {
     const auto names = chain.stage_names();
     const auto at = std::find(names.begin(), names.end(), "blooming");
     const auto i = static_cast<std::size_t>(at - names.begin());
-    benchmark::RegisterBenchmark("stage/blooming/vls128",
-                                 [vls128, i](benchmark::State& st) { stage(st, vls128, i); })
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime()
-        ->Iterations(g_stage_iterations);
+    if (at != names.end())
+      benchmark::RegisterBenchmark("stage/blooming/vls128",
+                                   [vls128, i](benchmark::State& st) { stage(st, vls128, i); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(g_stage_iterations);
   }
   // A small sensor, as a vehicle carries many: its frame's fixed costs weigh more per ray.
   benchmark::RegisterBenchmark("chain/vlp16",
