@@ -26,11 +26,10 @@ bool ColumnEncoder::encode_whole_packets(const FrameReturns& returns, double fra
   const std::uint32_t per_packet = columns_per_whole_packet();
   if (per_packet == 0 || staged_.empty()) return false;
   // A packet begins at frame_column_ (none is open); each of these is whole where its columns
-  // all fire, as append_column would have filled it.
+  // all fire, as append_column would have filled it. At most kPacketsAtOnce: the room's limit.
   const std::uint32_t room =
       std::min<std::uint32_t>(end, frame_column_ + kPacketsAtOnce * per_packet);
-  const auto count =
-      std::min<std::size_t>(kPacketsAtOnce, firing_run(frame_column_, room) / per_packet);
+  const std::size_t count = firing_run(frame_column_, room) / per_packet;
   if (count < 2) return false;
   const std::size_t size = staged_.size() / kPacketsAtOnce;
   const std::uint32_t first = frame_column_;

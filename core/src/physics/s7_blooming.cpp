@@ -195,12 +195,12 @@ class BloomingStage final : public Stage {
               for (lo = to->peak; lo > 0 && !(p_el * weights[lo - 1] < noise); --lo) {
               }
             }
-            const int first_dc = to->first_dc + static_cast<int>(lo);
-            int nc = wrap_column(column + first_dc, columns);
-            for (std::size_t i = lo; i < hi; ++i, nc = nc + 1 == columns ? 0 : nc + 1) {
+            int dc = to->first_dc + static_cast<int>(lo);
+            int nc = wrap_column(column + dc, columns);
+            for (std::size_t i = lo; i < hi; ++i, ++dc, nc = nc + 1 == columns ? 0 : nc + 1) {
               const double power = p_el * weights[i];
               if (power < noise || nc < dest_begin || nc >= dest_end) continue;
-              if (to->channel == channel && first_dc + static_cast<int>(i - lo) == 0) continue;
+              if (dc == 0 && to->channel == channel) continue;
               deposit(b.work.bloom[shape.beam(static_cast<std::uint32_t>(nc), to->channel)],
                       brightest, power, prm.range_resolution_m);
             }
