@@ -247,6 +247,37 @@ TEST_CASE("Real-time admission: physics that varies is predicted at its slow sid
   CHECK(varying.processing_spread_s() < 0.01 * p);
 }
 
+TEST_CASE(
+    "Real-time admission: a frame whose physics ran past its slow side is dropped after it, and "
+    "the estimate learns",
+    "[daemon][overload]") {
+  // A complete frame, admitted before its physics: the physics has been taking 0.3 periods, so
+  // a frame that waited half a period is predicted to leave 2.8 periods after its input.
+  const double p = 0.1;
+  const double w = daemon::FrameAdmission::kEstimateWeight;
+  const double waited = 0.5 * p;
+  daemon::FrameAdmission a(p, p);
+  a.processed(0.3 * p, 1.0, std::nullopt);
+  a.processed(0.3 * p, 1.1, std::nullopt);
+  CHECK(a.admit(10.0, 10.0 - waited, 0.0, std::nullopt));
+  // Its physics took 0.7 periods (other sensors' input threads and an engine's senders shared
+  // the cores): handed to the sender now, its last packet would leave 3.2 periods after its
+  // input. Seen under the eight-sensor overload: such frames left 3.1-3.5 periods old
+  // (docs/performance.md, Overload).
+  CHECK_FALSE(a.still_in_time(10.0 + 0.7 * p, 10.0 - waited, 0.7 * p, std::nullopt));
+  // Dropped, its physics still teaches the estimate (else the next frames are admitted on the
+  // same hope): mean 0.3 + 0.3 x 0.4, deviation 0.3 x 0.4 periods.
+  CHECK(a.processing_estimate_s() == Approx(0.3 * p + w * 0.4 * p));
+  CHECK(a.processing_spread_s() == Approx(w * 0.4 * p));
+  // The same frame with its physics as predicted leaves in time, and the estimate waits for
+  // processed().
+  daemon::FrameAdmission b(p, p);
+  b.processed(0.3 * p, 1.0, std::nullopt);
+  CHECK(b.admit(10.0, 10.0 - waited, 0.0, std::nullopt));
+  CHECK(b.still_in_time(10.0 + 0.3 * p, 10.0 - waited, 0.3 * p, std::nullopt));
+  CHECK(b.processing_estimate_s() == Approx(0.3 * p));
+}
+
 TEST_CASE("Real-time admission at twice the sensor's rate: what leaves is fresh, half is dropped",
           "[daemon][overload]") {
   // Input at 20 frames/s into a 10 Hz sensor whose physics takes 10 ms: the sender can carry one

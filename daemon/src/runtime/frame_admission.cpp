@@ -66,14 +66,21 @@ bool FrameAdmission::still_in_time(double now_s, double input_done_s, double phy
                own_work_s + rule_.margin_s + (1 + kWaitPeriods) * rule_.frame_period_s);
   if (leaving(now_s, first_packet_due_s).last_s <= input_done_s + bound_s) return true;
   silent_since_s_ = silent_before_s_;
+  // Its physics ran: a frame dropped for having taken longer than predicted must teach the
+  // estimate so, or the next frames are admitted on the same hope.
+  learn(physics_s);
   return false;
+}
+
+void FrameAdmission::learn(double seconds) {
+  if (estimated_) spread_s_ += kEstimateWeight * (std::abs(seconds - estimate_s_) - spread_s_);
+  estimate_s_ = estimated_ ? estimate_s_ + kEstimateWeight * (seconds - estimate_s_) : seconds;
+  estimated_ = true;
 }
 
 void FrameAdmission::processed(double seconds, double now_s,
                                std::optional<double> first_packet_due_s) {
-  if (estimated_) spread_s_ += kEstimateWeight * (std::abs(seconds - estimate_s_) - spread_s_);
-  estimate_s_ = estimated_ ? estimate_s_ + kEstimateWeight * (seconds - estimate_s_) : seconds;
-  estimated_ = true;
+  learn(seconds);
   // The frame is ready now: where its last packet leaves is where the sender's next frame can
   // begin at the earliest.
   const Leaving frame = leaving(now_s, first_packet_due_s);

@@ -170,6 +170,10 @@ bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t ph
   const double input_done =
       steady_s(Clock::time_point{std::chrono::nanoseconds(frame.input_done_ns)});
   const auto due = first_packet_due_s(next_frame_start(frame));
+  const double predicted_physics_ms =
+      (admission_.processing_estimate_s() +
+       FrameAdmission::kSpreads * admission_.processing_spread_s()) *
+      1e3;
   if (admission_.still_in_time(now, input_done, static_cast<double>(physics_ns) * 1e-9, due)) {
     return true;
   }
@@ -179,10 +183,11 @@ bool SensorRuntime::still_in_time(const core::FrameHits& frame, std::uint64_t ph
   record_outcome(false);
   if (worth_logging(counters_.frames_dropped_late)) {
     spdlog::warn(
-        "sensor {}: processing is behind real time; dropped frame {} before sending it: its "
-        "input was complete {:.0f} ms ago and the sender is behind ({} so far)",
-        settings_.name, frame.frame_number, (now - input_done) * 1e3,
-        counters_.frames_dropped_late.load());
+        "sensor {}: processing is behind real time; dropped frame {} after its physics ({:.0f} "
+        "ms, {:.0f} ms predicted): its input was complete {:.0f} ms ago, and its last packet "
+        "would leave over the bound a frame may age ({} so far)",
+        settings_.name, frame.frame_number, static_cast<double>(physics_ns) * 1e-6,
+        predicted_physics_ms, (now - input_done) * 1e3, counters_.frames_dropped_late.load());
   }
   return false;
 }
@@ -209,7 +214,7 @@ void SensorRuntime::process_loop() {
     }
     // In real time a frame leaves only if it can still leave fresh: one that waited behind
     // others, or that the sender could not carry in time, is dropped whole before its physics.
-    bool judge_when_complete = false;
+    bool judge_after_physics = false;
     // The frame's place in line for the physics, by its deadline, kept through all its steps.
     record_input_drops();
     PhysicsGate& gate = PhysicsGate::shared();
@@ -232,11 +237,14 @@ void SensorRuntime::process_loop() {
         continue;
       }
       commitment.admit(admission_.processing_estimate_s());
-      // A frame admitted on a prediction while it arrives is judged again once complete; one
-      // let through for the sensor's silence (the probe) goes through whatever it predicts.
-      judge_when_complete = !complete && !admission_.last_was_probe();
+      // Every admitted frame is judged again once complete and through its physics: one
+      // admitted while arriving was admitted on a prediction of its arrival, and any frame's
+      // physics may run past its slow side (other sensors' input and the engine's senders share
+      // the cores). One let through for the sensor's silence (the probe) goes through whatever
+      // it predicts.
+      judge_after_physics = !admission_.last_was_probe();
     }
-    process_frame(*frame, sink, commitment, held, judge_when_complete);  // hands it back
+    process_frame(*frame, sink, commitment, held, judge_after_physics);  // hands it back
   }
   frames_ended_ = true;
   // What the encoder held for the next frame leaves now, as a frame of its own: the last frame's
@@ -277,7 +285,7 @@ void SensorRuntime::convert_pending(StreamedFrame& frame, std::uint32_t& convert
 void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
                                   PhysicsGate::Commitment& commitment,
                                   std::optional<PhysicsGate::Pass>& held,
-                                  bool judge_when_complete) {
+                                  bool judge_after_physics) {
   const core::FrameHits& hits = frame.hits;
   const std::uint32_t columns = hits.shape.columns;
   // What the input thread wrote before handing the frame on: its number, weather, pose and
@@ -336,9 +344,10 @@ void SensorRuntime::process_frame(StreamedFrame& frame, QueueSink& sink,
     }
     const bool done = progress.complete && taken == columns;
     if (final_columns > encoded && encoded == 0) {
-      // A frame admitted while arriving is judged again, now that its input is complete, if
-      // nothing of it has left yet: the sender's schedule may have moved on meanwhile.
-      if (done && judge_when_complete && !still_in_time(hits, physics_ns)) {
+      // Judged again, now that its input is complete and its physics done, if nothing of it
+      // has left yet: the physics may have run past its prediction, and the sender's schedule
+      // may have moved on meanwhile.
+      if (done && judge_after_physics && !still_in_time(hits, physics_ns)) {
         free_frames_.push(&frame);
         return;
       }

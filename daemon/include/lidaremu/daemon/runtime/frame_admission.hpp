@@ -68,11 +68,12 @@ class FrameAdmission {
              std::optional<double> first_packet_due_s);
   // Whether the last frame admitted was let through for the silence alone (predicted late).
   [[nodiscard]] bool last_was_probe() const { return last_was_probe_; }
-  // A frame admitted while it was still arriving, judged again once complete and through its
-  // physics (physics_s: what that took, counted as its own work like the estimate): whether its
-  // last packet, handed to the sender at now_s, still leaves within the bound of its input.
-  // When not, it is the caller's to drop, and its admission is undone: the silence that lets a
-  // frame through counts on from before it.
+  // An admitted frame judged again once complete and through its physics (physics_s: what
+  // that took, counted as its own work like the estimate): whether its last packet, handed to
+  // the sender at now_s, still leaves within the bound of its input. A frame admitted while
+  // arriving was admitted on a prediction of its arrival; any frame's physics may have run past
+  // its slow side. When not, it is the caller's to drop, its admission is undone (the silence
+  // that lets a frame through counts on from before it), and the estimate learns its physics.
   bool still_in_time(double now_s, double input_done_s, double physics_s,
                      std::optional<double> first_packet_due_s);
   // An admitted frame was processed in `seconds` and its packets handed to the sender at now_s:
@@ -101,6 +102,8 @@ class FrameAdmission {
     double last_s;
   };
   [[nodiscard]] Leaving leaving(double ready_s, std::optional<double> first_packet_due_s) const;
+  // The estimate and its spread follow a frame's physics time.
+  void learn(double seconds);
   PacingSchedule::Rule rule_;
   double estimate_s_ = 0;
   double spread_s_ = 0;  // processing_spread_s()

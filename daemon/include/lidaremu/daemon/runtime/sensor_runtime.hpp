@@ -154,14 +154,14 @@ class SensorRuntime {
   // outran processing) count against it too.
   void record_outcome(bool delivered, std::uint64_t frames = 1);
   void record_input_drops();
-  // A frame admitted while arriving, judged again once complete and through the physics.
+  // An admitted frame judged again once complete and through the physics.
   bool still_in_time(const core::FrameHits& frame, std::uint64_t physics_ns);
   // Runs the physics on the frame's columns as they are published, encoding what is final;
-  // judge_when_complete: the real-time admission judges the frame again once it is complete,
-  // before any of it is sent. held: the gate, when the admission holds it (the physics goes on
-  // under it; it is released whenever the thread leaves the physics).
+  // judge_after_physics: the real-time admission judges the frame again once it is complete and
+  // through its physics, before any of it is sent. held: the gate, when the admission holds it (the
+  // physics goes on under it; it is released whenever the thread leaves the physics).
   void process_frame(StreamedFrame& frame, QueueSink& sink, PhysicsGate::Commitment& commitment,
-                     std::optional<PhysicsGate::Pass>& held, bool judge_when_complete);
+                     std::optional<PhysicsGate::Pass>& held, bool judge_after_physics);
   // The frame's batches appended since `converted` turned into hits, many at once on the
   // physics' workers; `converted` moves on to what was appended.
   void convert_pending(StreamedFrame& frame, std::uint32_t& converted);
