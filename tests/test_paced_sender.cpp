@@ -18,6 +18,7 @@
 
 #include "daemon_process.hpp"
 #include "lidaremu/daemon/ops/thread_guard.hpp"
+#include "lidaremu/daemon/runtime/doorbell.hpp"
 #include "lidaremu/daemon/runtime/paced_sender.hpp"
 #include "lidaremu/daemon/runtime/packet_queue.hpp"
 
@@ -255,4 +256,52 @@ TEST_CASE("A wake batch longer than the queue's slots wakes the sender for the s
   producer.join();
   lane->wait_ended();
   CHECK(lane->sent().size() == 12);
+}
+
+TEST_CASE("The sender's doorbell: a ring before the wait is kept, a deadline ends a wait",
+          "[daemon][pacing]") {
+  daemon::Doorbell bell;
+  bell.ring();
+  bell.ring();  // rung twice before a wait: one wake-up
+  CHECK(bell.wait(now_s() + 60));
+  CHECK_FALSE(bell.take());
+  const double deadline = now_s() + 0.02;
+  CHECK_FALSE(bell.wait(deadline));
+  CHECK(now_s() >= deadline);
+  bell.ring();
+  CHECK(bell.take());
+  CHECK_FALSE(bell.take());
+}
+
+TEST_CASE("The sender's doorbell: rings from other threads wake the waiter, none is lost",
+          "[daemon][pacing]") {
+  // Producers put work, then ring (as the processing threads queue packets, then poke); the
+  // waiter takes what is there, then waits. A lost ring would leave the waiter asleep with work
+  // waiting: its wait then ends only at the deadline, and the check fails.
+  daemon::Doorbell bell;
+  std::atomic<int> put{0};
+  constexpr int kProducers = 4;
+  constexpr int kEach = 20000;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        put.fetch_add(1, std::memory_order_release);
+        bell.ring();
+      }
+    });
+  }
+  int taken = 0;
+  int deadlines_hit = 0;
+  while (taken < kProducers * kEach) {
+    if (put.load(std::memory_order_acquire) > taken) {
+      taken = put.load(std::memory_order_acquire);
+      continue;
+    }
+    if (!bell.wait(now_s() + 10)) ++deadlines_hit;
+    if (deadlines_hit > 0) break;
+  }
+  for (auto& t : producers) t.join();
+  CHECK(deadlines_hit == 0);
+  CHECK(taken == kProducers * kEach);
 }

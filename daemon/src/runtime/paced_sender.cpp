@@ -44,18 +44,18 @@ PacedSender::PacedSender() {
     name_this_thread(kSendingThreadName);
     const bool punctual = core::make_thread_punctual();
     {
-      const std::lock_guard lock(wake_mutex_);
+      const std::lock_guard lock(started_mutex_);
       punctual_ = punctual;
       started_ = true;
     }
-    wake_cv_.notify_all();
+    started_cv_.notify_all();
     run();
   }).detach();
 }
 
 bool PacedSender::punctual() {
-  std::unique_lock lock(wake_mutex_);
-  wake_cv_.wait(lock, [this] { return started_; });
+  std::unique_lock lock(started_mutex_);
+  started_cv_.wait(lock, [this] { return started_; });
   return punctual_;
 }
 
@@ -68,13 +68,7 @@ void PacedSender::add(std::shared_ptr<SendLane> lane) {
   poke();
 }
 
-void PacedSender::poke() {
-  {
-    const std::lock_guard lock(wake_mutex_);
-    poked_ = true;
-  }
-  wake_cv_.notify_one();
-}
+void PacedSender::poke() { doorbell_.ring(); }
 
 bool PacedSender::serve(SendLane& lane, double& earliest_s) {
   for (int sent = 0; sent < kPacketsPerTurn; ++sent) {
@@ -141,15 +135,13 @@ void PacedSender::run() {
       lane->mark_ended();
     }
     ended.clear();
-    std::unique_lock lock(wake_mutex_);
     if (earliest_s == std::numeric_limits<double>::infinity()) {
-      wake_cv_.wait(lock, [this] { return poked_; });
+      doorbell_.wait();
     } else if (earliest_s > steady_now_s()) {
-      const Clock::time_point at{
-          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(earliest_s))};
-      wake_cv_.wait_until(lock, at, [this] { return poked_; });
+      doorbell_.wait(earliest_s);
+    } else {
+      doorbell_.take();  // a backlog: a poke meanwhile is for what it serves now
     }
-    poked_ = false;
   }
 }
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "lidaremu/daemon/runtime/doorbell.hpp"
+
 namespace lidaremu::daemon {
 
 class PacketQueue;
@@ -89,9 +91,10 @@ class PacedSender {
   std::mutex added_mutex_;
   std::vector<std::shared_ptr<SendLane>> added_;
   std::vector<std::shared_ptr<SendLane>> lanes_;  // the sending thread's own
-  std::mutex wake_mutex_;
-  std::condition_variable wake_cv_;
-  bool poked_ = false;
+  // Pokes wake the sender through this, without a lock a preempted poker could hold.
+  Doorbell doorbell_;
+  std::mutex started_mutex_;
+  std::condition_variable started_cv_;
   bool started_ = false;  // the thread has set its class
   bool punctual_ = false;
 };

@@ -1,0 +1,29 @@
+#pragma once
+// A wake-up for one waiting thread that any thread rings without a lock (a Linux futex on one
+// word). The paced sender (SCHED_RR where it may) slept on a mutex and condition variable that
+// every processing thread took to wake it: a processing thread preempted while holding that
+// mutex, under an overload where a normal thread waits tens of milliseconds for a CPU, held the
+// real-time sender off until it ran again (a mutex without priority inheritance: the classic
+// inversion). Ringing never blocks; a ring before the wait is kept, so none is lost.
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+namespace lidaremu::daemon {
+
+class Doorbell {
+ public:
+  // Any thread: wakes the waiter, or the next wait returns at once. A system call only when the
+  // bell was not rung already.
+  void ring();
+  // The waiting thread: until rung (true) or until the steady clock (CLOCK_MONOTONIC) reaches
+  // deadline_s, when given (false). Takes the ring off.
+  bool wait(std::optional<double> deadline_s = std::nullopt);
+  // The waiting thread: takes a ring off without waiting; whether there was one.
+  bool take() { return rung_.exchange(0, std::memory_order_acq_rel) != 0; }
+
+ private:
+  std::atomic<std::uint32_t> rung_{0};
+};
+
+}  // namespace lidaremu::daemon
