@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <ctime>
@@ -32,17 +33,23 @@ void Doorbell::ring() {
 bool Doorbell::wait(std::optional<double> deadline_s) {
   timespec deadline{};
   if (deadline_s) {
-    const double whole = std::floor(*deadline_s);
-    deadline.tv_sec = static_cast<time_t>(whole);
-    deadline.tv_nsec = static_cast<long>((*deadline_s - whole) * 1e9);
+    // Whole nanoseconds, rounded up (never woken before the deadline asked); a deadline past
+    // (or absurd) is a deadline now.
+    constexpr std::int64_t kNs = 1'000'000'000;
+    const double ns = std::ceil(std::clamp(*deadline_s, 0.0, 1e9) * 1e9);
+    const auto whole_ns = static_cast<std::int64_t>(ns);
+    deadline.tv_sec = static_cast<time_t>(whole_ns / kNs);
+    deadline.tv_nsec = static_cast<long>(whole_ns % kNs);
   }
   for (;;) {
     if (take()) return true;
     // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline (std::chrono::steady_clock's
-    // clock); it returns at once if the bell was rung since the look above.
+    // clock); it returns at once if the bell was rung since the look above (EAGAIN).
     const long r =
         futex(word_of(rung_), FUTEX_WAIT_BITSET_PRIVATE, 0, deadline_s ? &deadline : nullptr);
-    if (r != 0 && errno == ETIMEDOUT) return take();
+    // Woken, rung meanwhile, or a signal: look again. The deadline, or anything else (never
+    // seen; a wait that cannot be made must not become a spin): back to the caller.
+    if (r != 0 && errno != EAGAIN && errno != EINTR) return take();
   }
 }
 
