@@ -65,6 +65,7 @@ void PacedSender::add(std::shared_ptr<SendLane> lane) {
     const std::lock_guard lock(added_mutex_);
     added_.push_back(std::move(lane));
   }
+  lanes_added_.store(true, std::memory_order_release);
   poke();
 }
 
@@ -116,7 +117,7 @@ void PacedSender::run() {
   std::vector<std::shared_ptr<SendLane>> ended;
   for (;;) {
     double earliest_s = std::numeric_limits<double>::infinity();
-    {
+    if (lanes_added_.exchange(false, std::memory_order_acquire)) {
       const std::lock_guard lock(added_mutex_);
       for (auto& lane : added_) lanes_.push_back(std::move(lane));
       added_.clear();

@@ -7,24 +7,38 @@
 
 namespace lidaremu::daemon {
 
-PacketQueue::PacketQueue(int slots, std::size_t slot_bytes) : slot_bytes_(slot_bytes) {
-  free_.set_capacity(slots);
-  ready_.set_capacity(slots + 1);  // + the end marker
+PacketQueue::PacketQueue(int slots, std::size_t slot_bytes)
+    : free_(static_cast<std::size_t>(std::max(slots, 1))),
+      ready_(static_cast<std::size_t>(std::max(slots, 1)) + 1),  // + the end marker
+      slot_bytes_(slot_bytes) {
   pool_.reserve(static_cast<std::size_t>(slots));
   for (int i = 0; i < slots; ++i) {
     pool_.push_back(std::make_unique<PacketSlot>());
     pool_.back()->bytes.resize(slot_bytes);
-    free_.push(pool_.back().get());
+    free_.try_push(pool_.back().get());
+  }
+}
+
+PacketSlot* PacketQueue::free_slot() {
+  PacketSlot* slot = nullptr;
+  if (free_.try_pop(slot)) return slot;
+  wake_sender();  // the packets a batch holds unwoken are what the sender must free
+  // Back-pressure while the sender is behind. Asked to be rung, then looked again: a slot given
+  // back in between is seen either here or by the ring its return sends.
+  for (;;) {
+    putter_waiting_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (free_.try_pop(slot)) {
+      putter_waiting_.store(false, std::memory_order_relaxed);
+      return slot;
+    }
+    slot_freed_.wait();
   }
 }
 
 bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag) {
   if (bytes.size() > slot_bytes_) return false;
-  PacketSlot* slot = nullptr;
-  if (!free_.try_pop(slot)) {
-    wake_sender();    // the packets a batch holds unwoken are what the sender must free
-    free_.pop(slot);  // blocks while the sender is behind: back-pressure
-  }
+  PacketSlot* slot = free_slot();
   std::copy(bytes.begin(), bytes.end(), slot->bytes.begin());
   slot->size = bytes.size();
   slot->sensor_time_s = tag.sensor_time_s;
@@ -34,14 +48,14 @@ bool PacketQueue::put(std::span<const std::uint8_t> bytes, const PacketTag& tag)
   slot->queued_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now().time_since_epoch())
                         .count();
-  ready_.push(slot);
+  ready_.try_push(slot);  // never full: it holds every slot and the end
   if (batching_ && ++unwoken_ < kWakeBatchPackets) return true;
   wake_sender();
   return true;
 }
 
 void PacketQueue::end() {
-  ready_.push(nullptr);
+  ready_.try_push(nullptr);
   wake_sender();
 }
 
@@ -50,24 +64,38 @@ void PacketQueue::wake_sender() {
   // Ordered after the push, as the sender's request is before its second look: either it sees
   // the packet or this sees its request (both sequentially consistent).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sender_ != nullptr && sender_waiting_.load(std::memory_order_seq_cst) &&
+  if (sender_waiting_.load(std::memory_order_seq_cst) &&
       sender_waiting_.exchange(false, std::memory_order_seq_cst)) {
-    sender_->poke();
+    if (sender_ != nullptr) {
+      sender_->poke();
+    } else {
+      taker_bell_.ring();
+    }
   }
 }
 
 PacketSlot* PacketQueue::take() {
   PacketSlot* slot = nullptr;
-  ready_.pop(slot);
+  while (!try_take(slot)) {
+    sender_waits();
+    if (try_take(slot)) break;
+    taker_bell_.wait();
+  }
   return slot;
 }
 
 bool PacketQueue::try_take(PacketSlot*& slot) { return ready_.try_pop(slot); }
 
-void PacketQueue::give_back(PacketSlot* slot) { free_.push(slot); }
-
-std::size_t PacketQueue::queued() const {
-  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, ready_.size()));
+void PacketQueue::give_back(PacketSlot* slot) {
+  free_.try_push(slot);  // never full: it holds every slot
+  // Ordered after the push, as the putter's request is before its second look.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (putter_waiting_.load(std::memory_order_seq_cst) &&
+      putter_waiting_.exchange(false, std::memory_order_seq_cst)) {
+    slot_freed_.ring();
+  }
 }
+
+std::size_t PacketQueue::queued() const { return ready_.size(); }
 
 }  // namespace lidaremu::daemon

@@ -9,6 +9,7 @@
 // Each sensor is a SendLane: its packet queue, when each packet is due (its own pacing rule,
 // pacing_schedule.hpp) and how it leaves (its sockets, its counters). The sender takes a lane's
 // packets in order; a lane whose queue was found empty is woken by the queue's next packet.
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -88,8 +89,11 @@ class PacedSender {
   // Lanes added and not yet taken up by the sending thread: add() never waits for its sends (a
   // lock held while sending, taken again at once by a sender with a backlog, kept a
   // reinitialisation on the io thread waiting for seconds under ThreadSanitizer).
+  // The sender takes the lock only when lanes_added_ says there are some: a thread preempted
+  // while adding would otherwise hold the real-time sender off on every turn.
   std::mutex added_mutex_;
   std::vector<std::shared_ptr<SendLane>> added_;
+  std::atomic<bool> lanes_added_{false};
   std::vector<std::shared_ptr<SendLane>> lanes_;  // the sending thread's own
   // Pokes wake the sender through this, without a lock a preempted poker could hold.
   Doorbell doorbell_;

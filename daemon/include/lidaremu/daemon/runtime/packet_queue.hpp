@@ -3,8 +3,8 @@
 // slots, each as large as the largest packet the encoder sends, allocated once. The processing
 // thread waits for a free slot when the sender is behind (back-pressure, never growth); a packet
 // larger than a slot is refused as a value, for the caller to count, never written past the end.
-#include <tbb/concurrent_queue.h>
-
+// Both ways (packets to the sender, slots back) are wait-free rings (spsc_ring.hpp): the sender,
+// real-time where it may be, never waits on a processing thread's progress.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "lidaremu/core/encoder.hpp"
+#include "lidaremu/daemon/runtime/doorbell.hpp"
+#include "lidaremu/daemon/runtime/spsc_ring.hpp"
 
 namespace lidaremu::daemon {
 
@@ -38,6 +40,7 @@ struct PacketTag {
   std::int64_t frame_input_done_ns = 0;
 };
 
+// One processing thread puts and ends; one sending thread takes and gives back.
 class PacketQueue {
  public:
   PacketQueue(int slots, std::size_t slot_bytes);
@@ -69,6 +72,7 @@ class PacketQueue {
   // Processing thread: the end of the stream; take() returns null after the packets before it.
   void end();
   // Sending thread: the next packet (waits for one), or null at the end; give it back once sent.
+  // For a queue no PacedSender takes from (wake_on_put), which it would poke instead.
   PacketSlot* take();
   // Sending thread: the next packet or null at the end, if there is one; never waits.
   bool try_take(PacketSlot*& slot);
@@ -87,16 +91,21 @@ class PacketQueue {
   [[nodiscard]] std::size_t queued() const;
 
  private:
+  SpscRing<PacketSlot*> free_;   // sender -> processing thread
+  SpscRing<PacketSlot*> ready_;  // processing thread -> sender; null: the end
   std::size_t slot_bytes_;
   std::vector<std::unique_ptr<PacketSlot>> pool_;
-  tbb::concurrent_bounded_queue<PacketSlot*> free_;
-  tbb::concurrent_bounded_queue<PacketSlot*> ready_;
   PacedSender* sender_ = nullptr;
   std::atomic<bool> sender_waiting_{false};
+  Doorbell taker_bell_;  // take()'s wake-up, when no PacedSender takes
+  // The processing thread waits for a free slot: the sender rings once it gives one back.
+  std::atomic<bool> putter_waiting_{false};
+  Doorbell slot_freed_;
   // The processing thread's own: a WakeBatch is open, and how many packets it queued unwoken.
   bool batching_ = false;
   int unwoken_ = 0;
   void wake_sender();
+  PacketSlot* free_slot();
 };
 
 }  // namespace lidaremu::daemon
