@@ -37,16 +37,22 @@ CaptureFile::CaptureFile(const std::filesystem::path& file, std::string kind)
       }) {}
 
 CaptureFile::~CaptureFile() {
-  queue_.push({});  // the end: no lane, no flush request
+  {
+    const std::lock_guard lock(requests_mutex_);
+    ending_ = true;
+  }
+  writer_bell_.ring();
   thread_.join();
 }
 
 CaptureFile::Lane::Lane(CaptureFile& file, std::size_t slots, std::size_t reserve_bytes)
-    : file_(file) {
+    : free_(std::max<std::size_t>(slots, 1)),
+      queued_(std::max<std::size_t>(slots, 1)),
+      file_(file) {
   for (std::size_t i = 0; i < slots; ++i) {
     pool_.push_back(std::make_unique<Slot>());
     pool_.back()->bytes.reserve(reserve_bytes);
-    free_.push(pool_.back().get());
+    free_.try_push(pool_.back().get());
   }
 }
 
@@ -61,43 +67,112 @@ bool CaptureFile::Lane::record(double unix_time_s, core::UdpAddress from, core::
   slot->from = from;
   slot->to = to;
   slot->bytes.assign(payload.begin(), payload.end());
-  file_.queue_.push({shared_from_this(), slot, nullptr});
+  queued_.try_push(slot);  // never full: it holds every slot
+  file_.wake_writer();
   return true;
 }
 
 std::shared_ptr<CaptureFile::Lane> CaptureFile::lane(std::size_t slots, std::size_t reserve_bytes) {
-  return std::shared_ptr<Lane>(new Lane(*this, slots, reserve_bytes));
+  std::shared_ptr<Lane> made(new Lane(*this, slots, reserve_bytes));
+  const std::lock_guard lock(requests_mutex_);
+  added_lanes_.push_back(made);
+  return made;
 }
 
 void CaptureFile::flush() {
   std::promise<void> flushed;
   auto done = flushed.get_future();
-  queue_.push({nullptr, nullptr, &flushed});
+  {
+    const std::lock_guard lock(requests_mutex_);
+    flush_requests_.push_back(&flushed);
+  }
+  writer_bell_.ring();
   done.wait();
 }
 
-void CaptureFile::write_loop() {
-  for (;;) {
-    Entry e;
-    queue_.pop(e);
-    if (e.slot) {
-      if (writer_.error() == 0) {
-        unflushed_.push_back(e.lane);
-        writer_.write(e.slot->unix_time_s, e.slot->from, e.slot->to, e.slot->bytes);
-      } else {
-        e.lane->dropped_.fetch_add(1, std::memory_order_relaxed);  // queued when the file failed
-      }
-      e.lane->free_.push(e.slot);
-      e.lane.reset();
-    } else if (e.flushed) {
-      writer_.flush();
-      e.flushed->set_value();
+void CaptureFile::wake_writer() {
+  // Ordered after the packet's push, as the writer's request is before its last look: either it
+  // sees the packet or this sees its request (both sequentially consistent).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (writer_waiting_.load(std::memory_order_seq_cst) &&
+      writer_waiting_.exchange(false, std::memory_order_seq_cst)) {
+    writer_bell_.ring();
+  }
+}
+
+bool CaptureFile::anything_queued() const {
+  return std::any_of(lanes_.begin(), lanes_.end(),
+                     [](const auto& lane) { return lane->queued_.size() > 0; });
+}
+
+void CaptureFile::write_queued() {
+  merging_.clear();
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    if (lanes_[i]->queued_.size() > 0) merging_.push_back(i);
+  }
+  // Each lane's packets are in its thread's order; across lanes, the oldest head goes first (a
+  // tap's order, as one queue for every lane gave).
+  const auto head_time_s = [&](std::size_t lane) {
+    Slot* head = nullptr;
+    lanes_[lane]->queued_.try_front(head);
+    return head->unix_time_s;
+  };
+  while (!merging_.empty()) {
+    std::size_t oldest = 0;
+    for (std::size_t i = 1; i < merging_.size(); ++i) {
+      if (head_time_s(merging_[i]) < head_time_s(merging_[oldest])) oldest = i;
+    }
+    const std::shared_ptr<Lane>& lane = lanes_[merging_[oldest]];
+    Slot* slot = nullptr;
+    lane->queued_.try_pop(slot);
+    if (writer_.error() == 0) {
+      unflushed_.push_back(lane);
+      writer_.write(slot->unix_time_s, slot->from, slot->to, slot->bytes);
     } else {
+      lane->dropped_.fetch_add(1, std::memory_order_relaxed);  // queued when the file failed
+    }
+    lane->free_.try_push(slot);  // never full: it holds every slot
+    check_writer();
+    if (lane->queued_.size() == 0) {
+      merging_[oldest] = merging_.back();
+      merging_.pop_back();
+    }
+  }
+}
+
+void CaptureFile::write_loop() {
+  std::vector<std::promise<void>*> flushes;
+  for (;;) {
+    bool ending = false;
+    {
+      const std::lock_guard lock(requests_mutex_);
+      for (auto& lane : added_lanes_) lanes_.push_back(std::move(lane));
+      added_lanes_.clear();
+      flushes.swap(flush_requests_);
+      ending = ending_;
+    }
+    // Everything queued before a flush was asked for, or before the end, is in the file first.
+    write_queued();
+    if (!flushes.empty() || ending) {
       writer_.flush();
       check_writer();
-      return;
     }
-    check_writer();
+    for (std::promise<void>* flushed : flushes) flushed->set_value();
+    flushes.clear();
+    if (ending) return;
+    // A lane its sensor has let go of, and whose packets are all written, is done with.
+    std::erase_if(lanes_, [](const auto& lane) {
+      return lane.use_count() == 1 && lane->queued_.size() == 0;
+    });
+    // Asked to be woken, then looked again: a packet queued in between is seen either here or
+    // by the ring its lane sends.
+    writer_waiting_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (anything_queued()) {
+      writer_waiting_.store(false, std::memory_order_relaxed);
+      continue;
+    }
+    writer_bell_.wait();
   }
 }
 

@@ -1,24 +1,28 @@
 #pragma once
 // --pcap: every packet the daemon emits, from every sensor, in one capture file as a real
 // network tap would record it (IPv4 fragments included); --record: every datagram received.
-// Recording happens on the sending threads and the io thread, where it must not wait: each
-// sensor copies a packet into a slot of its own lane and queues it; one writer thread writes
-// the file. A lane whose slots are all queued (the disk is behind) drops from the capture, and
-// says so in its count. A write that fails (a full disk, an I/O error, the file size limit) ends
-// the capture at its last whole record, logs why once with the path, and says so in /healthz and
-// /metrics; the sensors' streams go on, their packets counted as left out of it.
-#include <tbb/concurrent_queue.h>
-
+// Recording happens on the sending thread and the input threads, where it must not wait: each
+// recording thread copies a packet into a slot of its own lane and queues it on the lane's
+// wait-free ring (spsc_ring.hpp: a real-time sender never spins on another thread's progress,
+// as it did on a shared tbb::concurrent_bounded_queue whose pusher was preempted); one writer
+// thread writes the file, the lanes merged by time. A lane whose slots are all queued (the disk is
+// behind) drops from the capture, and says so in its count. A write that fails (a full disk, an I/O
+// error, the file size limit) ends the capture at its last whole record, logs why once with the
+// path, and says so in /healthz and /metrics; the sensors' streams go on, their packets counted as
+// left out of it.
 #include <atomic>
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lidaremu/core/pcap.hpp"
+#include "lidaremu/daemon/runtime/doorbell.hpp"
+#include "lidaremu/daemon/runtime/spsc_ring.hpp"
 
 namespace lidaremu::daemon {
 
@@ -52,9 +56,10 @@ class CaptureFile {
     core::UdpAddress to{};
     std::vector<std::uint8_t> bytes;  // keeps its capacity: grows only for a larger packet
   };
-  // One recording thread's way in. record() copies the packet into a free slot and queues it:
-  // no lock, no system call; false (and counted) when every slot is queued.
-  class Lane : public std::enable_shared_from_this<Lane> {
+  // One recording thread's way in (one thread per lane). record() copies the packet into a free
+  // slot and queues it: no lock, no wait, a system call only to wake a sleeping writer; false
+  // (and counted) when every slot is queued.
+  class Lane {
    public:
     // False (and counted) too once the file has failed: nothing more can be written.
     bool record(double unix_time_s, core::UdpAddress from, core::UdpAddress to,
@@ -64,13 +69,15 @@ class CaptureFile {
    private:
     friend class CaptureFile;
     Lane(CaptureFile& file, std::size_t slots, std::size_t reserve_bytes);
+    SpscRing<Slot*> free_;    // the writer -> the recording thread
+    SpscRing<Slot*> queued_;  // the recording thread -> the writer
     CaptureFile& file_;
     std::vector<std::unique_ptr<Slot>> pool_;
-    tbb::concurrent_bounded_queue<Slot*> free_;
     std::atomic<std::uint64_t> dropped_{0};
   };
   // A lane of `slots` packets of up to `reserve_bytes` each without allocating (a larger one
-  // grows its slot once); it must not outlive the file.
+  // grows its slot once); it must not outlive the file. What it queued is written after its
+  // holder lets it go.
   std::shared_ptr<Lane> lane(std::size_t slots, std::size_t reserve_bytes);
 
   // Blocks until everything queued so far is in the file, and flushes it.
@@ -82,12 +89,12 @@ class CaptureFile {
   [[nodiscard]] int error() const { return error_.load(std::memory_order_relaxed); }
 
  private:
-  struct Entry {
-    std::shared_ptr<Lane> lane;  // null: a flush request; held until its slot is written
-    Slot* slot = nullptr;
-    std::promise<void>* flushed = nullptr;
-  };
   void write_loop();
+  // The writer thread: writes every packet the lanes hold now, the oldest first across lanes.
+  void write_queued();
+  [[nodiscard]] bool anything_queued() const;
+  // Any recording thread: a packet was queued; wakes the writer if it sleeps.
+  void wake_writer();
 
   // After writing: a failure ends the capture (logged once, the lanes told).
   void check_writer();
@@ -98,7 +105,16 @@ class CaptureFile {
   // The lanes of the packets the writer has taken but not yet written, in order (writer thread).
   std::vector<std::shared_ptr<Lane>> unflushed_;
   std::atomic<int> error_{0};
-  tbb::concurrent_bounded_queue<Entry> queue_;
+  // Lanes made and flushes asked for since the writer last looked, and the end (under the mutex:
+  // never taken by a recording thread).
+  std::mutex requests_mutex_;
+  std::vector<std::shared_ptr<Lane>> added_lanes_;
+  std::vector<std::promise<void>*> flush_requests_;
+  bool ending_ = false;
+  std::vector<std::shared_ptr<Lane>> lanes_;  // the writer thread's
+  std::vector<std::size_t> merging_;          // the writer thread's: lanes_ with packets queued
+  std::atomic<bool> writer_waiting_{false};
+  Doorbell writer_bell_;
   std::thread thread_;
 };
 

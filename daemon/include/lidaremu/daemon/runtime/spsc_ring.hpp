@@ -35,6 +35,13 @@ class SpscRing {
     head_.store(head + 1, std::memory_order_release);
     return true;
   }
+  // The consumer: the item try_pop would take, left in place; false when the ring is empty.
+  bool try_front(T& item) const {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    if (head == tail_.load(std::memory_order_acquire)) return false;
+    item = items_[head % items_.size()];
+    return true;
+  }
   // Either side: how many items are queued (exact only on a side that is not racing the other).
   [[nodiscard]] std::size_t size() const {
     const std::size_t head = head_.load(std::memory_order_acquire);
