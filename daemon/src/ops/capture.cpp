@@ -106,15 +106,19 @@ bool CaptureFile::anything_queued() const {
 }
 
 void CaptureFile::write_queued() {
+  // What each lane holds now, no more: a lane its thread keeps filling must not keep a flush
+  // (or a lane made meanwhile) waiting for ever.
   merging_.clear();
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    if (lanes_[i]->queued_.size() > 0) merging_.push_back(i);
+    if (const std::size_t queued = lanes_[i]->queued_.size(); queued > 0) {
+      merging_.push_back({i, queued});
+    }
   }
   // Each lane's packets are in its thread's order; across lanes, the oldest head goes first (a
   // tap's order, as one queue for every lane gave).
-  const auto head_time_s = [&](std::size_t lane) {
+  const auto head_time_s = [&](const Merging& m) {
     Slot* head = nullptr;
-    lanes_[lane]->queued_.try_front(head);
+    lanes_[m.lane]->queued_.try_front(head);
     return head->unix_time_s;
   };
   while (!merging_.empty()) {
@@ -122,7 +126,7 @@ void CaptureFile::write_queued() {
     for (std::size_t i = 1; i < merging_.size(); ++i) {
       if (head_time_s(merging_[i]) < head_time_s(merging_[oldest])) oldest = i;
     }
-    const std::shared_ptr<Lane>& lane = lanes_[merging_[oldest]];
+    const std::shared_ptr<Lane>& lane = lanes_[merging_[oldest].lane];
     Slot* slot = nullptr;
     lane->queued_.try_pop(slot);
     if (writer_.error() == 0) {
@@ -133,7 +137,7 @@ void CaptureFile::write_queued() {
     }
     lane->free_.try_push(slot);  // never full: it holds every slot
     check_writer();
-    if (lane->queued_.size() == 0) {
+    if (--merging_[oldest].left == 0) {
       merging_[oldest] = merging_.back();
       merging_.pop_back();
     }
@@ -162,7 +166,11 @@ void CaptureFile::write_loop() {
     if (ending) return;
     // A lane its sensor has let go of, and whose packets are all written, is done with.
     std::erase_if(lanes_, [](const auto& lane) {
-      return lane.use_count() == 1 && lane->queued_.size() == 0;
+      if (lane.use_count() != 1) return false;
+      // Its holder's last packets were queued before it let go (a release the count's read and
+      // this fence pair with): they are seen here.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return lane->queued_.size() == 0;
     });
     // Asked to be woken, then looked again: a packet queued in between is seen either here or
     // by the ring its lane sends.

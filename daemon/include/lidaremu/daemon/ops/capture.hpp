@@ -112,7 +112,12 @@ class CaptureFile {
   std::vector<std::promise<void>*> flush_requests_;
   bool ending_ = false;
   std::vector<std::shared_ptr<Lane>> lanes_;  // the writer thread's
-  std::vector<std::size_t> merging_;          // the writer thread's: lanes_ with packets queued
+  // The writer thread's: the lanes_ with packets to write this round, and how many.
+  struct Merging {
+    std::size_t lane;
+    std::size_t left;
+  };
+  std::vector<Merging> merging_;
   std::atomic<bool> writer_waiting_{false};
   Doorbell writer_bell_;
   std::thread thread_;
