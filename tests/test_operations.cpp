@@ -278,11 +278,11 @@ TEST_CASE("Capture lanes: packets from many threads reach the file in order, a f
   std::remove(file.c_str());
 }
 
-TEST_CASE(
-    "Capture lanes: across lanes the oldest first; a lane let go still has its packets written",
-    "[capture]") {
-  // Each lane is its own ring to the writer (a real-time sender never waits on another thread):
-  // the writer merges them by time, as the one queue of every lane ordered them before.
+TEST_CASE("Capture lanes: a lane let go still has its packets written, each lane in its order",
+          "[capture]") {
+  // Each lane is its own ring to the writer (a real-time sender never waits on another thread).
+  // The writer merges what the lanes hold when it looks by time; when it looks depends on when
+  // it wakes, so across lanes only each lane's own order is certain.
   const std::string file = "/tmp/lidaremu-merge-" + std::to_string(::getpid()) + ".pcap";
   {
     daemon::CaptureFile capture(file, "pcap");
@@ -290,7 +290,6 @@ TEST_CASE(
     auto late = capture.lane(8, 64);
     const std::vector<std::uint8_t> payload(64, 0);
     for (int i = 0; i < 4; ++i) {
-      // Queued lane by lane, stamped interleaved: 1.0 1.2 1.4 1.6 and 1.1 1.3 1.5 1.7.
       early->record(1.0 + 0.2 * i, {0x7F000002u, 3000}, {0x7F000001u, 2368}, payload);
     }
     for (int i = 0; i < 4; ++i) {
@@ -302,18 +301,21 @@ TEST_CASE(
     again->record(2.0, {0x7F000002u, 3002}, {0x7F000001u, 2368}, payload);
   }  // the end writes what is queued
   core::PcapReader reader(file);
-  std::vector<double> times;
+  std::map<int, std::vector<double>> by_port;
   std::vector<int> ports;
   while (auto d = reader.next()) {
-    times.push_back(d->capture_time_s);
+    by_port[d->source_port].push_back(d->capture_time_s);
     ports.push_back(d->source_port);
   }
-  REQUIRE(times.size() == 9);
-  for (std::size_t i = 0; i < 8; ++i) {
-    CHECK(times[i] == Approx(1.0 + 0.1 * static_cast<double>(i)).margin(1e-6));
-    CHECK(ports[i] == (i % 2 == 0 ? 3000 : 3001));
+  REQUIRE(ports.size() == 9);
+  for (int lane = 0; lane < 2; ++lane) {
+    const auto& times = by_port[3000 + lane];
+    REQUIRE(times.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(times[i] == Approx(1.0 + 0.1 * lane + 0.2 * static_cast<double>(i)).margin(1e-6));
+    }
   }
-  CHECK(ports[8] == 3002);
+  CHECK(ports.back() == 3002);  // recorded after the flush: after everything before it
   std::remove(file.c_str());
 }
 
