@@ -91,13 +91,7 @@ void CaptureFile::flush() {
 }
 
 void CaptureFile::wake_writer() {
-  // Ordered after the packet's push, as the writer's request is before its last look: either it
-  // sees the packet or this sees its request (both sequentially consistent).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (writer_waiting_.load(std::memory_order_seq_cst) &&
-      writer_waiting_.exchange(false, std::memory_order_seq_cst)) {
-    writer_bell_.ring();
-  }
+  if (writer_wants_waking_.take()) writer_bell_.ring();
 }
 
 bool CaptureFile::anything_queued() const {
@@ -174,10 +168,9 @@ void CaptureFile::write_loop() {
     });
     // Asked to be woken, then looked again: a packet queued in between is seen either here or
     // by the ring its lane sends.
-    writer_waiting_.store(true, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    writer_wants_waking_.ask();
     if (anything_queued()) {
-      writer_waiting_.store(false, std::memory_order_relaxed);
+      writer_wants_waking_.withdraw();
       continue;
     }
     writer_bell_.wait();

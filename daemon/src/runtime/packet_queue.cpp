@@ -26,10 +26,9 @@ PacketSlot* PacketQueue::free_slot() {
   // Back-pressure while the sender is behind. Asked to be rung, then looked again: a slot given
   // back in between is seen either here or by the ring its return sends.
   for (;;) {
-    putter_waiting_.store(true, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    putter_wants_waking_.ask();
     if (free_.try_pop(slot)) {
-      putter_waiting_.store(false, std::memory_order_relaxed);
+      putter_wants_waking_.withdraw();
       return slot;
     }
     slot_freed_.wait();
@@ -61,11 +60,7 @@ void PacketQueue::end() {
 
 void PacketQueue::wake_sender() {
   unwoken_ = 0;
-  // Ordered after the push, as the sender's request is before its second look: either it sees
-  // the packet or this sees its request (both sequentially consistent).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sender_waiting_.load(std::memory_order_seq_cst) &&
-      sender_waiting_.exchange(false, std::memory_order_seq_cst)) {
+  if (sender_wants_waking_.take()) {
     if (sender_ != nullptr) {
       sender_->poke();
     } else {
@@ -88,12 +83,7 @@ bool PacketQueue::try_take(PacketSlot*& slot) { return ready_.try_pop(slot); }
 
 void PacketQueue::give_back(PacketSlot* slot) {
   free_.try_push(slot);  // never full: it holds every slot
-  // Ordered after the push, as the putter's request is before its second look.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (putter_waiting_.load(std::memory_order_seq_cst) &&
-      putter_waiting_.exchange(false, std::memory_order_seq_cst)) {
-    slot_freed_.ring();
-  }
+  if (putter_wants_waking_.take()) slot_freed_.ring();
 }
 
 std::size_t PacketQueue::queued() const { return ready_.size(); }

@@ -118,7 +118,7 @@ class CaptureFile {
     std::size_t left;
   };
   std::vector<Merging> merging_;
-  std::atomic<bool> writer_waiting_{false};
+  WakeRequest writer_wants_waking_;
   Doorbell writer_bell_;
   std::thread thread_;
 };

@@ -26,4 +26,30 @@ class Doorbell {
   std::atomic<std::uint32_t> rung_{0};
 };
 
+// A thread's request to be woken, for a producer that wakes it only when asked: the common
+// case (nobody asleep) costs the producer a fence and a load, no read-modify-write and no system
+// call. The waiter asks, then looks at its work again before it sleeps; the producer makes its
+// work visible, then takes the request. Both sequentially consistent: either the waiter sees the
+// work or the producer sees the request.
+class WakeRequest {
+ public:
+  // The waiter, before its last look.
+  void ask() {
+    asked_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  // The waiter, when its last look found work after all.
+  void withdraw() { asked_.store(false, std::memory_order_relaxed); }
+  // The producer, after making its work visible: whether it must wake the waiter (the request
+  // is then gone).
+  bool take() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return asked_.load(std::memory_order_seq_cst) &&
+           asked_.exchange(false, std::memory_order_seq_cst);
+  }
+
+ private:
+  std::atomic<bool> asked_{false};
+};
+
 }  // namespace lidaremu::daemon

@@ -80,10 +80,7 @@ class PacketQueue {
   // The sender that takes from this queue without waiting: it asks (sender_waits) to be poked
   // by the next packet or end queued.
   void wake_on_put(PacedSender* sender) { sender_ = sender; }
-  void sender_waits() {
-    sender_waiting_.store(true, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // before the sender's second look
-  }
+  void sender_waits() { sender_wants_waking_.ask(); }  // before the sender's second look
 
   [[nodiscard]] std::size_t slot_bytes() const { return slot_bytes_; }
   [[nodiscard]] int slots() const { return static_cast<int>(pool_.size()); }
@@ -96,10 +93,10 @@ class PacketQueue {
   std::size_t slot_bytes_;
   std::vector<std::unique_ptr<PacketSlot>> pool_;
   PacedSender* sender_ = nullptr;
-  std::atomic<bool> sender_waiting_{false};
+  WakeRequest sender_wants_waking_;
   Doorbell taker_bell_;  // take()'s wake-up, when no PacedSender takes
   // The processing thread waits for a free slot: the sender rings once it gives one back.
-  std::atomic<bool> putter_waiting_{false};
+  WakeRequest putter_wants_waking_;
   Doorbell slot_freed_;
   // The processing thread's own: a WakeBatch is open, and how many packets it queued unwoken.
   bool batching_ = false;
